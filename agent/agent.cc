@@ -1,0 +1,97 @@
+#include "agent/agent.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/component_registry.h"
+
+namespace sluice {
+
+Agent::Agent(const config::AgentConfig& config) {
+  std::map<std::string, Channel*> by_name;
+  for (const config::ComponentConfig& c : config.channels) {
+    channels_.push_back(find_component(c).make_channel(c));
+    by_name[c.name] = channels_.back().get();
+  }
+  BuildContext context{&kafka_};
+  for (const config::ComponentConfig& c : config.sinks)
+    sinks_.push_back(find_component(c).make_sink(c, *by_name.at(c.channels.front()), context));
+  for (const config::ComponentConfig& c : config.sources) {
+    std::vector<Channel*> targets;
+    for (const std::string& name : c.channels) targets.push_back(by_name.at(name));
+    sources_.push_back(find_component(c).make_source(c, std::move(targets), context));
+  }
+}
+
+Agent::~Agent() {
+  if (running_) stop(std::chrono::milliseconds(0));
+}
+
+void Agent::start() {
+  kafka_.start();
+  for (auto& sink : sinks_) sink->start();
+  running_ = true;
+  for (auto& source : sources_) source->start();
+}
+
+uint64_t Agent::stop(std::chrono::milliseconds timeout) {
+  if (!running_) return 0;
+  running_ = false;
+  const Deadline deadline = Clock::now() + timeout;
+  spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
+               channels_.size(), sinks_.size(), timeout.count());
+  uint64_t lost = 0;
+  for (auto& source : sources_) {
+    source->stop(deadline);
+    lost += source->events_dropped_at_shutdown();
+  }
+  for (auto& sink : sinks_) sink->stop(deadline);
+  for (auto& channel : channels_) {
+    const ChannelCounters c = channel->counters();
+    if (c.events_held) {
+      spdlog::error("channel {}: {} events were still in the channel at exit and are lost", channel->name(),
+                    c.events_held);
+      lost += c.events_held;
+    }
+  }
+  const AgentTotals t = totals();
+  spdlog::info("stopped: {} events in, {} sent, {} failed, {} lost at shutdown", t.events_in, t.events_out,
+               t.events_failed, lost);
+  return lost;
+}
+
+std::string Agent::ready_info() const {
+  std::ostringstream out;
+  for (const auto& source : sources_) {
+    const std::vector<uint16_t> ports = source->listening_ports();
+    if (ports.empty()) continue;
+    out << "source." << source->name() << ".ports=";
+    for (size_t i = 0; i < ports.size(); ++i) out << (i ? " " : "") << ports[i];
+    out << "\n";
+  }
+  if (kafka_.embedded()) out << "embedded.bootstrap=" << kafka_.embedded()->bootstrap_servers() << "\n";
+  out << "pid=" << getpid() << "\n";
+  return out.str();
+}
+
+AgentTotals Agent::totals() const {
+  AgentTotals t;
+  for (const auto& channel : channels_) {
+    const ChannelCounters c = channel->counters();
+    t.events_in += c.events_put;
+    t.channel_held += c.events_held;
+    t.channel_capacity += channel->capacity();
+  }
+  for (const auto& sink : sinks_) {
+    const SinkCounters c = sink->counters();
+    t.events_out += c.events_sent;
+    t.events_failed += c.events_failed;
+  }
+  return t;
+}
+
+}  // namespace sluice

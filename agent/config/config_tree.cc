@@ -1,0 +1,193 @@
+#include "agent/config/config_tree.h"
+#include "agent/config/property_values.h"
+
+#include <algorithm>
+
+namespace sluice::config {
+
+std::string_view kind_plural(Kind kind) {
+  switch (kind) {
+    case Kind::source: return "sources";
+    case Kind::channel: return "channels";
+    case Kind::sink: return "sinks";
+  }
+  return "?";
+}
+
+std::string_view kind_singular(Kind kind) {
+  switch (kind) {
+    case Kind::source: return "source";
+    case Kind::channel: return "channel";
+    case Kind::sink: return "sink";
+  }
+  return "?";
+}
+
+SourceLocation ComponentConfig::where(std::string_view property) const {
+  auto it = properties.find(std::string(property));
+  return it != properties.end() ? it->second.where : type_where;
+}
+
+void ComponentConfig::fail(std::string_view property, const std::string& message) const {
+  throw ConfigError(where(property).to_string() + ": " + full_key(property) + ": " + message);
+}
+
+const ComponentConfig* AgentConfig::find_channel(std::string_view name) const {
+  auto it = std::find_if(channels.begin(), channels.end(),
+                         [&](const ComponentConfig& c) { return c.name == name; });
+  return it == channels.end() ? nullptr : &*it;
+}
+
+void check_wiring(const AgentConfig& config) {
+  const std::string agent = config.agent_name;
+  if (config.sources.empty() && config.sinks.empty())
+    throw ConfigError(config.file + ": agent '" + agent + "' defines no sources and no sinks");
+  for (const auto& group : {&config.sources, &config.sinks}) {
+    for (const ComponentConfig& c : *group) {
+      const bool is_sink = c.kind == Kind::sink;
+      const std::string key = c.full_key(is_sink ? "channel" : "channels");
+      const std::string where = c.channels_where.line ? c.channels_where.to_string()
+                                                      : c.type_where.to_string();
+      if (c.channels.empty())
+        throw ConfigError(where + ": " + key + " is missing: every " +
+                          std::string(kind_singular(c.kind)) + " needs " +
+                          (is_sink ? "the channel it drains" : "the channels it fills"));
+      if (is_sink && c.channels.size() != 1)
+        throw ConfigError(where + ": " + key + ": a sink drains exactly one channel, got " +
+                          std::to_string(c.channels.size()));
+      for (const std::string& channel : c.channels) {
+        if (!config.find_channel(channel))
+          throw ConfigError(where + ": " + key + ": channel '" + channel +
+                            "' is not defined (listed in " + agent + ".channels)");
+      }
+    }
+  }
+}
+
+}  // namespace sluice::config
+
+namespace sluice::config {
+namespace {
+
+struct ListedComponents {
+  std::vector<std::string> names;
+  SourceLocation where;
+  bool present = false;
+};
+
+}  // namespace
+
+AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
+                     const std::string& file) {
+  AgentConfig config;
+  config.agent_name = agent_name;
+  config.file = file;
+  const std::string prefix = agent_name + ".";
+
+  std::map<std::string, SourceLocation> seen;
+  ListedComponents listed[3];
+  const Kind kinds[3] = {Kind::source, Kind::channel, Kind::sink};
+  std::vector<const FlatEntry*> component_entries;
+  std::vector<std::string> other_agents;
+
+  for (const FlatEntry& e : flat) {
+    if (!e.key.starts_with(prefix)) {
+      std::string agent = e.key.substr(0, e.key.find('.'));
+      if (std::find(other_agents.begin(), other_agents.end(), agent) == other_agents.end())
+        other_agents.push_back(agent);
+      continue;
+    }
+    if (auto [it, inserted] = seen.emplace(e.key, e.where); !inserted)
+      throw ConfigError(e.where.to_string() + ": " + e.key + " is set twice (first at " +
+                        it->second.to_string() + ")");
+    std::string_view rest = std::string_view(e.key).substr(prefix.size());
+    bool matched = false;
+    for (int k = 0; k < 3; ++k) {
+      std::string_view plural = kind_plural(kinds[k]);
+      if (rest == plural) {
+        listed[k] = {parse_word_list(e.value), e.where, true};
+        matched = true;
+      } else if (rest.starts_with(plural) && rest.size() > plural.size() &&
+                 rest[plural.size()] == '.') {
+        component_entries.push_back(&e);
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    if (rest == "sinkgroups" || rest.starts_with("sinkgroups."))
+      throw ConfigError(e.where.to_string() + ": " + e.key +
+                        ": sink groups (failover, load_balance) are not supported; attach "
+                        "several sinks to one channel instead: they share its load");
+    throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix +
+                      "sources, " + prefix + "channels, " + prefix + "sinks or " + prefix +
+                      "<sources|channels|sinks>.<name>.<property>");
+  }
+
+  if (seen.empty()) {
+    std::string found;
+    for (const std::string& a : other_agents) found += (found.empty() ? "" : ", ") + a;
+    throw ConfigError(file + ": no configuration for agent '" + agent_name + "'" +
+                      (found.empty() ? std::string(" (the file has no keys)")
+                                     : " (agents in this file: " + found + "; choose one with -n)"));
+  }
+
+  std::vector<ComponentConfig>* groups[3] = {&config.sources, &config.channels, &config.sinks};
+  for (int k = 0; k < 3; ++k) {
+    for (const std::string& name : listed[k].names) {
+      auto& group = *groups[k];
+      if (std::any_of(group.begin(), group.end(),
+                      [&](const ComponentConfig& c) { return c.name == name; }))
+        throw ConfigError(listed[k].where.to_string() + ": " + prefix +
+                          std::string(kind_plural(kinds[k])) + " lists '" + name + "' twice");
+      ComponentConfig c;
+      c.kind = kinds[k];
+      c.name = name;
+      c.key_prefix = prefix + std::string(kind_plural(kinds[k])) + "." + name;
+      c.type_where = listed[k].where;
+      group.push_back(std::move(c));
+    }
+  }
+
+  for (const FlatEntry* e : component_entries) {
+    std::string_view rest = std::string_view(e->key).substr(prefix.size());
+    int k = 0;
+    while (!rest.starts_with(std::string(kind_plural(kinds[k])) + ".")) ++k;
+    rest.remove_prefix(kind_plural(kinds[k]).size() + 1);
+    const size_t dot = rest.find('.');
+    const std::string name(rest.substr(0, dot));
+    auto& group = *groups[k];
+    auto it = std::find_if(group.begin(), group.end(),
+                           [&](const ComponentConfig& c) { return c.name == name; });
+    if (it == group.end())
+      throw ConfigError(e->where.to_string() + ": " + e->key + ": " +
+                        std::string(kind_singular(kinds[k])) + " '" + name +
+                        "' is not listed in " + prefix + std::string(kind_plural(kinds[k])) +
+                        (listed[k].present ? "" : " (that key is missing)"));
+    if (dot == std::string_view::npos)
+      throw ConfigError(e->where.to_string() + ": " + e->key +
+                        ": expected a property below the component, e.g. " + e->key + ".type");
+    const std::string property(rest.substr(dot + 1));
+    const bool is_channel_list = (kinds[k] == Kind::source && property == "channels") ||
+                                 (kinds[k] == Kind::sink && property == "channel");
+    if (property == "type") {
+      it->type = e->value;
+      it->type_where = e->where;
+    } else if (is_channel_list) {
+      it->channels = parse_word_list(e->value);
+      it->channels_where = e->where;
+    } else {
+      it->properties[property] = PropertyValue{e->value, e->where};
+    }
+  }
+
+  for (auto* group : groups)
+    for (const ComponentConfig& c : *group)
+      if (c.type.empty())
+        throw ConfigError(c.type_where.to_string() + ": " + c.full_key("type") +
+                          " is missing: every listed " + std::string(kind_singular(c.kind)) +
+                          " needs a type");
+  check_wiring(config);
+  return config;
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,154 @@
+#pragma once
+// A component declares its properties once, as a table binding each key to a member of its
+// config struct, with a default (a string parsed like user input, so a default cannot be
+// invalid), limits and a one-line doc. The same table parses, validates, and generates the
+// reference printed by `sluice --print-config-reference`.
+//
+//   const PropertyTable<MemoryChannelConfig> kMemoryChannelProperties{
+//       {"capacity", &MemoryChannelConfig::capacity, "100", "Max events held.", {.min = 1}},
+//   };
+//   MemoryChannelConfig c = bind(kMemoryChannelProperties, component);
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "agent/config/config_tree.h"
+#include "agent/config/property_values.h"
+
+namespace sluice::config {
+
+template <class C>
+using MemberPointer =
+    std::variant<int64_t C::*, ByteSize C::*, bool C::*, std::string C::*,
+                 std::vector<std::string> C::*, std::chrono::milliseconds C::*>;
+
+template <class C>
+struct Property {
+  std::string_view name;
+  MemberPointer<C> member;
+  std::string_view default_value;
+  std::string_view doc;
+  Limits limits = {};
+  std::vector<std::string_view> choices = {};  // strings: the accepted values, if restricted
+  std::vector<std::string_view> aliases = {};  // other accepted names (Flume's, legacy)
+};
+
+template <class C>
+using PropertyTable = std::vector<Property<C>>;
+
+// A row of the generated reference.
+struct PropertyDoc {
+  std::string name;
+  std::string type;
+  std::string default_value;
+  std::string doc;
+  std::vector<std::string> aliases;
+};
+
+// Handles keys that no table row names (e.g. a sink's `kafka.*` pass-through). Returns false
+// when it does not know the key either, which makes it an error.
+using ExtraPropertyHandler = std::function<bool(const std::string& key, const PropertyValue&)>;
+
+namespace detail {
+
+template <class C>
+void assign(const Property<C>& p, C& config, std::string_view text, const ValueContext& ctx) {
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(config.*member)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          config.*member = parse_integer(text, ctx, p.limits);
+        } else if constexpr (std::is_same_v<T, ByteSize>) {
+          config.*member = parse_byte_size(text, ctx, p.limits);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          config.*member = parse_boolean(text, ctx);
+        } else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+          config.*member = parse_duration(text, ctx, p.limits);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          config.*member = parse_word_list(text);
+        } else {
+          if (!p.choices.empty() &&
+              std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
+            std::string expected = "one of";
+            for (std::string_view c : p.choices) expected += " " + std::string(c);
+            ctx.fail(text, expected);
+          }
+          config.*member = std::string(text);
+        }
+      },
+      p.member);
+}
+
+template <class C>
+std::string type_name(const Property<C>& p) {
+  return std::visit(
+      [&](auto member) -> std::string {
+        using T = std::remove_reference_t<decltype(std::declval<C&>().*member)>;
+        if constexpr (std::is_same_v<T, int64_t>) return "integer " + limits_text(p.limits);
+        else if constexpr (std::is_same_v<T, ByteSize>) return "size";
+        else if constexpr (std::is_same_v<T, bool>) return "boolean";
+        else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) return "duration";
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "list";
+        else {
+          if (p.choices.empty()) return "string";
+          std::string s = "one of:";
+          for (std::string_view c : p.choices) s += " " + std::string(c);
+          return s;
+        }
+      },
+      p.member);
+}
+
+}  // namespace detail
+
+// Builds C from the component's properties: defaults first, then every given value. Unknown
+// keys go to `extra`; unknown to it too, they are an error that lists the known names.
+template <class C>
+C bind(const PropertyTable<C>& table, const ComponentConfig& component,
+       const ExtraPropertyHandler& extra = {}) {
+  C config{};
+  for (const Property<C>& p : table)
+    detail::assign(p, config, p.default_value,
+                   ValueContext{component.full_key(p.name) + " (default)", {}});
+  std::vector<const Property<C>*> given;
+  for (const auto& [key, value] : component.properties) {
+    auto it = std::find_if(table.begin(), table.end(), [&](const Property<C>& p) {
+      return p.name == key ||
+             std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
+    });
+    if (it == table.end()) {
+      if (extra && extra(key, value)) continue;
+      std::string known;
+      for (const Property<C>& p : table) known += (known.empty() ? "" : ", ") + std::string(p.name);
+      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) +
+                        ": unknown property for " + std::string(kind_singular(component.kind)) +
+                        " type '" + component.type + "' (known: " + known + ")");
+    }
+    if (std::find(given.begin(), given.end(), &*it) != given.end())
+      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) +
+                        ": sets '" + std::string(it->name) +
+                        "' a second time, under another of its names");
+    given.push_back(&*it);
+    detail::assign(*it, config, value.value, ValueContext{component.full_key(key), value.where});
+  }
+  return config;
+}
+
+template <class C>
+std::vector<PropertyDoc> describe(const PropertyTable<C>& table) {
+  std::vector<PropertyDoc> docs;
+  for (const Property<C>& p : table) {
+    PropertyDoc d{std::string(p.name), detail::type_name(p), std::string(p.default_value),
+                  std::string(p.doc), {}};
+    for (std::string_view a : p.aliases) d.aliases.emplace_back(a);
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,60 @@
+#pragma once
+// The bounded buffer between sources and sinks. Transactions are per batch:
+//
+//   source thread                 channel                     sink thread
+//   put(batch) ── blocks while ──▶ [b1][b2][b3] ── take(n) ──▶ Take{b1,b2'} ──▶ Kafka
+//                 full (TCP           ▲                          │
+//                 backpressure)       └──── rollback(take) ◀─────┤ failed
+//                                     capacity freed ◀ commit ◀──┘ delivered / handed over
+//
+// Events of a take still count against capacity until commit, as in Flume.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "channels/event_batch.h"
+
+namespace sluice {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+// Events a sink holds between take and commit/rollback.
+struct Take {
+  std::vector<EventBatch> batches;
+  size_t events = 0;
+  uint64_t bytes = 0;
+  bool empty() const { return events == 0; }
+};
+
+struct ChannelCounters {
+  uint64_t events_put = 0;
+  uint64_t events_taken = 0;
+  uint64_t events_committed = 0;
+  uint64_t events_rolled_back = 0;
+  uint64_t events_held = 0;  // queued plus taken-but-not-committed
+  uint64_t bytes_held = 0;
+  std::chrono::nanoseconds put_blocked{0};
+};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual const std::string& name() const = 0;
+
+  // All events of `batch` or none: false when the deadline passed first (batch untouched).
+  virtual bool put(EventBatch& batch, Deadline deadline) = 0;
+  // Up to max_events, waiting until at least one is there or the deadline passes.
+  virtual Take take(size_t max_events, Deadline deadline) = 0;
+  virtual void commit(const Take& take) = 0;
+  // Puts the events back at the front, in their order, for the next take.
+  virtual void rollback(Take&& take) = 0;
+
+  virtual size_t capacity() const = 0;
+  virtual size_t transaction_capacity() const = 0;
+  virtual ChannelCounters counters() const = 0;
+};
+
+}  // namespace sluice

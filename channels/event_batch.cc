@@ -1,0 +1,51 @@
+#include "channels/event_batch.h"
+
+#include <utility>
+
+namespace sluice {
+
+EventBatch EventBatch::split_front(size_t n) {
+  if (n >= size()) return std::exchange(*this, EventBatch{});
+  EventBatch front;
+  front.storage_ = storage_;
+  front.begin_ = begin_;
+  front.end_ = begin_ + n;
+  for (const EventRecord& e : front) front.bytes_ += e.length;
+  begin_ += n;
+  bytes_ -= front.bytes_;
+  return front;
+}
+
+EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)
+    : storage_(std::make_unique<EventStorage>()),
+      expected_events_(expected_events),
+      expected_bytes_(expected_bytes) {
+  storage_->events.reserve(expected_events_);
+  storage_->bytes.reserve(expected_bytes_);
+}
+
+EventRecord& EventBatchBuilder::append(std::string_view frame) {
+  auto& bytes = storage_->bytes;
+  const size_t offset = bytes.size();
+  bytes.insert(bytes.end(), frame.begin(), frame.end());
+  bytes_ += frame.size();
+  EventRecord& e = storage_->events.emplace_back();
+  e.offset = static_cast<uint32_t>(offset);
+  e.length = static_cast<uint32_t>(frame.size());
+  return e;
+}
+
+EventBatch EventBatchBuilder::seal() {
+  EventBatch batch;
+  batch.begin_ = 0;
+  batch.end_ = storage_->events.size();
+  batch.bytes_ = bytes_;
+  batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage_));
+  storage_ = std::make_unique<EventStorage>();
+  storage_->events.reserve(expected_events_);
+  storage_->bytes.reserve(expected_bytes_);
+  bytes_ = 0;
+  return batch;
+}
+
+}  // namespace sluice

@@ -1,0 +1,90 @@
+#pragma once
+// Events never travel alone: a source appends them to an EventBatch, the channel moves
+// whole batches, and a sink hands a batch's bytes to Kafka without copying them.
+//
+// Ownership: the builder owns its storage until seal(); after that the bytes and records are
+// immutable and shared (shared_ptr) by every EventBatch cut from them, so a sink can keep a
+// batch alive until Kafka's delivery reports while the channel has already moved on.
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace sluice {
+
+enum class EventStatus : uint8_t {
+  ok = 0,
+  invalid = 1,     // did not parse as syslog: kept whole, Flume's "Invalid"
+  incomplete = 2,  // truncated at the source's eventSize: Flume's "Incomplete"
+};
+
+// One event: offsets into its batch's buffer plus the fields the source parsed.
+struct EventRecord {
+  uint32_t offset = 0;       // the received frame, without its terminator
+  uint32_t length = 0;
+  uint32_t body_offset = 0;  // where the message body starts, relative to offset
+  uint16_t port = 0;         // local port it arrived on
+  uint8_t facility = 1;      // RFC 3164: a line without PRI is user.notice (1, 5)
+  uint8_t severity = 5;
+  EventStatus status = EventStatus::ok;
+  int64_t timestamp_ms = 0;  // from the header when present, else the time it was received
+};
+
+struct EventStorage {
+  std::vector<char> bytes;
+  std::vector<EventRecord> events;
+};
+
+class EventBatch {
+ public:
+  EventBatch() = default;
+
+  size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  uint64_t bytes() const { return bytes_; }
+
+  const EventRecord* begin() const { return storage_->events.data() + begin_; }
+  const EventRecord* end() const { return storage_->events.data() + end_; }
+  const EventRecord& operator[](size_t i) const { return storage_->events[begin_ + i]; }
+
+  std::string_view raw(const EventRecord& e) const {
+    return {storage_->bytes.data() + e.offset, e.length};
+  }
+  std::string_view body(const EventRecord& e) const {
+    return {storage_->bytes.data() + e.offset + e.body_offset, e.length - e.body_offset};
+  }
+
+  // Moves the first n events into a new batch that shares this one's storage.
+  EventBatch split_front(size_t n);
+
+ private:
+  friend class EventBatchBuilder;
+  std::shared_ptr<const EventStorage> storage_;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+// Appends events into one growing buffer; owned by one source thread.
+class EventBatchBuilder {
+ public:
+  explicit EventBatchBuilder(size_t expected_events = 0, size_t expected_bytes = 0);
+
+  // Copies the frame in and returns its record for the parser to fill in.
+  EventRecord& append(std::string_view frame);
+  size_t size() const { return storage_->events.size(); }
+  bool empty() const { return storage_->events.empty(); }
+  uint64_t bytes() const { return bytes_; }
+
+  // Hands the events over as an immutable batch and starts a new, empty one.
+  EventBatch seal();
+
+ private:
+  std::unique_ptr<EventStorage> storage_;
+  uint64_t bytes_ = 0;
+  size_t expected_events_;
+  size_t expected_bytes_;
+};
+
+}  // namespace sluice

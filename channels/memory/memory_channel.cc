@@ -1,0 +1,127 @@
+#include "channels/memory/memory_channel.h"
+
+namespace sluice {
+namespace {
+
+using MC = MemoryChannelConfig;
+const config::PropertyTable<MC> kMemoryChannelProperties{
+    {"capacity", &MC::capacity, "10000",
+     "Max events held (queued plus taken but not yet committed by a sink).", {.min = 1, .max = 1'000'000'000}},
+    {"transactionCapacity", &MC::transaction_capacity, "1000",
+     "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
+     {.min = 1, .max = 1'000'000'000}},
+    {"byteCapacity", &MC::byte_capacity, "0",
+     "Max bytes of event data held; 0 bounds by event count alone. One batch may exceed it when the channel is empty.",
+     {.min = 0}},
+    {"byteCapacityBufferPercentage", &MC::byte_capacity_buffer_percentage, "20",
+     "Percent of byteCapacity kept free for headers, as in Flume: the effective byte bound is byteCapacity * (100 - this) / 100.",
+     {.min = 0, .max = 99}},
+};
+
+std::unique_ptr<Channel> make_memory_channel(const config::ComponentConfig& component) {
+  MemoryChannelConfig c = config::bind(kMemoryChannelProperties, component);
+  if (c.transaction_capacity > c.capacity)
+    component.fail("transactionCapacity", std::to_string(c.transaction_capacity) +
+                                              " exceeds capacity " + std::to_string(c.capacity) +
+                                              ": a transaction must fit in the channel");
+  return std::make_unique<MemoryChannel>(component.name, c);
+}
+
+}  // namespace
+
+const ComponentSpec kMemoryChannelSpec{
+    .kind = config::Kind::channel,
+    .type = "memory",
+    .aliases = {"org.apache.flume.channel.MemoryChannel"},
+    .doc = "Bounded in-memory queue of event batches; a full channel pushes back to the sources.",
+    .describe = [] { return config::describe(kMemoryChannelProperties); },
+    .make_channel = &make_memory_channel,
+};
+
+MemoryChannel::MemoryChannel(std::string name, const MemoryChannelConfig& config)
+    : name_(std::move(name)),
+      capacity_(static_cast<size_t>(config.capacity)),
+      transaction_capacity_(static_cast<size_t>(config.transaction_capacity)),
+      byte_capacity_(config.byte_capacity.bytes * (100 - config.byte_capacity_buffer_percentage) / 100) {}
+
+bool MemoryChannel::has_room(const EventBatch& batch) const {
+  if (counters_.events_held + batch.size() > capacity_) return false;
+  // A batch bigger than the byte bound would otherwise wait forever: let it into an empty channel.
+  if (byte_capacity_ && counters_.bytes_held > 0 && counters_.bytes_held + batch.bytes() > byte_capacity_)
+    return false;
+  return true;
+}
+
+bool MemoryChannel::put(EventBatch& batch, Deadline deadline) {
+  if (batch.empty()) return true;
+  std::unique_lock lock(mutex_);
+  if (!has_room(batch)) {
+    const auto blocked_since = Clock::now();
+    const bool room = not_full_.wait_until(lock, deadline, [&] { return has_room(batch); });
+    counters_.put_blocked += Clock::now() - blocked_since;
+    if (!room) return false;
+  }
+  counters_.events_put += batch.size();
+  counters_.events_held += batch.size();
+  counters_.bytes_held += batch.bytes();
+  queued_events_ += batch.size();
+  queue_.push_back(std::move(batch));
+  batch = EventBatch{};
+  lock.unlock();
+  not_empty_.notify_one();
+  return true;
+}
+
+Take MemoryChannel::take(size_t max_events, Deadline deadline) {
+  Take take;
+  std::unique_lock lock(mutex_);
+  if (queue_.empty() && !not_empty_.wait_until(lock, deadline, [&] { return !queue_.empty(); }))
+    return take;
+  while (!queue_.empty() && take.events < max_events) {
+    EventBatch& front = queue_.front();
+    const size_t room = max_events - take.events;
+    EventBatch part = front.size() <= room ? std::move(front) : front.split_front(room);
+    if (front.empty()) queue_.pop_front();
+    take.events += part.size();
+    take.bytes += part.bytes();
+    take.batches.push_back(std::move(part));
+  }
+  queued_events_ -= take.events;
+  counters_.events_taken += take.events;
+  const bool more = !queue_.empty();
+  lock.unlock();
+  // Several sinks share a channel: wake the next one while this one works.
+  if (more) not_empty_.notify_one();
+  return take;
+}
+
+void MemoryChannel::commit(const Take& take) {
+  if (take.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    counters_.events_committed += take.events;
+    counters_.events_held -= take.events;
+    counters_.bytes_held -= take.bytes;
+  }
+  not_full_.notify_all();
+}
+
+void MemoryChannel::rollback(Take&& take) {
+  if (take.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = take.batches.rbegin(); it != take.batches.rend(); ++it)
+      queue_.push_front(std::move(*it));
+    queued_events_ += take.events;
+    counters_.events_rolled_back += take.events;
+  }
+  take = Take{};
+  not_empty_.notify_one();
+}
+
+ChannelCounters MemoryChannel::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+}  // namespace sluice

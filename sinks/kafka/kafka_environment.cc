@@ -1,0 +1,40 @@
+#include "sinks/kafka/kafka_environment.h"
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::kafka {
+
+void KafkaEnvironment::require_topic(const std::string& bootstrap, const std::string& topic,
+                                     int partitions) {
+  if (bootstrap != kEmbedded) return;
+  int& needed = embedded_topics_[topic];
+  needed = std::max(needed, partitions);
+}
+
+void KafkaEnvironment::start() {
+  if (embedded_topics_.empty() || embedded_) return;
+  embedded_ = std::make_unique<MockCluster>(1);
+  for (const auto& [topic, partitions] : embedded_topics_) {
+    embedded_->create_topic(topic, partitions);
+    spdlog::info("embedded kafka: topic {} with {} partitions", topic, partitions);
+  }
+  spdlog::info("embedded kafka: bootstrap {} (kcat -b {} -L)", embedded_->bootstrap_servers(),
+               embedded_->bootstrap_servers());
+}
+
+std::string KafkaEnvironment::resolve_bootstrap(const std::string& bootstrap) const {
+  if (bootstrap == kEmbedded && embedded_) return embedded_->bootstrap_servers();
+  return bootstrap;
+}
+
+std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& settings) {
+  if (!share_producers_) return std::make_shared<Producer>(settings);
+  std::string key;
+  for (const auto& [name, setting] : settings) key += name + "=" + setting.value + "\n";
+  if (auto existing = producers_[key].lock()) return existing;
+  auto created = std::make_shared<Producer>(settings);
+  producers_[key] = created;
+  return created;
+}
+
+}  // namespace sluice::kafka

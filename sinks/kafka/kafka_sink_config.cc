@@ -1,0 +1,118 @@
+#include "sinks/kafka/kafka_sink_config.h"
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::kafka {
+namespace {
+
+using C = KafkaSinkConfig;
+
+// Kafka 0.8 producer names (as the seed's config uses them) → librdkafka's.
+struct LegacyName {
+  std::string_view kafka08;
+  std::string_view librdkafka;
+  std::string_view note;  // non-empty: a warning, printed with the line
+};
+constexpr LegacyName kLegacyNames[] = {
+    {"request.required.acks", "acks", ""},
+    {"batch.num.messages", "batch.num.messages", ""},
+    {"queue.buffering.max.ms", "queue.buffering.max.ms", ""},
+    {"queue.buffering.max.messages", "queue.buffering.max.messages", ""},
+    {"queue.buffering.max.message", "queue.buffering.max.messages",
+     "is not a Kafka property (the name ends in \"messages\"); read as queue.buffering.max.messages"},
+    {"send.buffer.bytes", "socket.send.buffer.bytes", ""},
+    {"compression.codec", "compression.codec", ""},
+    {"message.send.max.retries", "message.send.max.retries", ""},
+    {"retry.backoff.ms", "retry.backoff.ms", ""},
+    {"request.timeout.ms", "request.timeout.ms", ""},
+    {"client.id", "client.id", ""},
+};
+
+std::string map_compression(const std::string& value) {
+  // Kafka 0.8 also accepted the codec's number.
+  if (value == "0") return "none";
+  if (value == "1") return "gzip";
+  if (value == "2") return "snappy";
+  return value;
+}
+
+}  // namespace
+
+const config::PropertyTable<C> kKafkaSinkProperties{
+    {"topic", &C::topic, "default-flume-topic", "Kafka topic the events go to.", {}, {}, {"kafka.topic"}},
+    {"brokerList", &C::bootstrap, "",
+     "Kafka bootstrap servers (host:port,...), or \"embedded\" for an in-process mock cluster (tests, demos).",
+     {}, {}, {"kafka.bootstrap.servers"}},
+    {"key", &C::partition, "-1",
+     "Partition for every event (the seed's key=N pins partition N; not a hashed key); -1 lets librdkafka's partitioner choose.",
+     {.min = -1, .max = 1'000'000}, {}, {"defaultPartitionId"}},
+    {"batchSize", &C::batch_size, "0",
+     "Max events per take from the channel, handed to librdkafka as one batch; 0 = the channel's transactionCapacity.",
+     {.min = 0, .max = 1'000'000}, {}, {"flumeBatchSize"}},
+    {"format", &C::format_name, "body",
+     "What each Kafka message holds: body (the syslog message without its header, Flume's default) or raw (the line as received).",
+     {}, {"body", "raw"}},
+};
+
+KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component) {
+  bool sync = false;
+  ProducerSettings producer;
+  auto put = [&](const std::string& name, std::string value, const std::string& key,
+                 const config::PropertyValue& given) {
+    if (producer.count(name))
+      throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": sets " + name +
+                                ", already set at " + producer[name].where.to_string());
+    producer[name] = ProducerSetting{std::move(value), given.where, component.full_key(key)};
+  };
+  auto extra = [&](const std::string& key, const config::PropertyValue& given) {
+    if (key == "requiredAcks") {
+      put("acks", given.value, key, given);
+      return true;
+    }
+    if (!key.starts_with("kafka.")) return false;
+    std::string name = key.substr(6);
+    if (name.starts_with("producer.") && name != "producer.type") {
+      name = name.substr(9);  // Flume 1.7+: kafka.producer.<Kafka producer property>
+    } else if (name == "producer.type") {
+      if (given.value != "async" && given.value != "sync")
+        throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": \"" +
+                                  given.value + "\" is not one of async sync");
+      sync = given.value == "sync";
+      return true;
+    } else {
+      for (const LegacyName& legacy : kLegacyNames) {
+        if (name != legacy.kafka08) continue;
+        if (!legacy.note.empty())
+          spdlog::warn("{}: {}: {} {}", given.where.to_string(), component.full_key(key), legacy.kafka08, legacy.note);
+        name = std::string(legacy.librdkafka);
+        break;
+      }
+    }
+    put(name, name == "compression.codec" ? map_compression(given.value) : given.value, key, given);
+    return true;
+  };
+  C c = config::bind(kKafkaSinkProperties, component, extra);
+  c.producer = std::move(producer);
+  if (c.bootstrap.empty())
+    component.fail("brokerList", "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
+  c.format = c.format_name == "raw" ? PayloadFormat::raw : PayloadFormat::body;
+  for (const char* alias : {"request.required.acks", "required.acks"}) {
+    if (auto it = c.producer.find(alias); it != c.producer.end()) {
+      if (c.producer.count("acks"))
+        throw config::ConfigError(it->second.where.to_string() + ": " + it->second.written_as +
+                                  ": acks is set twice (also at " + c.producer["acks"].where.to_string() + ")");
+      c.producer["acks"] = it->second;
+      c.producer.erase(it);
+    }
+  }
+  // Flume's KafkaSink defaults to acks=1; librdkafka's default would be all.
+  if (!c.producer.count("acks")) c.producer["acks"] = ProducerSetting{"1", {}, "acks (default)"};
+  c.acks = c.producer["acks"].value;
+  c.wait_for_delivery = sync || c.acks != "0";
+  if (c.producer.count("bootstrap.servers"))
+    component.fail("kafka.producer.bootstrap.servers", "set the brokers with brokerList or kafka.bootstrap.servers");
+  Producer::validate(c.producer);
+  return c;
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,40 @@
+#pragma once
+// The embedded Kafka: librdkafka's mock cluster (real Kafka protocol on loopback ports,
+// served from one internal thread), with fault injection. Used by `brokerList = embedded`
+// inside the agent and by the standalone sluice-kafka-mock.
+//
+// Note (librdkafka 2.0.2): each partition log keeps only its newest ~5 MiB; offsets still
+// count every message, so verify big runs while they go on or count by offsets.
+
+#include <cstdint>
+#include <string>
+
+struct rd_kafka_s;
+struct rd_kafka_mock_cluster_s;
+
+namespace sluice::kafka {
+
+class MockCluster {
+ public:
+  explicit MockCluster(int brokers = 1);
+  ~MockCluster();
+  MockCluster(const MockCluster&) = delete;
+  MockCluster& operator=(const MockCluster&) = delete;
+
+  // Creates the topic, or fails if it exists with fewer partitions. Throws std::runtime_error.
+  void create_topic(const std::string& topic, int partitions);
+  const std::string& bootstrap_servers() const { return bootstrap_; }
+  int brokers() const { return brokers_; }
+
+  // Fault injection: broker ids are 1..brokers(); 0 means every broker.
+  void set_broker_down(int32_t broker, bool down);
+  void set_broker_rtt(int32_t broker, int rtt_ms);
+
+ private:
+  rd_kafka_s* handle_ = nullptr;
+  rd_kafka_mock_cluster_s* cluster_ = nullptr;
+  std::string bootstrap_;
+  int brokers_;
+};
+
+}  // namespace sluice::kafka

@@ -1,0 +1,139 @@
+#include "sinks/kafka/producer.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::kafka {
+namespace {
+
+void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+  auto* tracker = static_cast<DeliveryTracker*>(message->_private);
+  if (tracker) tracker->on_delivery(message->err, message->err ? rd_kafka_err2str(message->err) : nullptr);
+}
+
+void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  // librdkafka retries transport errors itself; they are worth a line, not a stop.
+  if (code == RD_KAFKA_RESP_ERR__FATAL) {
+    char text[512];
+    rd_kafka_fatal_error(rk, text, sizeof text);
+    spdlog::critical("kafka producer fatal error: {}", text);
+  } else {
+    spdlog::warn("kafka: {} ({})", reason, rd_kafka_err2name(code));
+  }
+}
+
+void on_log(const rd_kafka_t*, int level, const char* facility, const char* text) {
+  if (level <= 3) spdlog::error("librdkafka {}: {}", facility, text);
+  else if (level <= 4) spdlog::warn("librdkafka {}: {}", facility, text);
+  else spdlog::debug("librdkafka {}: {}", facility, text);
+}
+
+// Applies every setting; throws ConfigError naming the first one librdkafka refuses.
+rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char error[512];
+  for (const auto& [name, setting] : settings) {
+    if (rd_kafka_conf_set(conf, name.c_str(), setting.value.c_str(), error, sizeof error) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      const std::string shown = setting.written_as.empty() ? name : setting.written_as;
+      throw config::ConfigError(setting.where.to_string() + ": " + shown + ": librdkafka refused " +
+                                name + "=\"" + setting.value + "\": " + error);
+    }
+  }
+  return conf;
+}
+
+}  // namespace
+
+void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destroy(build_conf(settings)); }
+
+Producer::Producer(const ProducerSettings& settings) {
+  rd_kafka_conf_t* conf = build_conf(settings);
+  rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery_report);
+  rd_kafka_conf_set_error_cb(conf, &on_error);
+  rd_kafka_conf_set_log_cb(conf, &on_log);
+  char error[512];
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (!rk_) {
+    rd_kafka_conf_destroy(conf);
+    throw config::ConfigError(std::string("cannot create a Kafka producer: ") + error);
+  }
+  if (auto it = settings.find("bootstrap.servers"); it != settings.end()) bootstrap_ = it->second.value;
+}
+
+Producer::~Producer() {
+  purge();
+  poll(0);  // trackers learn that their messages were purged
+  for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+  rd_kafka_destroy(rk_);
+}
+
+rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
+  std::lock_guard lock(topics_mutex_);
+  auto [it, inserted] = topics_.emplace(topic, nullptr);
+  if (inserted) it->second = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
+  return it->second;
+}
+
+bool Producer::produce(const std::string& topic, int32_t partition,
+                       std::span<const OutgoingMessage> messages, const bool& give_up) {
+  rd_kafka_topic_t* rkt = topic_handle(topic);
+  thread_local std::vector<rd_kafka_message_t> batch;
+  batch.resize(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    rd_kafka_message_t& m = batch[i];
+    m = rd_kafka_message_t{};
+    m.payload = const_cast<char*>(messages[i].payload);
+    m.len = messages[i].length;
+    m.key = const_cast<char*>(messages[i].key);
+    m.key_len = messages[i].key_length;
+    m._private = messages[i].tracker;
+  }
+  const int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
+  size_t first = 0;
+  while (first < batch.size()) {
+    const size_t count = batch.size() - first;
+    const int accepted = rd_kafka_produce_batch(rkt, target, 0, batch.data() + first, static_cast<int>(count));
+    if (static_cast<size_t>(accepted) == count) return true;
+    // Refused messages keep their order: compact the queue-full ones to retry, fail the rest.
+    size_t retry = first;
+    for (size_t i = first; i < batch.size(); ++i) {
+      rd_kafka_message_t& m = batch[i];
+      if (!m.err) continue;
+      if (m.err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        m.err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        batch[retry++] = m;
+      } else if (m._private) {
+        static_cast<DeliveryTracker*>(m._private)->on_delivery(m.err, rd_kafka_err2str(m.err));
+      }
+    }
+    batch.resize(retry);
+    if (first == retry) break;
+    if (give_up) {
+      for (size_t i = first; i < batch.size(); ++i)
+        static_cast<DeliveryTracker*>(batch[i]._private)->on_delivery(RD_KAFKA_RESP_ERR__QUEUE_FULL, "not enqueued: shutting down");
+      return false;
+    }
+    rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
+  }
+  return true;
+}
+
+void Producer::poll(int timeout_ms) { rd_kafka_poll(rk_, timeout_ms); }
+
+int Producer::flush(int timeout_ms) {
+  rd_kafka_flush(rk_, timeout_ms);
+  return rd_kafka_outq_len(rk_);
+}
+
+void Producer::purge() { rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT); }
+
+int Producer::queue_length() const { return rd_kafka_outq_len(rk_); }
+
+}  // namespace sluice::kafka

@@ -1,0 +1,85 @@
+#pragma once
+// The one place that talks to librdkafka's producer API. A Producer wraps one rd_kafka_t
+// handle; several sinks may share it (all methods are thread-safe, as librdkafka's are).
+//
+// Messages are produced without copying: their payload must stay valid until the message's
+// DeliveryTracker has been told the outcome. Outcomes arrive from poll()/flush(), on whichever
+// thread calls them.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agent/config/config_error.h"
+
+struct rd_kafka_s;
+struct rd_kafka_topic_s;
+
+namespace sluice::kafka {
+
+// librdkafka properties with where each came from, so librdkafka's refusal can name the line.
+struct ProducerSetting {
+  std::string value;
+  config::SourceLocation where;
+  std::string written_as;  // the key as the user wrote it, e.g. tier2.sinks.kk1.kafka.send.buffer.bytes
+};
+using ProducerSettings = std::map<std::string, ProducerSetting>;
+
+// Told the outcome of each message it was attached to.
+class DeliveryTracker {
+ public:
+  virtual ~DeliveryTracker() = default;
+  // error_code: 0 on success, else an rd_kafka_resp_err_t; error_text is librdkafka's.
+  virtual void on_delivery(int error_code, const char* error_text) = 0;
+};
+
+struct OutgoingMessage {
+  const char* payload;
+  size_t length;
+  const char* key = nullptr;
+  size_t key_length = 0;
+  DeliveryTracker* tracker;
+};
+
+class Producer {
+ public:
+  // Checks every setting with librdkafka without creating a handle (no network). Throws
+  // ConfigError "<file:line>: <key>: <librdkafka's message>".
+  static void validate(const ProducerSettings& settings);
+
+  // Creates the handle: librdkafka starts connecting to bootstrap.servers now.
+  explicit Producer(const ProducerSettings& settings);
+  ~Producer();
+  Producer(const Producer&) = delete;
+  Producer& operator=(const Producer&) = delete;
+
+  // Enqueues messages for topic/partition (partition < 0: librdkafka's partitioner). When
+  // librdkafka's queue is full it polls and retries: that wait is the backpressure. Messages
+  // refused for good (e.g. too large, unknown partition) are reported to their tracker as
+  // failed at once. Returns false only if `give_up` became true while waiting.
+  bool produce(const std::string& topic, int32_t partition, std::span<const OutgoingMessage> messages,
+               const bool& give_up);
+
+  // Serves delivery reports (and errors) for up to timeout_ms.
+  void poll(int timeout_ms);
+  // Waits up to timeout_ms for everything enqueued to be delivered; returns how many remain.
+  int flush(int timeout_ms);
+  // Drops what is still queued; its trackers are told (error) during the next poll().
+  void purge();
+  int queue_length() const;
+  const std::string& bootstrap_servers() const { return bootstrap_; }
+
+ private:
+  rd_kafka_topic_s* topic_handle(const std::string& topic);
+
+  rd_kafka_s* rk_ = nullptr;
+  std::string bootstrap_;
+  std::mutex topics_mutex_;
+  std::map<std::string, rd_kafka_topic_s*> topics_;
+};
+
+}  // namespace sluice::kafka

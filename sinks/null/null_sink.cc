@@ -1,0 +1,72 @@
+#include "sinks/null/null_sink.h"
+
+namespace sluice {
+namespace {
+
+struct NullSinkConfig {
+  int64_t batch_size = 0;
+};
+const config::PropertyTable<NullSinkConfig> kNullSinkProperties{
+    {"batchSize", &NullSinkConfig::batch_size, "0",
+     "Max events per take; 0 = the channel's transactionCapacity.", {.min = 0, .max = 1'000'000}},
+};
+
+std::unique_ptr<Sink> make_null_sink(const config::ComponentConfig& component, Channel& channel, BuildContext&) {
+  const NullSinkConfig c = config::bind(kNullSinkProperties, component);
+  size_t batch = c.batch_size ? static_cast<size_t>(c.batch_size) : channel.transaction_capacity();
+  if (batch > channel.transaction_capacity())
+    component.fail("batchSize", std::to_string(batch) + " exceeds the transactionCapacity (" +
+                                    std::to_string(channel.transaction_capacity()) + ") of channel '" +
+                                    channel.name() + "'");
+  return std::make_unique<NullSink>(component.name, batch, channel);
+}
+
+}  // namespace
+
+const ComponentSpec kNullSinkSpec{
+    .kind = config::Kind::sink,
+    .type = "null",
+    .aliases = {"org.apache.flume.sink.NullSink"},
+    .doc = "Takes events from its channel and discards them (benchmarks, tests).",
+    .describe = [] { return config::describe(kNullSinkProperties); },
+    .make_sink = &make_null_sink,
+};
+
+NullSink::NullSink(std::string name, size_t batch_size, Channel& channel)
+    : name_(std::move(name)), batch_size_(batch_size), channel_(channel) {}
+
+NullSink::~NullSink() {
+  if (thread_.joinable()) stop(Clock::now());
+}
+
+void NullSink::start() {
+  thread_ = std::thread([this] {
+    while (true) {
+      Take take = channel_.take(batch_size_, Clock::now() + std::chrono::milliseconds(100));
+      if (take.empty()) {
+        if (draining_.load()) break;
+        continue;
+      }
+      channel_.commit(take);
+      events_.fetch_add(take.events, std::memory_order_relaxed);
+      batches_.fetch_add(1, std::memory_order_relaxed);
+      if (draining_.load() && Clock::now() >= deadline_) break;
+    }
+  });
+}
+
+void NullSink::stop(Deadline deadline) {
+  if (!thread_.joinable()) return;
+  deadline_ = deadline;
+  draining_.store(true);
+  thread_.join();
+}
+
+SinkCounters NullSink::counters() const {
+  SinkCounters c;
+  c.events_taken = c.events_sent = events_.load();
+  c.batches = batches_.load();
+  return c;
+}
+
+}  // namespace sluice

@@ -1,0 +1,33 @@
+#pragma once
+// Null sink: takes batches and commits them, discarding the events. For benchmarks (the
+// agent's own cost without Kafka's) and for pipelines under test.
+
+#include <atomic>
+#include <thread>
+
+#include "agent/component_spec.h"
+
+namespace sluice {
+
+class NullSink final : public Sink {
+ public:
+  NullSink(std::string name, size_t batch_size, Channel& channel);
+  ~NullSink() override;
+  const std::string& name() const override { return name_; }
+  void start() override;
+  void stop(Deadline deadline) override;
+  SinkCounters counters() const override;
+
+ private:
+  const std::string name_;
+  const size_t batch_size_;
+  Channel& channel_;
+  std::thread thread_;
+  std::atomic<bool> draining_{false};
+  Deadline deadline_ = Deadline::max();
+  std::atomic<uint64_t> events_{0}, batches_{0};
+};
+
+extern const ComponentSpec kNullSinkSpec;
+
+}  // namespace sluice

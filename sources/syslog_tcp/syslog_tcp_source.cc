@@ -1,0 +1,474 @@
+#include "sources/syslog_tcp/syslog_tcp_source.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include <spdlog/spdlog.h>
+
+#include "sources/syslog_tcp/framer.h"
+#include "sources/syslog_tcp/syslog_parser.h"
+
+namespace sluice::syslog_tcp {
+namespace {
+
+constexpr size_t kReadChunk = 256 * 1024;
+constexpr auto kPutSlice = std::chrono::milliseconds(500);
+constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
+
+std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component,
+                                               std::vector<Channel*> channels, BuildContext&) {
+  SyslogTcpConfig c = parse_syslog_tcp_config(component);
+  for (Channel* channel : channels) {
+    if (static_cast<size_t>(c.batch_size) > channel->transaction_capacity())
+      component.fail("batchSize", std::to_string(c.batch_size) + " exceeds the transactionCapacity (" +
+                                      std::to_string(channel->transaction_capacity()) + ") of channel '" +
+                                      channel->name() + "'");
+  }
+  return std::make_unique<SyslogTcpSource>(component, std::move(c), std::move(channels));
+}
+
+struct Counter {
+  std::atomic<uint64_t> value{0};
+  void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+// Resolves host:port into a socket address; throws ConfigError.
+sockaddr_storage resolve(const config::ComponentConfig& component, const std::string& host,
+                         uint16_t port) {
+  sockaddr_storage addr{};
+  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&addr)) == 0) return addr;
+  if (uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&addr)) == 0) return addr;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || !found) {
+    component.fail("host", std::string("cannot resolve \"") + host + "\": " + gai_strerror(rc));
+  }
+  std::memcpy(&addr, found->ai_addr, found->ai_addrlen);
+  freeaddrinfo(found);
+  if (addr.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(port);
+  else reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(port);
+  return addr;
+}
+
+}  // namespace
+
+const ComponentSpec kSyslogTcpSourceSpec{
+    .kind = config::Kind::source,
+    .type = "multiport_syslogtcp",
+    .aliases = {"syslogtcp", "org.apache.flume.source.MultiportSyslogTCPSource",
+                "org.apache.flume.source.SyslogTcpSource"},
+    .doc = "Syslog over TCP on one or more ports (LF/CRLF framing, RFC 3164/5424 headers).",
+    .describe = [] { return config::describe(kSyslogTcpProperties); },
+    .make_source = &make_syslog_tcp_source,
+};
+
+// ---------------------------------------------------------------------------------------------
+
+class SyslogTcpSource::Worker {
+ public:
+  Worker(SyslogTcpSource& source, int index)
+      : source_(source),
+        index_(index),
+        builder_(static_cast<size_t>(source.config_.batch_size),
+                 static_cast<size_t>(source.config_.batch_size) * 128),
+        read_buffer_(kReadChunk) {
+    uv_loop_init(&loop_);
+    uv_async_init(&loop_, &wakeup_, &Worker::on_wakeup);
+    wakeup_.data = this;
+    uv_prepare_init(&loop_, &prepare_);
+    prepare_.data = this;
+    uv_prepare_start(&prepare_, &Worker::on_prepare);
+  }
+
+  ~Worker() {
+    if (thread_.joinable()) thread_.join();
+    if (!ran_) {  // never started: close the handles here
+      close_all_handles();
+      uv_run(&loop_, UV_RUN_DEFAULT);
+    }
+    uv_loop_close(&loop_);
+  }
+
+  // Binds host:port on this loop (io thread 0 only, before the threads start). Returns the
+  // bound port.
+  uint16_t listen_on(const config::ComponentConfig& component, uint16_t port) {
+    const SyslogTcpConfig& c = source_.config_;
+    sockaddr_storage addr = resolve(component, c.host, port);
+    const int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw config::ConfigError(std::string("socket(): ") + std::strerror(errno));
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    // Set before listen(): accepted sockets inherit it, and the window scale is negotiated in
+    // the SYN, so a larger buffer set later would not widen the window.
+    if (c.read_buffer_size.bytes) apply_receive_buffer(fd, c.read_buffer_size.bytes);
+    const socklen_t len = addr.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        ::listen(fd, static_cast<int>(c.backlog)) != 0) {
+      const int err = errno;
+      ::close(fd);
+      const std::string why = "cannot listen on " + c.host + ":" + std::to_string(port) + ": " +
+                              std::strerror(err) +
+                              (err == EADDRINUSE ? " (another process has this port)" : "");
+      component.fail("ports", why);
+    }
+    sockaddr_storage bound{};
+    socklen_t bound_len = sizeof bound;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+    const uint16_t actual = ntohs(bound.ss_family == AF_INET
+                                      ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                      : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    auto listener = std::make_unique<Listener>();
+    listener->fd = fd;
+    listener->port = actual;
+    listener->worker = this;
+    uv_poll_init(&loop_, &listener->poll, fd);
+    listener->poll.data = listener.get();
+    uv_poll_start(&listener->poll, UV_READABLE, &Worker::on_acceptable);
+    listeners_.push_back(std::move(listener));
+    return actual;
+  }
+
+  void run() {
+    ran_ = true;
+    thread_ = std::thread([this] {
+      uv_run(&loop_, UV_RUN_DEFAULT);
+    });
+  }
+
+  // Any thread: this loop takes over an accepted connection.
+  void hand_over(int fd, uint16_t port) {
+    {
+      std::lock_guard lock(mutex_);
+      incoming_.push_back({fd, port});
+    }
+    uv_async_send(&wakeup_);
+  }
+
+  void request_stop(Deadline deadline) {
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = true;
+      shutdown_deadline_ = deadline;
+    }
+    uv_async_send(&wakeup_);
+  }
+
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void add_counters(SyslogTcpCounters& c) const {
+    c.events_received += events_.get();
+    c.bytes_received += bytes_.get();
+    c.events_invalid += invalid_.get();
+    c.events_truncated += truncated_.get();
+    c.blank_lines += blank_.get();
+    c.connections_accepted += accepted_.get();
+    c.connections_closed += closed_.get();
+    c.accept_errors += accept_errors_.get();
+    c.read_errors += read_errors_.get();
+    c.events_dropped_at_shutdown += dropped_.get();
+  }
+
+ private:
+  struct Listener {
+    uv_poll_t poll;
+    int fd = -1;
+    uint16_t port = 0;
+    Worker* worker = nullptr;
+  };
+
+  struct Connection {
+    uv_tcp_t handle;
+    Worker* worker;
+    uint16_t port;
+    LineFramer framer;
+    Connection(Worker* w, uint16_t p, size_t max_frame) : worker(w), port(p), framer(max_frame) {}
+  };
+
+  static void apply_receive_buffer(int fd, uint64_t bytes) {
+    const int wanted = static_cast<int>(bytes);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
+    int got = 0;
+    socklen_t len = sizeof got;
+    ::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len);
+    static std::once_flag warned;
+    // Linux reports twice the usable size it granted; less than asked means rmem_max capped it.
+    if (got / 2 < wanted)
+      std::call_once(warned, [&] {
+        spdlog::warn("readBufferSize {} was capped by the kernel to {} bytes: raise "
+                     "net.core.rmem_max (see sysctl/)", wanted, got / 2);
+      });
+  }
+
+  static void on_wakeup(uv_async_t* handle) {
+    auto* self = static_cast<Worker*>(handle->data);
+    std::vector<std::pair<int, uint16_t>> incoming;
+    bool stop = false;
+    {
+      std::lock_guard lock(self->mutex_);
+      incoming.swap(self->incoming_);
+      stop = self->stop_requested_;
+    }
+    for (auto [fd, port] : incoming) {
+      if (stop) {
+        ::close(fd);
+        self->closed_.add(1);
+      } else {
+        self->open_connection(fd, port);
+      }
+    }
+    if (stop && !self->stopping_) self->shut_down();
+  }
+
+  static void on_prepare(uv_prepare_t* handle) { static_cast<Worker*>(handle->data)->flush(); }
+
+  static void on_acceptable(uv_poll_t* handle, int status, int) {
+    auto* listener = static_cast<Listener*>(handle->data);
+    Worker* self = listener->worker;
+    if (status < 0) return;
+    auto& workers = self->source_.workers_;
+    // Bounded per wake-up so that one busy port cannot starve the loop's connections.
+    for (int i = 0; i < 256; ++i) {
+      const int fd = ::accept4(listener->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        self->accept_errors_.add(1);
+        self->log_accept_error(errno);
+        if (errno == EMFILE || errno == ENFILE) self->pause_accepting();
+        return;
+      }
+      self->accepted_.add(1);
+      Worker* target = workers[self->next_worker_++ % workers.size()].get();
+      if (target == self) self->open_connection(fd, listener->port);
+      else target->hand_over(fd, listener->port);
+    }
+  }
+
+  void log_accept_error(int err) {
+    const auto now = Clock::now();
+    if (now - last_accept_log_ < std::chrono::seconds(10)) return;
+    last_accept_log_ = now;
+    spdlog::error("source {}: accept() failed: {}{} ({} accept errors so far)", source_.name_,
+                  std::strerror(err),
+                  err == EMFILE ? "; raise the file descriptor limit (LimitNOFILE / ulimit -n)" : "",
+                  accept_errors_.get());
+  }
+
+  // Out of file descriptors: the listener would stay readable and spin; wait 100 ms.
+  void pause_accepting() {
+    for (auto& l : listeners_) uv_poll_stop(&l->poll);
+    if (!pause_timer_) {
+      pause_timer_ = std::make_unique<uv_timer_t>();
+      uv_timer_init(&loop_, pause_timer_.get());
+      pause_timer_->data = this;
+    }
+    uv_timer_start(pause_timer_.get(), [](uv_timer_t* t) {
+      auto* self = static_cast<Worker*>(t->data);
+      if (self->stopping_) return;
+      for (auto& l : self->listeners_) uv_poll_start(&l->poll, UV_READABLE, &Worker::on_acceptable);
+    }, 100, 0);
+  }
+
+  void open_connection(int fd, uint16_t port) {
+    auto* conn = new Connection(this, port, static_cast<size_t>(source_.config_.event_size));
+    uv_tcp_init(&loop_, &conn->handle);
+    conn->handle.data = conn;
+    if (uv_tcp_open(&conn->handle, fd) != 0) {
+      ::close(fd);
+      uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
+               [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+      closed_.add(1);
+      return;
+    }
+    connections_.insert(conn);
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &Worker::on_alloc, &Worker::on_read);
+  }
+
+  static void on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+    auto* self = static_cast<Connection*>(handle->data)->worker;
+    // One buffer per loop is enough: on_read consumes it before the next read.
+    *buf = uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size()));
+  }
+
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+    auto* conn = static_cast<Connection*>(stream->data);
+    Worker* self = conn->worker;
+    if (nread > 0) {
+      self->bytes_.add(static_cast<uint64_t>(nread));
+      self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)), false);
+    } else if (nread < 0) {
+      if (nread != UV_EOF) self->read_errors_.add(1);
+      self->consume(*conn, {}, true);
+      self->close_connection(conn);
+    }
+  }
+
+  void consume(Connection& conn, std::string_view data, bool end_of_stream) {
+    FramerCounters framed;
+    uint64_t invalid = 0;
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+    const size_t batch_size = static_cast<size_t>(source_.config_.batch_size);
+    auto on_frame = [&](std::string_view frame, bool truncated) {
+      EventRecord& e = builder_.append(frame);
+      parse_syslog_header(frame, e);
+      e.port = conn.port;
+      e.timestamp_ms = now_ms;
+      if (truncated) e.status = EventStatus::incomplete;
+      if (e.status == EventStatus::invalid) ++invalid;
+      if (builder_.size() >= batch_size) flush();
+    };
+    if (end_of_stream) conn.framer.finish(on_frame, framed);
+    else conn.framer.feed(data, on_frame, framed);
+    events_.add(framed.frames);
+    truncated_.add(framed.truncated);
+    blank_.add(framed.blank_lines);
+    invalid_.add(invalid);
+  }
+
+  // Puts the pending batch into every channel, waiting for room as long as it takes (that
+  // wait is the backpressure) or until the shutdown deadline.
+  void flush() {
+    if (builder_.empty()) return;
+    EventBatch batch = builder_.seal();
+    const auto& channels = source_.channels_;
+    for (size_t i = 0; i < channels.size(); ++i) {
+      EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
+      const auto blocked_since = Clock::now();
+      auto next_log = blocked_since + kBlockedLogEvery;
+      while (!channels[i]->put(copy, Clock::now() + kPutSlice)) {
+        const auto now = Clock::now();
+        Deadline deadline;
+        {
+          std::lock_guard lock(mutex_);
+          deadline = stop_requested_ ? shutdown_deadline_ : Deadline::max();
+        }
+        if (now >= deadline) {
+          dropped_.add(copy.size());
+          spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events "
+                        "dropped (counted as dropped_at_shutdown)",
+                        source_.name_, channels[i]->name(), copy.size());
+          break;
+        }
+        if (now >= next_log) {
+          next_log = now + kBlockedLogEvery;
+          spdlog::warn("source {}: channel {} has been full for {}s; io thread {} is not reading "
+                       "its sockets (TCP backpressure on the senders)",
+                       source_.name_, channels[i]->name(),
+                       std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(),
+                       index_);
+        }
+      }
+    }
+  }
+
+  void close_connection(Connection* conn) {
+    if (!connections_.erase(conn)) return;
+    closed_.add(1);
+    uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
+             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+  }
+
+  void close_all_handles() {
+    for (auto& l : listeners_) {
+      uv_poll_stop(&l->poll);
+      ::close(l->fd);
+      uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
+    }
+    if (pause_timer_) uv_close(reinterpret_cast<uv_handle_t*>(pause_timer_.get()), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
+  }
+
+  // On the loop thread: no more accepting or reading; what was read goes to the channels.
+  void shut_down() {
+    stopping_ = true;
+    for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+      consume(*conn, {}, true);
+      close_connection(conn);
+    }
+    flush();
+    close_all_handles();
+  }
+
+  SyslogTcpSource& source_;
+  const int index_;
+  uv_loop_t loop_;
+  uv_async_t wakeup_;
+  uv_prepare_t prepare_;
+  std::unique_ptr<uv_timer_t> pause_timer_;
+  std::thread thread_;
+  bool ran_ = false;
+  bool stopping_ = false;
+
+  std::mutex mutex_;  // guards the three below
+  std::vector<std::pair<int, uint16_t>> incoming_;
+  bool stop_requested_ = false;
+  Deadline shutdown_deadline_ = Deadline::max();
+
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::unordered_set<Connection*> connections_;
+  size_t next_worker_ = 0;
+  EventBatchBuilder builder_;
+  std::vector<char> read_buffer_;
+  Clock::time_point last_accept_log_{};
+
+  Counter events_, bytes_, invalid_, truncated_, blank_, accepted_, closed_, accept_errors_,
+      read_errors_, dropped_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config,
+                                 std::vector<Channel*> channels)
+    : name_(component.name),
+      component_(std::move(component)),
+      config_(std::move(config)),
+      channels_(std::move(channels)) {}
+
+SyslogTcpSource::~SyslogTcpSource() {
+  if (started_) stop(Clock::now());
+}
+
+void SyslogTcpSource::start() {
+  const int threads = resolve_num_processors(config_.num_processors);
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
+  for (uint16_t port : config_.ports) bound_ports_.push_back(workers_[0]->listen_on(component_, port));
+  for (auto& w : workers_) w->run();
+  started_ = true;
+  std::string ports;
+  for (uint16_t p : bound_ports_) ports += (ports.empty() ? "" : " ") + std::to_string(p);
+  spdlog::info("source {}: listening on {} port(s) {} with {} io thread(s)", name_, config_.host,
+               ports, threads);
+}
+
+void SyslogTcpSource::stop(Deadline deadline) {
+  if (!started_) return;
+  started_ = false;
+  for (auto& w : workers_) w->request_stop(deadline);
+  for (auto& w : workers_) w->join();
+}
+
+SyslogTcpCounters SyslogTcpSource::counters() const {
+  SyslogTcpCounters c;
+  for (const auto& w : workers_) w->add_counters(c);
+  return c;
+}
+
+}  // namespace sluice::syslog_tcp

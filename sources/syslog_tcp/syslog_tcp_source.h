@@ -1,0 +1,64 @@
+#pragma once
+// multiport_syslogtcp: syslog over TCP on several ports, served by numProcessors io threads.
+//
+// Threads: io thread 0 also owns the listening sockets and deals accepted connections out
+// round-robin (an fd handed over through the target loop's async handle). Each io thread runs
+// a libuv loop, frames and parses what its connections send into one EventBatchBuilder, and
+// puts the batch into the channels when it reaches batchSize or when the loop is about to wait
+// for I/O. A put that finds the channel full blocks that io thread: its sockets stop being
+// read and TCP pushes back on the senders. Nothing is dropped while the agent runs.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/component_spec.h"
+#include "sources/syslog_tcp/syslog_tcp_config.h"
+
+namespace sluice::syslog_tcp {
+
+struct SyslogTcpCounters {
+  uint64_t events_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t events_invalid = 0;
+  uint64_t events_truncated = 0;
+  uint64_t blank_lines = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t connections_closed = 0;
+  uint64_t accept_errors = 0;
+  uint64_t read_errors = 0;
+  uint64_t events_dropped_at_shutdown = 0;
+};
+
+class SyslogTcpSource final : public Source {
+ public:
+    // `component` is kept for error messages that name the file and line (a port in use).
+  SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config,
+                  std::vector<Channel*> channels);
+  ~SyslogTcpSource() override;
+
+  const std::string& name() const override { return name_; }
+  void start() override;
+  void stop(Deadline deadline) override;
+
+  // In the order configured; after start().
+  std::vector<uint16_t> listening_ports() const override { return bound_ports_; }
+  uint64_t events_dropped_at_shutdown() const override { return counters().events_dropped_at_shutdown; }
+  SyslogTcpCounters counters() const;
+
+  class Worker;  // one io thread; defined in the .cc
+
+ private:
+  const std::string name_;
+  const config::ComponentConfig component_;
+  const SyslogTcpConfig config_;
+  const std::vector<Channel*> channels_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<uint16_t> bound_ports_;
+  bool started_ = false;
+};
+
+extern const ComponentSpec kSyslogTcpSourceSpec;
+
+}  // namespace sluice::syslog_tcp
