@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -39,6 +40,17 @@ struct EventStorage {
 class EventBatch {
  public:
   EventBatch() = default;
+  EventBatch(const EventBatch&) = default;
+  EventBatch& operator=(const EventBatch&) = default;
+  // A moved-from batch is empty (not merely storage-less), so `empty()` stays truthful.
+  EventBatch(EventBatch&& other) noexcept { *this = std::move(other); }
+  EventBatch& operator=(EventBatch&& other) noexcept {
+    storage_ = std::move(other.storage_);
+    begin_ = std::exchange(other.begin_, 0);
+    end_ = std::exchange(other.end_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+    return *this;
+  }
 
   size_t size() const { return end_ - begin_; }
   bool empty() const { return begin_ == end_; }

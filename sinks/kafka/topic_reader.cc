@@ -98,7 +98,8 @@ bool TopicReader::read_all(const OnMessage& on_message, const ReadOptions& optio
     } else if (!m->err) {
       at_end[index_of(m->partition)] = false;
       last_message = Clock::now();
-      on_message(m->partition, m->offset, std::string_view(static_cast<const char*>(m->payload), m->len));
+      on_message(m->partition, m->offset, rd_kafka_message_timestamp(m, nullptr),
+                 std::string_view(static_cast<const char*>(m->payload), m->len));
     }
     rd_kafka_message_destroy(m);
   }

@@ -36,7 +36,9 @@ class TopicReader {
   // Partitions and their offsets; throws std::runtime_error when Kafka does not answer in time.
   std::vector<PartitionOffsets> offsets(std::chrono::milliseconds timeout);
 
-  using OnMessage = std::function<void(int32_t partition, int64_t offset, std::string_view payload)>;
+  // timestamp_ms: the message's Kafka timestamp (CreateTime set by the producer), -1 if none.
+  using OnMessage =
+      std::function<void(int32_t partition, int64_t offset, int64_t timestamp_ms, std::string_view payload)>;
   // Returns false when the timeout ended the read before every partition reached its end.
   bool read_all(const OnMessage& on_message, const ReadOptions& options);
 

@@ -1,0 +1,140 @@
+#include "loadgen/verifier.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "loadgen/event_template.h"
+#include "sinks/kafka/topic_reader.h"
+
+namespace sluice::loadgen {
+
+Verifier::Verifier(std::map<uint32_t, uint64_t> expected_sent) : expected_(std::move(expected_sent)) {}
+
+void Verifier::add(int32_t partition, int64_t timestamp_ms, std::string_view payload) {
+  ++totals_.received;
+  ++totals_.per_partition[partition];
+  if (timestamp_ms >= 0) {
+    if (totals_.first_timestamp_ms < 0 || timestamp_ms < totals_.first_timestamp_ms) totals_.first_timestamp_ms = timestamp_ms;
+    if (timestamp_ms > totals_.last_timestamp_ms) totals_.last_timestamp_ms = timestamp_ms;
+  }
+  const auto id = parse_event_id(payload);
+  if (!id) {
+    ++totals_.unrecognised;
+    return;
+  }
+  Seen& s = seen_[id->connection];
+  const size_t word = id->sequence / 64;
+  if (word >= s.bits.size()) s.bits.resize(std::max(word + 1, s.bits.size() * 2), 0);
+  const uint64_t bit = uint64_t{1} << (id->sequence % 64);
+  if (s.bits[word] & bit) {
+    ++s.duplicates;
+  } else {
+    s.bits[word] |= bit;
+    ++s.unique;
+  }
+  s.max_plus_one = std::max(s.max_plus_one, id->sequence + 1);
+  auto [last, inserted] = s.last_by_partition.emplace(partition, id->sequence);
+  if (!inserted) {
+    if (id->sequence < last->second) ++s.reordered;
+    else last->second = id->sequence;
+  }
+}
+
+Verdict Verifier::finish() const {
+  Verdict v = totals_;
+  std::map<uint32_t, uint64_t> expected = expected_;
+  for (const auto& [id, s] : seen_) expected.emplace(id, s.max_plus_one);  // no summary: up to the highest seen
+  for (const auto& [id, want] : expected) {
+    ConnectionVerdict c;
+    c.expected = want;
+    auto it = seen_.find(id);
+    if (it != seen_.end()) {
+      const Seen& s = it->second;
+      c.duplicates = s.duplicates;
+      c.reordered = s.reordered;
+      c.unique = s.unique;
+      uint64_t present_below = 0;
+      uint64_t run_start = UINT64_MAX;
+      auto has = [&](uint64_t seq) { return seq / 64 < s.bits.size() && (s.bits[seq / 64] >> (seq % 64)) & 1; };
+      for (uint64_t seq = 0; seq <= want; ++seq) {
+        const bool present = seq < want && has(seq);
+        if (seq < want && present) ++present_below;
+        if (seq < want && !present && run_start == UINT64_MAX) run_start = seq;
+        if ((present || seq == want) && run_start != UINT64_MAX) {
+          if (c.missing_ranges.size() < 5) c.missing_ranges.emplace_back(run_start, seq - 1);
+          run_start = UINT64_MAX;
+        }
+      }
+      c.missing = want - present_below;
+      c.beyond = s.unique - present_below;
+    } else {
+      c.missing = want;
+      if (want) c.missing_ranges.emplace_back(0, want - 1);
+    }
+    v.unique += c.unique;
+    v.duplicates += c.duplicates;
+    v.reordered += c.reordered;
+    v.missing += c.missing;
+    v.connections[id] = c;
+  }
+  return v;
+}
+
+std::string Verdict::report() const {
+  std::ostringstream out;
+  out << "partitions:";
+  for (const auto& [p, n] : per_partition) out << " " << p << "=" << n;
+  out << "\n";
+  for (const auto& [id, c] : connections) {
+    if (c.missing == 0 && c.duplicates == 0 && c.beyond == 0) continue;
+    out << "connection " << id << ": expected " << c.expected << ", unique " << c.unique << ", duplicates "
+        << c.duplicates << ", missing " << c.missing << ", beyond " << c.beyond;
+    for (auto [from, to] : c.missing_ranges) out << " [" << from << "-" << to << "]";
+    out << "\n";
+  }
+  out << "received " << received << " from " << connections.size() << " connection(s) in " << per_partition.size()
+      << " partition(s): unique " << unique << ", duplicates " << duplicates << ", missing " << missing
+      << ", reordered " << reordered << ", unrecognised " << unrecognised << "\n";
+  if (last_timestamp_ms > first_timestamp_ms && first_timestamp_ms >= 0) {
+    const double seconds = (last_timestamp_ms - first_timestamp_ms) / 1000.0;
+    out << "landed over " << seconds << " s (Kafka timestamps, first to last): " << static_cast<uint64_t>(received / seconds)
+        << " events/s\n";
+  }
+  if (!read_complete) out << "the read timed out before every partition reached its end\n";
+  out << (ok() ? "VERIFIED: every event exactly once\n" : "FAILED: events missing, duplicated or unrecognised\n");
+  return out.str();
+}
+
+std::map<uint32_t, uint64_t> read_expected_from_summary(const std::string& json_path) {
+  std::ifstream in(json_path);
+  if (!in) throw std::runtime_error("cannot read " + json_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string json = text.str();
+  // The summary is ours (SendResult::to_json): one object per connection, id before sent.
+  static const std::regex entry(R"re("id":(\d+),"sent":(\d+))re");
+  std::map<uint32_t, uint64_t> expected;
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), entry); it != std::sregex_iterator(); ++it)
+    expected[static_cast<uint32_t>(std::stoul((*it)[1]))] = std::stoull((*it)[2]);
+  if (expected.empty()) throw std::runtime_error(json_path + " has no connections: is it a sluice-loadgen summary?");
+  return expected;
+}
+
+Verdict verify_topic(const std::string& bootstrap, const std::string& topic,
+                     const std::map<uint32_t, uint64_t>& expected, std::chrono::milliseconds idle,
+                     std::chrono::milliseconds timeout) {
+  Verifier verifier(expected);
+  kafka::TopicReader reader(bootstrap, topic);
+  const bool complete = reader.read_all(
+      [&](int32_t partition, int64_t, int64_t timestamp_ms, std::string_view payload) {
+        verifier.add(partition, timestamp_ms, payload);
+      },
+      kafka::ReadOptions{idle, timeout});
+  Verdict v = verifier.finish();
+  v.read_complete = complete;
+  return v;
+}
+
+}  // namespace sluice::loadgen
