@@ -30,7 +30,15 @@ const ComponentSpec kKafkaSinkSpec{
     .kind = config::Kind::sink,
     .type = "kafka",
     .aliases = {"org.apache.flume.sink.kafka.KafkaSink", "com.igloosec.KafkaSink"},
-    .doc = "Produces events to Kafka with librdkafka; kafka.* properties pass through (Kafka 0.8 names mapped).",
+    .doc = "Produces events to Kafka with librdkafka, a batch per take, without copying them.\n\n"
+           "Producer settings: `kafka.producer.<name>` passes a librdkafka (Kafka producer) property through; so does "
+           "`kafka.<name>`, with the Kafka 0.8 names the seed uses mapped onto librdkafka's: `request.required.acks` -> "
+           "`acks`, `send.buffer.bytes` -> `socket.send.buffer.bytes`, `queue.buffering.max.message` (sic) -> "
+           "`queue.buffering.max.messages` (with a warning), `compression.codec` 0/1/2 -> none/gzip/snappy; "
+           "`kafka.producer.type = sync` commits only after delivery reports, as acks >= 1 does; `requiredAcks` -> `acks`. "
+           "A property librdkafka refuses stops start-up with its message and the line. `acks` defaults to 1 (Flume's "
+           "default). With acks=0 a batch is committed once librdkafka has taken it; with acks >= 1 only when every "
+           "delivery report succeeded, else it goes back to the channel and is retried with backoff.",
     .describe = [] { return config::describe(kKafkaSinkProperties); },
     .make_sink = &make_kafka_sink,
 };

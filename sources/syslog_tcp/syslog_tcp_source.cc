@@ -25,6 +25,10 @@ namespace {
 constexpr size_t kReadChunk = 256 * 1024;
 constexpr auto kPutSlice = std::chrono::milliseconds(500);
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
+// At shutdown, open connections are still read for up to kDrainGrace, each until it has been
+// quiet for kQuietClose: what senders already wrote is in our socket buffers, not lost.
+constexpr uint64_t kDrainGraceMs = 2000;
+constexpr uint64_t kQuietCloseMs = 200;
 
 std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component,
                                                std::vector<Channel*> channels, BuildContext&) {
@@ -198,6 +202,7 @@ class SyslogTcpSource::Worker {
     Worker* worker;
     uint16_t port;
     LineFramer framer;
+    uint64_t last_read_ms = 0;  // uv_now() of the last bytes
     Connection(Worker* w, uint16_t p, size_t max_frame) : worker(w), port(p), framer(max_frame) {}
   };
 
@@ -297,6 +302,7 @@ class SyslogTcpSource::Worker {
       return;
     }
     connections_.insert(conn);
+    conn->last_read_ms = uv_now(&loop_);
     uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &Worker::on_alloc, &Worker::on_read);
   }
 
@@ -310,6 +316,7 @@ class SyslogTcpSource::Worker {
     auto* conn = static_cast<Connection*>(stream->data);
     Worker* self = conn->worker;
     if (nread > 0) {
+      conn->last_read_ms = uv_now(&self->loop_);
       self->bytes_.add(static_cast<uint64_t>(nread));
       self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)), false);
     } else if (nread < 0) {
@@ -385,24 +392,53 @@ class SyslogTcpSource::Worker {
              [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
   }
 
-  void close_all_handles() {
+  void close_listeners() {
+    if (listeners_closed_) return;
+    listeners_closed_ = true;
     for (auto& l : listeners_) {
       uv_poll_stop(&l->poll);
       ::close(l->fd);
       uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
     }
     if (pause_timer_) uv_close(reinterpret_cast<uv_handle_t*>(pause_timer_.get()), nullptr);
+  }
+
+  void close_all_handles() {
+    close_listeners();
+    if (drain_timer_) uv_close(reinterpret_cast<uv_handle_t*>(drain_timer_.get()), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
   }
 
-  // On the loop thread: no more accepting or reading; what was read goes to the channels.
+  // On the loop thread: accept no more; keep reading open connections until each is quiet or
+  // at its end, within the grace period; then put what was read into the channels.
   void shut_down() {
     stopping_ = true;
-    for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-      consume(*conn, {}, true);
-      close_connection(conn);
+    close_listeners();
+    uint64_t grace = kDrainGraceMs;
+    {
+      std::lock_guard lock(mutex_);
+      if (shutdown_deadline_ != Deadline::max())
+        grace = std::min<uint64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                   shutdown_deadline_ - Clock::now()).count()));
     }
+    drain_until_ms_ = uv_now(&loop_) + grace;
+    drain_timer_ = std::make_unique<uv_timer_t>();
+    uv_timer_init(&loop_, drain_timer_.get());
+    drain_timer_->data = this;
+    uv_timer_start(drain_timer_.get(), [](uv_timer_t* t) { static_cast<Worker*>(t->data)->drain_step(); }, 0, 20);
+  }
+
+  void drain_step() {
+    const uint64_t now = uv_now(&loop_);
+    for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+      if (now >= drain_until_ms_ || now - conn->last_read_ms >= kQuietCloseMs) {
+        consume(*conn, {}, true);
+        close_connection(conn);
+      }
+    }
+    if (!connections_.empty()) return;
+    uv_timer_stop(drain_timer_.get());
     flush();
     close_all_handles();
   }
@@ -413,6 +449,9 @@ class SyslogTcpSource::Worker {
   uv_async_t wakeup_;
   uv_prepare_t prepare_;
   std::unique_ptr<uv_timer_t> pause_timer_;
+  std::unique_ptr<uv_timer_t> drain_timer_;
+  uint64_t drain_until_ms_ = 0;
+  bool listeners_closed_ = false;
   std::thread thread_;
   bool ran_ = false;
   bool stopping_ = false;

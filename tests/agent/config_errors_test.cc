@@ -1,0 +1,131 @@
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "agent/agent.h"
+#include "agent/config/properties_file.h"
+
+using namespace sluice;
+using Catch::Contains;
+
+namespace {
+
+const std::string kValid =
+    "a.sources = s\n"                          // 1
+    "a.channels = c\n"                         // 2
+    "a.sinks = k\n"                            // 3
+    "a.sources.s.type = multiport_syslogtcp\n" // 4
+    "a.sources.s.ports = 0\n"                  // 5
+    "a.sources.s.channels = c\n"               // 6
+    "a.channels.c.type = memory\n"             // 7
+    "a.sinks.k.type = kafka\n"                 // 8
+    "a.sinks.k.channel = c\n"                  // 9
+    "a.sinks.k.brokerList = 127.0.0.1:9\n";    // 10
+
+// Builds the agent exactly as `sluice --check` does; returns the error text, "" when valid.
+std::string check(const std::string& text) {
+  try {
+    Agent agent(config::assemble(config::parse_properties(text, "f.properties"), "a", "f.properties"));
+    return "";
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a valid small configuration passes the check", "[config][errors]") { CHECK(check(kValid) == ""); }
+
+TEST_CASE("an unknown component type names the key and the known types", "[config][errors]") {
+  const std::string e = check(kValid + "a.channels.c.type = file\n");
+  // The later line wins the type (and a duplicate key is an error anyway):
+  CHECK_THAT(e, Contains("f.properties:11") && Contains("a.channels.c.type is set twice (first at f.properties:7)"));
+  const std::string typo = check("a.sources = s\na.channels = c\na.sinks = k\na.sources.s.type = syslogudp\n"
+                                 "a.sources.s.channels = c\na.channels.c.type = memory\na.sinks.k.type = null\n"
+                                 "a.sinks.k.channel = c\n");
+  CHECK_THAT(typo, Contains("f.properties:4: a.sources.s.type: \"syslogudp\" is not a known source type") &&
+                       Contains("multiport_syslogtcp"));
+}
+
+TEST_CASE("an unknown property names the file and line and key and the known properties", "[config][errors]") {
+  CHECK_THAT(check(kValid + "a.channels.c.capacityy = 10\n"),
+             Contains("f.properties:11: a.channels.c.capacityy: unknown property for channel type 'memory'") &&
+                 Contains("known: capacity, transactionCapacity"));
+}
+
+TEST_CASE("a bad number says what was expected", "[config][errors]") {
+  CHECK_THAT(check(kValid + "a.channels.c.capacity = 10x\n"),
+             Contains("f.properties:11: a.channels.c.capacity: \"10x\" is not an integer in [1, 1000000000]"));
+  CHECK_THAT(check(kValid + "a.channels.c.capacity = 0\n"), Contains("is not an integer in [1,"));
+  std::string ports = kValid;
+  ports.replace(ports.find("a.sources.s.ports = 0"), 21, "a.sources.s.ports = 0 70000");
+  CHECK_THAT(check(ports), Contains("f.properties:5: a.sources.s.ports: \"70000\" is not an integer in [0, 65535]"));
+  CHECK_THAT(check(kValid + "a.sources.s.readBufferSize = lots\n"), Contains("is not a size in bytes"));
+}
+
+TEST_CASE("a sink without a channel or a reference to an undefined channel is refused", "[config][errors]") {
+  std::string no_channel = kValid;
+  no_channel.replace(no_channel.find("a.sinks.k.channel = c\n"), 22, "");
+  CHECK_THAT(check(no_channel), Contains("a.sinks.k.channel is missing"));
+  std::string dangling = kValid;
+  dangling.replace(dangling.find("a.sinks.k.channel = c"), 21, "a.sinks.k.channel = c9");
+  CHECK_THAT(check(dangling), Contains("f.properties:9: a.sinks.k.channel: channel 'c9' is not defined"));
+  std::string source_dangling = kValid;
+  source_dangling.replace(source_dangling.find("a.sources.s.channels = c"), 24, "a.sources.s.channels = c x");
+  CHECK_THAT(check(source_dangling), Contains("a.sources.s.channels: channel 'x' is not defined"));
+}
+
+TEST_CASE("components configured but not listed or listed without a type are refused", "[config][errors]") {
+  CHECK_THAT(check(kValid + "a.sinks.k2.type = null\n"),
+             Contains("f.properties:11: a.sinks.k2.type: sink 'k2' is not listed in a.sinks"));
+  std::string untyped = kValid;
+  untyped.replace(untyped.find("a.sinks = k"), 11, "a.sinks = k k3");
+  CHECK_THAT(check(untyped), Contains("a.sinks.k3.type is missing"));
+}
+
+TEST_CASE("an agent name that is not in the file lists the agents that are", "[config][errors]") {
+  try {
+    config::assemble(config::parse_properties(kValid, "f.properties"), "tier9", "f.properties");
+    FAIL("expected an error");
+  } catch (const config::ConfigError& e) {
+    CHECK_THAT(e.what(), Contains("no configuration for agent 'tier9'") && Contains("agents in this file: a"));
+  }
+}
+
+TEST_CASE("batch sizes must fit the channel's transactionCapacity", "[config][errors]") {
+  CHECK_THAT(check(kValid + "a.sources.s.batchSize = 5000\n"),
+             Contains("a.sources.s.batchSize: 5000 exceeds the transactionCapacity (1000) of channel 'c'"));
+  CHECK_THAT(check(kValid + "a.channels.c.transactionCapacity = 20000\n"),
+             Contains("a.channels.c.transactionCapacity: 20000 exceeds capacity 10000"));
+}
+
+TEST_CASE("a Kafka property librdkafka refuses stops with its message and the line", "[config][errors]") {
+  CHECK_THAT(check(kValid + "a.sinks.k.kafka.producer.no.such.thing = 1\n"),
+             Contains("f.properties:11: a.sinks.k.kafka.producer.no.such.thing: librdkafka refused no.such.thing") &&
+                 Contains("No such configuration property"));
+  CHECK_THAT(check(kValid + "a.sinks.k.kafka.compression.codec = zip\n"), Contains("librdkafka refused compression.codec"));
+  CHECK_THAT(check(kValid + "a.sinks.k.kafka.producer.type = turbo\n"), Contains("\"turbo\" is not one of async sync"));
+}
+
+TEST_CASE("a port in use is refused at start with the key's file and line", "[config][errors]") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  std::string text = kValid;
+  text.replace(text.find("a.sources.s.ports = 0"), 21, "a.sources.s.ports = " + port);
+  text.replace(text.find("a.sinks.k.type = kafka"), 22, "a.sinks.k.type = null");
+  text.replace(text.find("a.sinks.k.brokerList = 127.0.0.1:9\n"), 35, "");
+  Agent agent(config::assemble(config::parse_properties(text + "a.sources.s.host = 127.0.0.1\n", "f.properties"), "a",
+                               "f.properties"));
+  CHECK_THROWS_WITH(agent.start(), Contains("f.properties:5: a.sources.s.ports: cannot listen on 127.0.0.1:" + port) &&
+                                       Contains("Address already in use"));
+  ::close(fd);
+}

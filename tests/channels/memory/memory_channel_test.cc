@@ -1,0 +1,122 @@
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "channels/memory/memory_channel.h"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+
+namespace {
+
+EventBatch batch_of(int n, const std::string& prefix = "e") {
+  EventBatchBuilder builder;
+  for (int i = 0; i < n; ++i) builder.append(prefix + std::to_string(i));
+  return builder.seal();
+}
+
+MemoryChannel channel(int64_t capacity, int64_t transaction_capacity) {
+  return MemoryChannel("c", MemoryChannelConfig{capacity, transaction_capacity, {}, 20});
+}
+
+std::vector<std::string> texts(const Take& take) {
+  std::vector<std::string> out;
+  for (const EventBatch& b : take.batches)
+    for (const EventRecord& e : b) out.emplace_back(b.raw(e));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a take returns events in put order and splits batches at max_events", "[channel]") {
+  MemoryChannel c = channel(100, 10);
+  EventBatch a = batch_of(4, "a"), b = batch_of(4, "b");
+  REQUIRE(c.put(a, Clock::now()));
+  REQUIRE(c.put(b, Clock::now()));
+  CHECK(a.empty());
+  Take first = c.take(6, Clock::now());
+  CHECK(texts(first) == std::vector<std::string>{"a0", "a1", "a2", "a3", "b0", "b1"});
+  Take second = c.take(6, Clock::now());
+  CHECK(texts(second) == std::vector<std::string>{"b2", "b3"});
+  CHECK(c.take(6, Clock::now()).empty());
+}
+
+TEST_CASE("capacity counts taken events until commit", "[channel]") {
+  MemoryChannel c = channel(10, 10);
+  EventBatch a = batch_of(8);
+  REQUIRE(c.put(a, Clock::now()));
+  Take t = c.take(8, Clock::now());
+  EventBatch more = batch_of(5);
+  CHECK_FALSE(c.put(more, Clock::now() + 10ms));  // the 8 taken still occupy the channel
+  CHECK(more.size() == 5);                        // a refused put leaves the batch with the caller
+  c.commit(t);
+  CHECK(c.put(more, Clock::now()));
+  CHECK(c.counters().events_held == 5);
+}
+
+TEST_CASE("rollback puts events back at the front in their order", "[channel]") {
+  MemoryChannel c = channel(100, 10);
+  EventBatch a = batch_of(3, "a"), b = batch_of(2, "b");
+  REQUIRE(c.put(a, Clock::now()));
+  Take t = c.take(3, Clock::now());
+  REQUIRE(c.put(b, Clock::now()));
+  c.rollback(std::move(t));
+  CHECK(texts(c.take(10, Clock::now())) == std::vector<std::string>{"a0", "a1", "a2", "b0", "b1"});
+  CHECK(c.counters().events_rolled_back == 3);
+}
+
+TEST_CASE("a blocked put resumes when a sink commits and a take waits for a put", "[channel]") {
+  MemoryChannel c = channel(4, 4);
+  EventBatch full = batch_of(4);
+  REQUIRE(c.put(full, Clock::now()));
+  std::thread sink([&] {
+    std::this_thread::sleep_for(50ms);
+    Take t = c.take(4, Clock::now() + 5s);
+    c.commit(t);
+  });
+  EventBatch next = batch_of(2);
+  const auto start = Clock::now();
+  CHECK(c.put(next, Clock::now() + 10s));
+  CHECK(Clock::now() - start >= 40ms);
+  sink.join();
+  CHECK(c.counters().put_blocked >= 40ms);
+
+  MemoryChannel empty = channel(4, 4);
+  std::thread source([&] {
+    std::this_thread::sleep_for(50ms);
+    EventBatch b = batch_of(1);
+    empty.put(b, Clock::now() + 5s);
+  });
+  Take t = empty.take(4, Clock::now() + 10s);
+  CHECK(t.events == 1);
+  source.join();
+  CHECK(empty.take(4, Clock::now() + 20ms).empty());  // times out rather than waiting forever
+}
+
+TEST_CASE("many producers and consumers move every event exactly once", "[channel]") {
+  MemoryChannel c = channel(1000, 100);
+  constexpr int kProducers = 4, kBatches = 500, kPerBatch = 50;
+  std::atomic<int> taken{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kProducers; ++p)
+    threads.emplace_back([&] {
+      for (int i = 0; i < kBatches; ++i) {
+        EventBatch b = batch_of(kPerBatch);
+        REQUIRE(c.put(b, Clock::now() + 10s));
+      }
+    });
+  std::vector<std::thread> consumers;
+  for (int k = 0; k < 3; ++k)
+    consumers.emplace_back([&] {
+      while (!done.load() || c.counters().events_held > 0) {
+        Take t = c.take(100, Clock::now() + 20ms);
+        taken += static_cast<int>(t.events);
+        c.commit(t);
+      }
+    });
+  for (auto& t : threads) t.join();
+  done = true;
+  for (auto& t : consumers) t.join();
+  CHECK(taken.load() == kProducers * kBatches * kPerBatch);
+}

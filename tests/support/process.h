@@ -1,0 +1,58 @@
+#pragma once
+// Child processes for end-to-end tests: started by PID, waited for with a deadline, and
+// ended only by PID (never by name). A ChildProcess that goes out of scope still running is
+// killed, so a failing test cannot leave a broker or agent behind.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::test {
+
+std::string bin(const std::string& program);          // build/bin/<program>
+std::string source_path(const std::string& relative);  // <project root>/<relative>
+
+// A fresh directory under the system temp dir, removed with its files at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+class ChildProcess {
+ public:
+  // stdout and stderr both go to output_file.
+  ChildProcess(std::vector<std::string> argv, const std::string& output_file);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig);
+  // The exit code (128+N for a signal), or nullopt if still running at the deadline.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  bool running();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+// Runs to completion (bounded by timeout; killed after it) and returns the exit code.
+int run(std::vector<std::string> argv, const std::string& output_file, std::chrono::milliseconds timeout);
+
+std::string read_file(const std::string& path);
+// Polls until the file exists and is non-empty, or the deadline; returns its text or "".
+std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout);
+// From "key=value" lines.
+std::string value_of(const std::string& text, const std::string& key);
+
+}  // namespace sluice::test
