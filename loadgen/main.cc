@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "agent/config/property_values.h"
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"
+#include "sinks/kafka/topic_reader.h"
 
 namespace {
 
@@ -26,13 +28,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> targets;
   SendOptions send;
   std::string duration = "10s", summary_json, bootstrap, topic = "ApacheLog", expect_file, idle = "2s", timeout = "120s";
-  bool verify = false, quiet = false;
+  bool verify = false, quiet = false, offsets = false, watch = false;
+  std::string csv;
   app.add_option("-t,--target", targets, "host:port to send to (repeat, or space-separate, for several)");
   app.add_option("-c,--connections", send.connections, "TCP connections, spread round-robin over the targets")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--threads", send.threads, "Sender threads; 0 = min(connections, 2)")->capture_default_str();
   app.add_option("-r,--rate", send.rate, "Events per second over all connections; 0 = as fast as possible")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  std::string ramp = "0s";
+  app.add_option("--ramp", ramp, "Rise linearly from 0 to --rate over this long (e.g. 20s)")->capture_default_str();
   app.add_option("-s,--size", send.size, "Bytes per event, newline included")->capture_default_str();
   app.add_option("-d,--duration", duration, "How long to send (e.g. 10s, 2m)")->capture_default_str();
   app.add_option("-n,--count", send.count, "Total events to send; stops early when reached (0 = no limit)");
@@ -45,9 +50,49 @@ int main(int argc, char** argv) {
   app.add_option("--idle", idle, "Verify: stop after every partition is read to its end and nothing new came for this long")
       ->capture_default_str();
   app.add_option("--timeout", timeout, "Verify: give up after this long")->capture_default_str();
+  app.add_flag("--offsets", offsets, "Print the messages stored in the topic (sum of high watermarks) and exit");
+  app.add_flag("--watch-offsets", watch,
+               "Every second for --duration, print (and with --csv, write) the messages stored and the rate");
+  app.add_option("--csv", csv, "--watch-offsets: write elapsed_s,stored,events_per_s rows here");
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (offsets || watch) {
+      if (bootstrap.empty()) throw std::invalid_argument("--offsets and --watch-offsets need --bootstrap");
+      sluice::kafka::TopicReader reader(bootstrap, topic);
+      auto stored = [&] {
+        uint64_t total = 0;
+        for (const auto& p : reader.offsets(std::chrono::seconds(10))) total += static_cast<uint64_t>(p.high);
+        return total;
+      };
+      if (offsets) {
+        std::cout << stored() << "\n";
+        return 0;
+      }
+      std::ofstream rows;
+      if (!csv.empty()) {
+        rows.open(csv);
+        rows << "elapsed_s,stored,events_per_s\n";
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const auto end = start + duration_arg(duration, "--duration");
+      uint64_t last = stored();
+      auto last_time = std::chrono::steady_clock::now();
+      for (auto next = start + std::chrono::seconds(1); next <= end; next += std::chrono::seconds(1)) {
+        std::this_thread::sleep_until(next);
+        const uint64_t now_stored = stored();
+        const auto now = std::chrono::steady_clock::now();
+        const double rate = (now_stored - last) / std::chrono::duration<double>(now - last_time).count();
+        const double elapsed = std::chrono::duration<double>(now - start).count();
+        if (!quiet) std::fprintf(stderr, "offsets: %6.1fs stored %12llu  %10.0f ev/s\n", elapsed,
+                                 static_cast<unsigned long long>(now_stored), rate);
+        if (rows.is_open()) rows << elapsed << "," << now_stored << "," << static_cast<uint64_t>(rate) << std::endl;
+        last = now_stored;
+        last_time = now;
+      }
+      std::cout << last << "\n";
+      return 0;
+    }
     if (verify) {
       if (bootstrap.empty()) throw std::invalid_argument("--verify needs --bootstrap");
       const auto expected = expect_file.empty() ? std::map<uint32_t, uint64_t>{} : read_expected_from_summary(expect_file);
@@ -60,6 +105,7 @@ int main(int argc, char** argv) {
     for (const std::string& t : targets)
       for (const std::string& word : sluice::config::parse_word_list(t)) send.targets.push_back(parse_target(word));
     send.duration = duration_arg(duration, "--duration");
+    send.ramp = duration_arg(ramp, "--ramp");
     if (send.duration.count() == 0) throw std::invalid_argument("--duration must be positive: every run is bounded in time");
     if (quiet) send.progress_interval = std::chrono::milliseconds(0);
     const SendResult result = send_events(send);

@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -97,6 +98,7 @@ bool SendResult::ok() const {
 std::string SendResult::to_json() const {
   std::ostringstream out;
   out << "{\"sent\":" << sent << ",\"seconds\":" << seconds << ",\"rate\":" << std::llround(rate())
+      << ",\"cpu_seconds\":" << cpu_seconds
       << ",\"connections\":[";
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];
@@ -110,6 +112,7 @@ std::string SendResult::to_json() const {
 SendResult send_events(const SendOptions& options) {
   if (options.targets.empty()) throw std::invalid_argument("no target");
   if (options.connections < 1) throw std::invalid_argument("--connections must be at least 1");
+  if (options.ramp.count() > 0 && options.rate <= 0) throw std::invalid_argument("--ramp needs a --rate to rise to");
   const int threads = options.threads > 0 ? options.threads : std::min(options.connections, 2);
 
   std::vector<std::unique_ptr<Connection>> connections;
@@ -144,7 +147,10 @@ SendResult send_events(const SendOptions& options) {
         if (quota) chunk = std::min<uint64_t>(chunk, quota - sent);
         if (rate > 0) {
           // Token bucket: events allowed so far minus events sent.
-          const double allowed = std::chrono::duration<double>(now - start).count() * rate;
+          const double t = std::chrono::duration<double>(now - start).count();
+          const double ramp = std::chrono::duration<double>(options.ramp).count();
+          // The integral of the rate: a linear rise over the ramp, then flat.
+          const double allowed = t < ramp ? rate * t * t / (2 * ramp) : rate * (t - ramp / 2);
           const double tokens = allowed - static_cast<double>(sent);
           // Wait for a worthwhile chunk (about a millisecond's worth) rather than single events.
           const double want = std::min<double>(static_cast<double>(chunk), std::max(1.0, rate / 1000));
@@ -192,6 +198,9 @@ SendResult send_events(const SendOptions& options) {
   for (auto& w : workers) w.join();
   SendResult result;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  result.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
   for (auto& c : connections) {
     if (c->fd >= 0) ::close(c->fd);
     result.sent += c->result.sent;

@@ -23,6 +23,7 @@ struct SendOptions {
   int connections = 4;
   int threads = 0;               // 0: min(connections, 2)
   double rate = 0;               // events/s over all connections; 0 = as fast as possible
+  std::chrono::milliseconds ramp{0};  // rise linearly from 0 to rate over this long
   size_t size = 120;             // bytes per event, newline included
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;            // total events; 0 = until duration
@@ -41,6 +42,7 @@ struct SendResult {
   std::vector<ConnectionResult> connections;
   uint64_t sent = 0;
   double seconds = 0;
+  double cpu_seconds = 0;  // the sender's own user + system time
   double rate() const { return seconds > 0 ? sent / seconds : 0; }
   bool ok() const;
   std::string to_json() const;
