@@ -24,7 +24,7 @@ done
 
 bash .ci/install-deps gnuplot-nox
 [ -x build/bin/sluice ] || bash .ci/build
-out="bench/results/$(date +%Y%m%d-%H%M%S)"
+out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 tick=$(getconf CLK_TCK)
 bin=build/bin
@@ -37,7 +37,7 @@ wait_file() { for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done;
 stop_pid() { kill -TERM "$1" 2>/dev/null || true; for _ in $(seq 300); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; kill -KILL "$1" 2>/dev/null || true; }
 
 start_rsyslog() {  # $1 port $2 bootstrap $3 workdir; prints the pid
-  local root=build/peers/rsyslog
+  local root=$PWD/build/peers/rsyslog
   if [ ! -x "$root/usr/sbin/rsyslogd" ]; then
     bash .ci/install-deps libestr0 libfastjson4 liblognorm5 >&2
     mkdir -p "$root/debs"
@@ -101,6 +101,12 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local watcher=$!
   "$bin/sluice-loadgen" "${targets[@]}" -c "$connections" -r "$rate" -d "${duration}s" "${ramp[@]}" -q \
     --summary-json "$dir/sent.json" 2>"$dir/loadgen.log" || true
+  if [ ! -s "$dir/sent.json" ]; then
+    cat "$dir/loadgen.log" "$dir/agent.log" >&2
+    stop_pid "$agent"; stop_pid "$broker"; kill "$watcher" 2>/dev/null || true
+    echo "bench: run $variant-$n failed (above: the sender's and the agent's output)" >&2
+    exit 1
+  fi
   local sent seconds sender_cpu
   sent=$(sed -n 's/.*"sent":\([0-9]*\),"seconds".*/\1/p' "$dir/sent.json" | head -1)
   seconds=$(sed -n 's/.*"seconds":\([0-9.e+]*\),.*/\1/p' "$dir/sent.json" | head -1)
