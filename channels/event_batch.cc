@@ -1,5 +1,6 @@
 #include "channels/event_batch.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace sluice {
@@ -14,6 +15,15 @@ EventBatch EventBatch::split_front(size_t n) {
   begin_ += n;
   bytes_ -= front.bytes_;
   return front;
+}
+
+EventBatch EventBatch::slice(size_t first, size_t count) const {
+  EventBatch part;
+  part.storage_ = storage_;
+  part.begin_ = begin_ + std::min(first, size());
+  part.end_ = part.begin_ + std::min(count, end_ - part.begin_);
+  for (const EventRecord& e : part) part.bytes_ += e.length;
+  return part;
 }
 
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)

@@ -69,6 +69,8 @@ class EventBatch {
 
   // Moves the first n events into a new batch that shares this one's storage.
   EventBatch split_front(size_t n);
+  // Events [first, first + count) as a new batch sharing this one's storage.
+  EventBatch slice(size_t first, size_t count) const;
 
  private:
   friend class EventBatchBuilder;

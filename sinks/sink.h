@@ -9,9 +9,9 @@ namespace sluice {
 struct SinkCounters {
   uint64_t events_taken = 0;
   uint64_t events_sent = 0;        // handed over (acks=0) or acknowledged (acks>=1)
-  uint64_t events_failed = 0;      // delivery reports with an error
-  uint64_t events_rolled_back = 0;
-  uint64_t events_undelivered_at_exit = 0;
+  uint64_t events_failed = 0;      // delivery reports with an error (each attempt counts)
+  uint64_t events_discarded = 0;   // failed for good (e.g. too large): committed, not retried
+  uint64_t events_rolled_back = 0; // failed and put back into the channel for another attempt
   uint64_t batches = 0;
 };
 

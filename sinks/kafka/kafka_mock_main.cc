@@ -1,13 +1,17 @@
 // sluice-kafka-mock: the embedded Kafka (librdkafka's mock cluster) in a process of its own,
 // for tests and benchmarks that need the broker to outlive the agent. Runs until SIGTERM or
 // SIGINT. Fault injection from outside: SIGUSR1 takes every broker down, SIGUSR2 brings them
-// back up.
+// back up; --control FIFO takes one command per line (down, up, rtt MS, errors API COUNT ERROR).
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +25,10 @@ int main(int argc, char** argv) {
   app.add_option("--partitions", partitions, "Partitions of the topic")->check(CLI::Range(1, 10000))->capture_default_str();
   app.add_option("--brokers", brokers, "Brokers in the cluster")->check(CLI::Range(1, 16))->capture_default_str();
   app.add_option("--bootstrap-file", bootstrap_file, "Write the bootstrap address here once ready");
+  std::string control;
+  app.add_option("--control", control,
+                 "Create this FIFO and apply the commands written to it, one per line: down [BROKER], up [BROKER], "
+                 "rtt MS [BROKER], errors API COUNT ERROR (e.g. errors produce 20 NOT_LEADER_FOR_PARTITION)");
   CLI11_PARSE(app, argc, argv);
 
   sigset_t signals;
@@ -31,6 +39,24 @@ int main(int argc, char** argv) {
   try {
     sluice::kafka::MockCluster cluster(brokers);
     cluster.create_topic(topic, partitions);
+    std::thread controller;
+    if (!control.empty()) {
+      ::unlink(control.c_str());
+      if (::mkfifo(control.c_str(), 0600) != 0) throw std::runtime_error("cannot create FIFO " + control);
+      controller = std::thread([&cluster, control] {
+        // Opened read-write so that it never sees end-of-file between writers.
+        FILE* in = ::fdopen(::open(control.c_str(), O_RDWR), "r");
+        char buffer[512];
+        while (in && std::fgets(buffer, sizeof buffer, in)) {
+          std::string line(buffer);
+          while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+          if (line.empty()) continue;
+          const std::string error = cluster.apply_command(line);
+          std::cerr << "sluice-kafka-mock: " << line << (error.empty() ? ": done" : ": " + error) << std::endl;
+        }
+      });
+      controller.detach();
+    }
     std::cout << cluster.bootstrap_servers() << std::endl;
     if (!bootstrap_file.empty()) {
       const std::string tmp = bootstrap_file + ".tmp";

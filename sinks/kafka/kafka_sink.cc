@@ -3,7 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <mutex>
+#include <thread>
 #include <vector>
+
+#include "agent/log_limiter.h"
 
 namespace sluice::kafka {
 namespace {
@@ -44,60 +48,103 @@ const ComponentSpec kKafkaSinkSpec{
 };
 
 struct KafkaSink::Counters {
-  std::atomic<uint64_t> taken{0}, sent{0}, failed{0}, rolled_back{0}, undelivered_at_exit{0}, batches{0};
+  std::atomic<uint64_t> taken{0}, sent{0}, failed{0}, discarded{0}, rolled_back{0}, batches{0};
+  std::atomic<uint64_t> failed_by_reason[kDeliveryErrorKinds] = {};
+  std::string sink_name;
+  LogLimiter failure_log;
+
+  // One log line (rate-limited) and the counters for `count` undelivered events.
+  void count_failures(DeliveryError reason, uint64_t count, const std::string& text, std::string_view consequence) {
+    failed.fetch_add(count, std::memory_order_relaxed);
+    failed_by_reason[static_cast<int>(reason)].fetch_add(count, std::memory_order_relaxed);
+    uint64_t suppressed = 0;
+    if (failure_log.allow(suppressed))
+      spdlog::error("sink {}: {} events not delivered ({}: {}); {}{}", sink_name, count, to_string(reason), text,
+                    consequence, suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+  }
 };
 
 namespace {
 
-// One take on its way to Kafka. Holds the take's batches (so the bytes librdkafka points at
-// stay alive) and counts delivery reports. Shared by the sink and the reports: the last one
-// to let go frees it, on whichever thread polled.
-class InFlightTake final : public DeliveryTracker {
+// acks=0: a take already committed to the channel, on its way to Kafka. Holds the take's
+// batches (so the bytes librdkafka points at stay alive) until the last delivery report; the
+// last one to let go frees it, on whichever thread polled.
+class HandedOverTake final : public DeliveryTracker {
  public:
-  InFlightTake(Take take, std::shared_ptr<KafkaSink::Counters> counters, bool counts_on_delivery)
-      : take_(std::move(take)),
-        counters_(std::move(counters)),
-        counts_on_delivery_(counts_on_delivery),
-        references_(static_cast<int64_t>(take_.events) + 1) {}
+  HandedOverTake(Take take, std::shared_ptr<KafkaSink::Counters> counters)
+      : take_(std::move(take)), counters_(std::move(counters)), references_(static_cast<int64_t>(take_.events) + 1) {}
 
-  void on_delivery(int error_code, const char* error_text) override {
-    if (error_code) {
-      if (failed_.fetch_add(1, std::memory_order_relaxed) == 0) {
-        first_error_code_ = error_code;
-        first_error_ = error_text ? error_text : "";
-      }
+  void on_delivery(const DeliveryReport& report) override {
+    if (report.error != DeliveryError::none) {
+      // Rare, so a lock per failed message is fine; successes cost one atomic each.
+      std::lock_guard lock(mutex_);
+      ++failures_[static_cast<int>(report.error)];
+      if (last_text_.empty()) last_text_ = report.text;
     }
-    if (--outstanding_ == 0) finish();
     release();
   }
   void release() {
-    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    for (int r = 0; r < kDeliveryErrorKinds; ++r)
+      if (failures_[r])
+        counters_->count_failures(static_cast<DeliveryError>(r), failures_[r], last_text_,
+                                  "acks=0: they are lost (counted)");
+    delete this;
   }
-  bool done() const { return outstanding_.load(std::memory_order_acquire) == 0; }
-  uint64_t failed() const { return failed_.load(); }
-  std::string first_error() const { return first_error_; }
-  Take& take() { return take_; }
+  const Take& take() const { return take_; }
 
  private:
-  void finish() {
-    // Per take, not per event: the counters cost one atomic add per batch.
-    const uint64_t failed = failed_.load();
-    if (counts_on_delivery_) {
-      counters_->failed.fetch_add(failed, std::memory_order_relaxed);
-    }
-  }
-
   Take take_;
   std::shared_ptr<KafkaSink::Counters> counters_;
-  const bool counts_on_delivery_;
   std::atomic<int64_t> references_;
-  std::atomic<int64_t> outstanding_{static_cast<int64_t>(take_.events)};
-  std::atomic<uint64_t> failed_{0};
-  int first_error_code_ = 0;
-  std::string first_error_;
+  std::mutex mutex_;
+  uint64_t failures_[kDeliveryErrorKinds] = {};
+  std::string last_text_;
 };
 
 }  // namespace
+
+// acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
+class AwaitedTake {
+ public:
+  explicit AwaitedTake(Take take)
+      : take_(std::move(take)), slots_(take_.events), errors_(take_.events, DeliveryError::none),
+        outstanding_(static_cast<int64_t>(take_.events)) {
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
+  }
+  DeliveryTracker* tracker(size_t i) { return &slots_[i]; }
+  bool done() const { return outstanding_.load(std::memory_order_acquire) == 0; }
+  Take& take() { return take_; }
+  DeliveryError error(size_t i) const { return errors_[i]; }
+  std::string text() const {
+    std::lock_guard lock(mutex_);
+    return text_;
+  }
+
+ private:
+  struct Slot final : DeliveryTracker {
+    AwaitedTake* owner = nullptr;
+    uint32_t index = 0;
+    Slot() = default;
+    Slot(AwaitedTake* o, uint32_t i) : owner(o), index(i) {}
+    void on_delivery(const DeliveryReport& report) override { owner->record(index, report); }
+  };
+  void record(uint32_t index, const DeliveryReport& report) {
+    if (report.error != DeliveryError::none) {
+      errors_[index] = report.error;
+      std::lock_guard lock(mutex_);
+      if (text_.empty()) text_ = report.text;
+    }
+    outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+  Take take_;
+  std::vector<Slot> slots_;
+  std::vector<DeliveryError> errors_;
+  std::atomic<int64_t> outstanding_;
+  mutable std::mutex mutex_;
+  std::string text_;
+};
 
 KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, KafkaEnvironment& env)
     : name_(std::move(name)),
@@ -105,7 +152,9 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       channel_(channel),
       env_(env),
       batch_size_(config_.batch_size ? static_cast<size_t>(config_.batch_size) : channel.transaction_capacity()),
-      counters_(std::make_shared<Counters>()) {}
+      counters_(std::make_shared<Counters>()) {
+  counters_->sink_name = name_;
+}
 
 KafkaSink::~KafkaSink() {
   if (thread_.joinable()) stop(Clock::now());
@@ -138,58 +187,112 @@ void KafkaSink::run() {
   }
 }
 
+const char* KafkaSink::payload_of(const EventBatch& batch, const EventRecord& e, size_t& length) const {
+  const std::string_view payload = config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
+  length = payload.size();
+  return payload.data();
+}
+
+bool KafkaSink::past_deadline() const { return draining_.load() && Clock::now() >= drain_deadline_; }
+
 void KafkaSink::send(Take take) {
-  auto backoff = kRetryBackoffMin;
-  while (true) {
-    const size_t events = take.events;
-    const uint64_t bytes = take.bytes;
-    auto* in_flight = new InFlightTake(std::move(take), counters_, !config_.wait_for_delivery);
-    std::vector<OutgoingMessage>& messages = messages_;
-    messages.clear();
-    for (const EventBatch& batch : in_flight->take().batches) {
+  messages_.clear();
+  if (!config_.wait_for_delivery) {
+    // acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises.
+    const Take handed{{}, take.events, take.bytes};
+    auto* in_flight = new HandedOverTake(std::move(take), counters_);
+    for (const EventBatch& batch : in_flight->take().batches)
       for (const EventRecord& e : batch) {
-        const std::string_view payload = config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
-        messages.push_back(OutgoingMessage{payload.data(), payload.size(), nullptr, 0, in_flight});
+        OutgoingMessage& m = messages_.emplace_back();
+        m.payload = payload_of(batch, e, m.length);
+        m.tracker = in_flight;
+      }
+    give_up_ = past_deadline();
+    producer_->produce(config_.topic, static_cast<int32_t>(config_.partition), messages_, give_up_);
+    channel_.commit(handed);
+    counters_->sent.fetch_add(handed.events, std::memory_order_relaxed);
+    in_flight->release();
+    return;
+  }
+
+  AwaitedTake awaited(std::move(take));
+  size_t index = 0;
+  for (const EventBatch& batch : awaited.take().batches)
+    for (const EventRecord& e : batch) {
+      OutgoingMessage& m = messages_.emplace_back();
+      m.payload = payload_of(batch, e, m.length);
+      m.tracker = awaited.tracker(index++);
+    }
+  give_up_ = past_deadline();
+  producer_->produce(config_.topic, static_cast<int32_t>(config_.partition), messages_, give_up_);
+  bool purged = false;
+  while (!awaited.done()) {
+    producer_->poll(10);
+    if (!purged && past_deadline()) {
+      // Shutting down and out of time: let librdkafka report what it still holds as purged.
+      producer_->purge();
+      purged = true;
+    }
+  }
+  settle(awaited);
+}
+
+// Commits what was delivered, discards what can never be (counted by reason), and rolls the
+// rest back into the channel: only the failed events, so delivered ones are not sent twice.
+void KafkaSink::settle(AwaitedTake& awaited) {
+  Take& take = awaited.take();
+  Take finished, retry;
+  uint64_t failed_by_reason[kDeliveryErrorKinds] = {};
+  size_t index = 0;
+  for (const EventBatch& batch : take.batches) {
+    size_t run_start = 0, run_length = 0;
+    for (size_t i = 0; i < batch.size(); ++i, ++index) {
+      const DeliveryError error = awaited.error(index);
+      const bool retriable = error != DeliveryError::none && !is_permanent(error);
+      if (error != DeliveryError::none) ++failed_by_reason[static_cast<int>(error)];
+      if (retriable) {
+        if (run_length == 0) run_start = i;
+        ++run_length;
+      } else {
+        finished.events += 1;
+        finished.bytes += batch[i].length;
+      }
+      if (run_length && (!retriable || i + 1 == batch.size())) {
+        EventBatch part = batch.slice(run_start, run_length);
+        retry.events += part.size();
+        retry.bytes += part.bytes();
+        retry.batches.push_back(std::move(part));
+        run_length = 0;
       }
     }
-    give_up_ = draining_.load() && Clock::now() >= drain_deadline_;
-    producer_->produce(config_.topic, static_cast<int32_t>(config_.partition), messages, give_up_);
-
-    if (!config_.wait_for_delivery) {
-      // acks=0: handed over is as far as the promise goes.
-      Take handed{{}, events, bytes};
-      channel_.commit(handed);
-      counters_->sent.fetch_add(events, std::memory_order_relaxed);
-      in_flight->release();
-      return;
-    }
-    while (!in_flight->done()) producer_->poll(10);
-    const uint64_t failed = in_flight->failed();
-    if (failed == 0) {
-      channel_.commit(in_flight->take());
-      counters_->sent.fetch_add(events, std::memory_order_relaxed);
-      in_flight->release();
-      return;
-    }
-    counters_->failed.fetch_add(failed, std::memory_order_relaxed);
-    const auto now = Clock::now();
-    if (now - last_failure_log_ > std::chrono::seconds(10)) {
-      last_failure_log_ = now;
-      spdlog::error("sink {}: {} of {} events not delivered ({}); the batch goes back to channel {} and is retried",
-                    name_, failed, events, in_flight->first_error(), channel_.name());
-    }
-    take = std::move(in_flight->take());
-    in_flight->release();
-    if (draining_.load() && Clock::now() >= drain_deadline_) {
-      counters_->undelivered_at_exit.fetch_add(take.events, std::memory_order_relaxed);
-      counters_->rolled_back.fetch_add(take.events, std::memory_order_relaxed);
-      channel_.rollback(std::move(take));
-      return;
-    }
-    // Whole-batch retry: events that did arrive may arrive twice unless enable.idempotence.
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRetryBackoffMax));
   }
+  const std::string text = awaited.text();
+  for (int r = 0; r < kDeliveryErrorKinds; ++r) {
+    if (!failed_by_reason[r]) continue;
+    const auto reason = static_cast<DeliveryError>(r);
+    if (is_permanent(reason)) {
+      counters_->discarded.fetch_add(failed_by_reason[r], std::memory_order_relaxed);
+      counters_->count_failures(reason, failed_by_reason[r], text, "discarded: retrying cannot help (counted)");
+    } else {
+      counters_->count_failures(reason, failed_by_reason[r], text,
+                                fmt::format("back to channel {}, retried in {} ms", channel_.name(), backoff_.count()));
+    }
+  }
+  uint64_t discarded = 0;
+  for (int r = 0; r < kDeliveryErrorKinds; ++r)
+    if (is_permanent(static_cast<DeliveryError>(r))) discarded += failed_by_reason[r];
+  counters_->sent.fetch_add(finished.events - discarded, std::memory_order_relaxed);
+  channel_.commit(finished);
+  if (retry.empty()) {
+    backoff_ = kRetryBackoffMin;
+    return;
+  }
+  counters_->rolled_back.fetch_add(retry.events, std::memory_order_relaxed);
+  channel_.rollback(std::move(retry));
+  // Back off before the next take, but never past the shutdown deadline.
+  const auto until = Clock::now() + backoff_;
+  while (Clock::now() < until && !past_deadline()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  backoff_ = std::min(backoff_ * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRetryBackoffMax));
 }
 
 void KafkaSink::stop(Deadline deadline) {
@@ -206,8 +309,8 @@ void KafkaSink::stop(Deadline deadline) {
                   "purged and counted as failed", name_, remaining);
   producer_.reset();
   const SinkCounters c = counters();
-  spdlog::info("sink {}: stopped; {} events sent, {} failed, {} left in the channel by this sink", name_,
-               c.events_sent, c.events_failed, c.events_undelivered_at_exit);
+  spdlog::info("sink {}: stopped; {} events sent, {} failed ({} discarded, {} rolled back for retry)", name_,
+               c.events_sent, c.events_failed, c.events_discarded, c.events_rolled_back);
 }
 
 SinkCounters KafkaSink::counters() const {
@@ -216,7 +319,7 @@ SinkCounters KafkaSink::counters() const {
   c.events_sent = counters_->sent.load();
   c.events_failed = counters_->failed.load();
   c.events_rolled_back = counters_->rolled_back.load();
-  c.events_undelivered_at_exit = counters_->undelivered_at_exit.load();
+  c.events_discarded = counters_->discarded.load();
   c.batches = counters_->batches.load();
   return c;
 }

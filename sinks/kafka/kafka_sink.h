@@ -23,6 +23,8 @@
 
 namespace sluice::kafka {
 
+class AwaitedTake;
+
 class KafkaSink final : public Sink {
  public:
   KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, KafkaEnvironment& env);
@@ -38,6 +40,9 @@ class KafkaSink final : public Sink {
  private:
   void run();
   void send(Take take);
+  void settle(AwaitedTake& awaited);
+  const char* payload_of(const EventBatch& batch, const EventRecord& e, size_t& length) const;
+  bool past_deadline() const;
 
   const std::string name_;
   const KafkaSinkConfig config_;
@@ -51,7 +56,7 @@ class KafkaSink final : public Sink {
   Deadline drain_deadline_ = Deadline::max();
   std::shared_ptr<Counters> counters_;
   std::vector<OutgoingMessage> messages_;  // reused for every take
-  Clock::time_point last_failure_log_{};
+  std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
 };
 
 extern const ComponentSpec kKafkaSinkSpec;

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <sstream>
 #include <stdexcept>
 
 namespace sluice::kafka {
@@ -43,6 +44,61 @@ void MockCluster::set_broker_down(int32_t broker, bool down) {
 void MockCluster::set_broker_rtt(int32_t broker, int rtt_ms) {
   for (int32_t id = broker ? broker : 1; id <= (broker ? broker : brokers_); ++id)
     rd_kafka_mock_broker_set_rtt(cluster_, id, rtt_ms);
+}
+
+}  // namespace sluice::kafka
+
+namespace sluice::kafka {
+
+void MockCluster::push_request_errors(int16_t api_key, int count, int error_code) {
+  rd_kafka_mock_push_request_errors(cluster_, api_key, static_cast<size_t>(count),
+                                    static_cast<rd_kafka_resp_err_t>(error_code));
+}
+
+std::string MockCluster::apply_command(const std::string& command) {
+  std::istringstream words(command);
+  std::string verb;
+  words >> verb;
+  auto broker_arg = [&]() {
+    int32_t broker = 0;
+    words >> broker;
+    return broker;
+  };
+  if (verb == "down" || verb == "up") {
+    set_broker_down(broker_arg(), verb == "down");
+    return "";
+  }
+  if (verb == "rtt") {
+    int rtt = -1;
+    words >> rtt;
+    if (rtt < 0) return "rtt needs milliseconds";
+    set_broker_rtt(broker_arg(), rtt);
+    return "";
+  }
+  if (verb == "errors") {
+    std::string api, error;
+    int count = 0;
+    words >> api >> count >> error;
+    static const std::pair<const char*, int> kApis[] = {{"produce", 0}, {"fetch", 1}, {"metadata", 3}};
+    static const std::pair<const char*, int> kErrors[] = {{"LEADER_NOT_AVAILABLE", 5},
+                                                          {"NOT_LEADER_FOR_PARTITION", 6},
+                                                          {"REQUEST_TIMED_OUT", 7},
+                                                          {"NOT_ENOUGH_REPLICAS", 19}};
+    auto lookup = [](const std::string& text, const auto& table) {
+      for (const auto& [name, value] : table)
+        if (text == name) return value;
+      try {
+        return std::stoi(text);
+      } catch (...) {
+        return -1;
+      }
+    };
+    const int api_key = lookup(api, kApis), code = lookup(error, kErrors);
+    if (api_key < 0 || code < 0 || count <= 0) return "usage: errors API COUNT ERROR";
+    push_request_errors(static_cast<int16_t>(api_key), count, code);
+    return "";
+  }
+  return "unknown command \"" + verb + "\" (down, up, rtt, errors)";
 }
 
 }  // namespace sluice::kafka

@@ -29,6 +29,14 @@ class MockCluster {
   // Fault injection: broker ids are 1..brokers(); 0 means every broker.
   void set_broker_down(int32_t broker, bool down);
   void set_broker_rtt(int32_t broker, int rtt_ms);
+  // The next `count` requests of Kafka API `api_key` (0 = Produce) fail with `error_code`.
+  void push_request_errors(int16_t api_key, int count, int error_code);
+
+  // Applies one control command; returns "" or what was wrong with it. Commands:
+  //   down [BROKER] | up [BROKER] | rtt MS [BROKER] | errors API COUNT ERROR
+  // API is a number or produce/fetch/metadata; ERROR a number or a Kafka error name
+  // (NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT, LEADER_NOT_AVAILABLE, NOT_ENOUGH_REPLICAS).
+  std::string apply_command(const std::string& command);
 
  private:
   rd_kafka_s* handle_ = nullptr;

@@ -10,9 +10,33 @@
 namespace sluice::kafka {
 namespace {
 
+DeliveryError classify(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR: return DeliveryError::none;
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT: return DeliveryError::timed_out;
+    case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
+    case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT: return DeliveryError::purged;
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL: return DeliveryError::queue_full;
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART: return DeliveryError::unknown_topic_or_partition;
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION: return DeliveryError::not_authorized;
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE: return DeliveryError::too_large;
+    case RD_KAFKA_RESP_ERR_INVALID_MSG:
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD: return DeliveryError::invalid_message;
+    default: return DeliveryError::other;
+  }
+}
+
+DeliveryReport report_of(rd_kafka_resp_err_t err) { return {classify(err), err, err ? rd_kafka_err2str(err) : ""}; }
+
 void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
-  auto* tracker = static_cast<DeliveryTracker*>(message->_private);
-  if (tracker) tracker->on_delivery(message->err, message->err ? rd_kafka_err2str(message->err) : nullptr);
+  if (auto* tracker = static_cast<DeliveryTracker*>(message->_private)) tracker->on_delivery(report_of(message->err));
 }
 
 void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
@@ -50,6 +74,21 @@ rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
 }
 
 }  // namespace
+
+std::string_view to_string(DeliveryError error) {
+  switch (error) {
+    case DeliveryError::none: return "none";
+    case DeliveryError::timed_out: return "timed_out";
+    case DeliveryError::purged: return "purged";
+    case DeliveryError::queue_full: return "queue_full";
+    case DeliveryError::unknown_topic_or_partition: return "unknown_topic_or_partition";
+    case DeliveryError::not_authorized: return "not_authorized";
+    case DeliveryError::too_large: return "too_large";
+    case DeliveryError::invalid_message: return "invalid_message";
+    case DeliveryError::other: return "other";
+  }
+  return "other";
+}
 
 void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destroy(build_conf(settings)); }
 
@@ -96,28 +135,26 @@ bool Producer::produce(const std::string& topic, int32_t partition,
     m._private = messages[i].tracker;
   }
   const int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
-  size_t first = 0;
-  while (first < batch.size()) {
-    const size_t count = batch.size() - first;
-    const int accepted = rd_kafka_produce_batch(rkt, target, 0, batch.data() + first, static_cast<int>(count));
-    if (static_cast<size_t>(accepted) == count) return true;
+  while (!batch.empty()) {
+    const int accepted = rd_kafka_produce_batch(rkt, target, 0, batch.data(), static_cast<int>(batch.size()));
+    if (static_cast<size_t>(accepted) == batch.size()) return true;
     // Refused messages keep their order: compact the queue-full ones to retry, fail the rest.
-    size_t retry = first;
-    for (size_t i = first; i < batch.size(); ++i) {
+    size_t retry = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
       rd_kafka_message_t& m = batch[i];
       if (!m.err) continue;
       if (m.err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         m.err = RD_KAFKA_RESP_ERR_NO_ERROR;
         batch[retry++] = m;
       } else if (m._private) {
-        static_cast<DeliveryTracker*>(m._private)->on_delivery(m.err, rd_kafka_err2str(m.err));
+        static_cast<DeliveryTracker*>(m._private)->on_delivery(report_of(m.err));
       }
     }
     batch.resize(retry);
-    if (first == retry) break;
+    if (batch.empty()) break;
     if (give_up) {
-      for (size_t i = first; i < batch.size(); ++i)
-        static_cast<DeliveryTracker*>(batch[i]._private)->on_delivery(RD_KAFKA_RESP_ERR__QUEUE_FULL, "not enqueued: shutting down");
+      for (size_t i = 0; i < batch.size(); ++i)
+        static_cast<DeliveryTracker*>(batch[i]._private)->on_delivery(report_of(RD_KAFKA_RESP_ERR__QUEUE_FULL));
       return false;
     }
     rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -29,12 +30,34 @@ struct ProducerSetting {
 };
 using ProducerSettings = std::map<std::string, ProducerSetting>;
 
-// Told the outcome of each message it was attached to.
+// Why a message was not delivered: a fixed set, so it can label a counter.
+enum class DeliveryError : uint8_t {
+  none = 0,
+  timed_out,                   // message.timeout.ms passed (e.g. broker down that long)
+  purged,                      // dropped from librdkafka's queue at shutdown
+  queue_full,                  // never enqueued: the shutdown deadline passed while the queue was full
+  unknown_topic_or_partition,
+  not_authorized,
+  too_large,                   // permanent: larger than the broker accepts
+  invalid_message,             // permanent: the broker refuses it as corrupt or invalid
+  other,
+};
+inline constexpr int kDeliveryErrorKinds = 9;
+std::string_view to_string(DeliveryError error);
+// Retrying cannot help: discard, counted under the reason.
+inline bool is_permanent(DeliveryError e) { return e == DeliveryError::too_large || e == DeliveryError::invalid_message; }
+
+struct DeliveryReport {
+  DeliveryError error = DeliveryError::none;
+  int code = 0;             // librdkafka's rd_kafka_resp_err_t
+  const char* text = "";    // librdkafka's description
+};
+
+// Told the outcome of each message it was attached to, on whichever thread polled.
 class DeliveryTracker {
  public:
   virtual ~DeliveryTracker() = default;
-  // error_code: 0 on success, else an rd_kafka_resp_err_t; error_text is librdkafka's.
-  virtual void on_delivery(int error_code, const char* error_text) = 0;
+  virtual void on_delivery(const DeliveryReport& report) = 0;
 };
 
 struct OutgoingMessage {

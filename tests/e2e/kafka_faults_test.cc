@@ -1,0 +1,114 @@
+// Kafka faults end to end: the standalone mock broker's fault injection (its control FIFO)
+// while the load generator runs, then the verifier proves what arrived.
+
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <thread>
+
+#include "tests/support/pipeline.h"
+
+using namespace sluice::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// acks=all with idempotence: retries inside librdkafka cannot duplicate; short reconnect
+// backoff so the test does not wait out librdkafka's default 10 s after the broker returns.
+const std::vector<std::string> kAcksAll{"acks = all", "enable.idempotence = true", "linger.ms = 5",
+                                        "compression.codec = snappy", "reconnect.backoff.max.ms = 500"};
+
+uint64_t number_after(const std::string& text, const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex("(\\d+) " + label))) return UINT64_MAX;
+  return std::stoull(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("broker down for 10 s under load with acks=all and idempotence: every event arrives exactly once",
+          "[e2e][faults]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll));
+  std::thread outage([&] {
+    std::this_thread::sleep_for(2s);
+    p.control_broker("down");
+    std::this_thread::sleep_for(10s);
+    p.control_broker("up");
+  });
+  // 16 s at 20,000 events/s: the channel (60,000) fills during the outage and pushes back on the sender.
+  const int sent = p.send({"-c", "4", "-r", "20000", "-d", "16s"});
+  outage.join();
+  CHECK(sent == 0);
+  std::string report;
+  const int verified = p.verify(report);
+  INFO(report << p.agent_log());
+  CHECK(verified == 0);
+  CHECK_THAT(report, Catch::Contains("duplicates 0, missing 0"));
+  // The outage was real: the channel filled up and pushed back on the sender.
+  CHECK_THAT(p.agent_log(), Catch::Contains("channel 100.0% full"));
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
+
+TEST_CASE("transient produce errors are retried without loss or duplicates", "[e2e][faults]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll));
+  p.control_broker("errors produce 30 NOT_LEADER_FOR_PARTITION");
+  p.control_broker("errors produce 30 REQUEST_TIMED_OUT");
+  REQUIRE(p.send({"-c", "4", "-n", "100000", "-r", "50000"}) == 0);
+  std::string report;
+  const int verified = p.verify(report);
+  INFO(report << p.agent_log());
+  CHECK(verified == 0);
+  CHECK_THAT(report, Catch::Contains("unique 100000, duplicates 0, missing 0"));
+  CHECK_THAT(read_file(p.dir().file("broker.log")), Catch::Contains("errors produce 30 REQUEST_TIMED_OUT: done"));
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
+
+TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and memory stays bounded",
+          "[e2e][faults]") {
+  Pipeline p;
+  p.start_broker();
+  p.control_broker("rtt 200");
+  p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll));
+  REQUIRE(p.send({"-c", "4", "-r", "0", "-d", "8s"}) == 0);
+  // Bound: the channel (60,000 events x ~300 bytes with records) plus librdkafka's queue of
+  // one take per sink (10 x 8,000 x ~120 bytes) plus the program (~40 MB): well under 256 MB.
+  const long rss_kb = p.agent_peak_rss_kb();
+  std::string report;
+  const int verified = p.verify(report);
+  INFO(report << p.agent_log());
+  CHECK(verified == 0);
+  CHECK(rss_kb > 0);
+  CHECK(rss_kb < 256 * 1024);
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
+
+TEST_CASE("SIGTERM under full load: the agent drains and accounts for every event it read", "[e2e][faults]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 0", "compression.codec = snappy", "linger.ms = 5"}));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(2s);
+    p.agent().signal(SIGTERM);
+  });
+  p.send({"-c", "4", "-r", "0", "-d", "6s"});  // its connections break when the agent goes: that is expected
+  stopper.join();
+  const auto code = p.agent().wait(60s);
+  const std::string log = p.agent_log();
+  INFO(log);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  // "stopped: IN events in, SENT sent, FAILED failed, LOST lost at shutdown"
+  const uint64_t in = number_after(log, "events in"), sent = number_after(log, "sent,"),
+                 failed = number_after(log, "failed,"), lost = number_after(log, "lost at shutdown");
+  REQUIRE(in != UINT64_MAX);
+  CHECK(in > 0);
+  CHECK(in == sent + lost);
+  // acks=0: what the agent handed over is in Kafka unless a delivery report said otherwise.
+  CHECK(p.stored() == sent - failed);
+}

@@ -1,0 +1,103 @@
+#include "tests/support/pipeline.h"
+
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace sluice::test {
+
+using namespace std::chrono_literals;
+
+std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer) {
+  std::string text =
+      "t.sources = r1\nt.channels = c1\nt.sinks = k0 k1 k2 k3 k4 k5 k6 k7 k8 k9\n"
+      "t.sources.r1.type = multiport_syslogtcp\nt.sources.r1.host = 127.0.0.1\nt.sources.r1.ports = 0 0\n"
+      "t.sources.r1.channels = c1\nt.sources.r1.batchSize = 1000\n"
+      "t.channels.c1.type = memory\nt.channels.c1.capacity = 60000\nt.channels.c1.transactionCapacity = 8000\n";
+  for (int i = 0; i < 10; ++i) {
+    const std::string k = "t.sinks.k" + std::to_string(i);
+    text += k + ".type = org.apache.flume.sink.kafka.KafkaSink\n" + k + ".channel = c1\n" + k +
+            ".kafka.bootstrap.servers = " + brokers + "\n" + k + ".kafka.topic = ApacheLog\n" + k +
+            ".defaultPartitionId = " + std::to_string(i) + "\n";
+    for (const std::string& line : producer) text += k + ".kafka.producer." + line + "\n";
+  }
+  return text;
+}
+
+Pipeline::Pipeline() = default;
+
+Pipeline::~Pipeline() {
+  if (agent_) agent_->signal(SIGKILL);
+  agent_.reset();
+  broker_.reset();
+}
+
+const std::string& Pipeline::start_broker() {
+  broker_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{bin("sluice-kafka-mock"), "--topic", "ApacheLog", "--partitions", "10",
+                               "--bootstrap-file", dir_.file("bootstrap"), "--control", dir_.file("control")},
+      dir_.file("broker.log"));
+  const std::string text = wait_for_file(dir_.file("bootstrap"), 20s);
+  if (text.empty()) throw std::runtime_error("the broker did not start: " + read_file(dir_.file("broker.log")));
+  bootstrap_ = text.substr(0, text.find('\n'));
+  return bootstrap_;
+}
+
+void Pipeline::control_broker(const std::string& command) {
+  std::ofstream(dir_.file("control")) << command << "\n";
+}
+
+void Pipeline::start_agent(const std::string& config, const std::string& agent_name) {
+  std::ofstream(dir_.file("agent.properties")) << config;
+  std::remove(dir_.file("ready").c_str());
+  agent_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{bin("sluice"), "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file",
+                               dir_.file("ready"), "--status-interval", "1s", "--shutdown-timeout", "20s"},
+      dir_.file("agent.log"));
+  const std::string ready = wait_for_file(dir_.file("ready"), 20s);
+  if (ready.empty()) throw std::runtime_error("the agent did not start: " + agent_log());
+  targets_.clear();
+  std::istringstream ports(value_of(ready, "source.r1.ports"));
+  for (std::string port; ports >> port;) targets_.insert(targets_.end(), {"-t", "127.0.0.1:" + port});
+  if (const std::string embedded = value_of(ready, "embedded.bootstrap"); !embedded.empty()) bootstrap_ = embedded;
+}
+
+long Pipeline::agent_peak_rss_kb() const {
+  std::istringstream status(read_file("/proc/" + std::to_string(agent_->pid()) + "/status"));
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+std::optional<int> Pipeline::stop_agent(std::chrono::milliseconds timeout) {
+  agent_->signal(SIGTERM);
+  return agent_->wait(timeout);
+}
+
+int Pipeline::send(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv{bin("sluice-loadgen"), "-q", "--summary-json", dir_.file("sent.json")};
+  argv.insert(argv.end(), targets_.begin(), targets_.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, dir_.file("loadgen.log"), timeout);
+}
+
+int Pipeline::verify(std::string& report, const std::string& bootstrap) {
+  std::remove(dir_.file("verify.log").c_str());
+  const int code = run({bin("sluice-loadgen"), "--verify", "--bootstrap", bootstrap.empty() ? bootstrap_ : bootstrap,
+                        "--topic", "ApacheLog", "--expect", dir_.file("sent.json"), "--idle", "1500ms", "--timeout",
+                        "90s"},
+                       dir_.file("verify.log"), 120s);
+  report = read_file(dir_.file("verify.log"));
+  return code;
+}
+
+uint64_t Pipeline::stored() const {
+  const std::string out = dir_.file("offsets.log");
+  std::remove(out.c_str());
+  run({bin("sluice-loadgen"), "--offsets", "--bootstrap", bootstrap_, "--topic", "ApacheLog"}, out, 30s);
+  return std::stoull("0" + read_file(out));
+}
+
+}  // namespace sluice::test

@@ -1,0 +1,52 @@
+#pragma once
+// The processes of an end-to-end test — broker, agent, load generator, verifier — started in
+// one scratch directory and ended by PID when the Pipeline goes out of scope.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace sluice::test {
+
+// The seed's shape: one source on two free ports, a 60,000-event memory channel, ten sinks
+// pinned to partitions 0-9 of topic ApacheLog. `producer` lines are appended to every sink as
+// `kafka.producer.<line>`.
+std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer);
+
+class Pipeline {
+ public:
+  Pipeline();
+  ~Pipeline();
+  const TempDir& dir() const { return dir_; }
+
+  // sluice-kafka-mock with a control FIFO; returns the bootstrap address.
+  const std::string& start_broker();
+  void control_broker(const std::string& command);
+
+  // Starts the agent on `config` and waits until it is listening.
+  void start_agent(const std::string& config, const std::string& agent_name = "t");
+  ChildProcess& agent() { return *agent_; }
+  std::string agent_log() const { return read_file(dir_.file("agent.log")); }
+  long agent_peak_rss_kb() const;  // VmHWM of the running agent
+  std::optional<int> stop_agent(std::chrono::milliseconds timeout);
+
+  // sluice-loadgen against the agent's ports with `args`; the summary goes to sent.json.
+  int send(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  // The verifier against sent.json; `report` gets what it printed.
+  int verify(std::string& report, const std::string& bootstrap = "");
+  // Messages stored in ApacheLog (sum of high watermarks).
+  uint64_t stored() const;
+  const std::string& bootstrap() const { return bootstrap_; }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<ChildProcess> broker_;
+  std::unique_ptr<ChildProcess> agent_;
+  std::string bootstrap_;
+  std::vector<std::string> targets_;
+};
+
+}  // namespace sluice::test
