@@ -1,9 +1,49 @@
 #include "channels/event_batch.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <string>
 #include <utility>
 
 namespace sluice {
+
+std::optional<EventField> event_field_from_name(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "host" || lower == "hostname") return EventField::host;
+  if (lower == "app" || lower == "appname" || lower == "program") return EventField::app;
+  if (lower == "facility") return EventField::facility;
+  if (lower == "severity") return EventField::severity;
+  if (lower == "port") return EventField::port;
+  return std::nullopt;
+}
+
+bool is_numeric(EventField field) {
+  return field == EventField::facility || field == EventField::severity || field == EventField::port;
+}
+
+int32_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
+  switch (f) {
+    case EventField::facility: return e.facility;
+    case EventField::severity: return e.severity;
+    case EventField::port: return e.port;
+    default: return -1;
+  }
+}
+
+std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scratch) const {
+  const char* base = storage_->bytes.data() + e.offset;
+  switch (f) {
+    case EventField::host: return {base + e.host_offset, e.host_length};
+    case EventField::app: return {base + e.app_offset, e.app_length};
+    case EventField::none: return {};
+    default: {
+      const auto [end, ec] = std::to_chars(scratch, scratch + 8, numeric_field(e, f));
+      return {scratch, ec == std::errc() ? static_cast<size_t>(end - scratch) : 0};
+    }
+  }
+}
 
 EventBatch EventBatch::split_front(size_t n) {
   if (n >= size()) return std::exchange(*this, EventBatch{});

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,8 +30,18 @@ struct EventRecord {
   uint8_t facility = 1;      // RFC 3164: a line without PRI is user.notice (1, 5)
   uint8_t severity = 5;
   EventStatus status = EventStatus::ok;
+  uint16_t host_offset = 0;  // HOSTNAME, relative to offset; length 0 when absent
+  uint16_t host_length = 0;
+  uint16_t app_offset = 0;   // APP-NAME / the RFC 3164 TAG without [pid] and ':'
+  uint16_t app_length = 0;
   int64_t timestamp_ms = 0;  // from the header when present, else the time it was received
 };
+
+// The parsed fields a sink can route by (Flume's header names where Flume has one).
+enum class EventField : uint8_t { none, host, app, facility, severity, port };
+// "host", "app", "Facility", "Severity", "port" (any case); nullopt for anything else.
+std::optional<EventField> event_field_from_name(std::string_view name);
+bool is_numeric(EventField field);
 
 struct EventStorage {
   std::vector<char> bytes;
@@ -66,6 +77,11 @@ class EventBatch {
   std::string_view body(const EventRecord& e) const {
     return {storage_->bytes.data() + e.offset + e.body_offset, e.length - e.body_offset};
   }
+
+  // The field's text; numeric fields are formatted into `scratch` (at least 8 bytes).
+  std::string_view field(const EventRecord& e, EventField f, char* scratch) const;
+  // Numeric fields only; -1 for text fields.
+  static int32_t numeric_field(const EventRecord& e, EventField f);
 
   // Moves the first n events into a new batch that shares this one's storage.
   EventBatch split_front(size_t n);

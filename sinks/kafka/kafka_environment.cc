@@ -27,8 +27,8 @@ std::string KafkaEnvironment::resolve_bootstrap(const std::string& bootstrap) co
   return bootstrap;
 }
 
-std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& settings) {
-  if (!share_producers_) return std::make_shared<Producer>(settings);
+std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& settings, bool shared) {
+  if (!shared) return std::make_shared<Producer>(settings);
   std::string key;
   for (const auto& [name, setting] : settings) key += name + "=" + setting.value + "\n";
   if (auto existing = producers_[key].lock()) return existing;

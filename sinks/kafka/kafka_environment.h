@@ -1,7 +1,7 @@
 #pragma once
 // What the Kafka sinks of one agent share: the embedded cluster (when a sink says
-// `brokerList = embedded`) and producer handles (sinks with identical settings share one
-// when share_producers is on: fewer connections and librdkafka threads).
+// `brokerList = embedded`) and producer handles (sinks with identical settings that allow it
+// share one: fewer connections and librdkafka threads).
 //
 // Lifecycle, on the agent's main thread: sinks declare needs while they are built
 // (require_topic) → start() creates the embedded cluster and its topics → sinks start and ask
@@ -20,7 +20,6 @@ inline constexpr std::string_view kEmbedded = "embedded";
 
 class KafkaEnvironment {
  public:
-  explicit KafkaEnvironment(bool share_producers = true) : share_producers_(share_producers) {}
 
   // A sink will produce to `topic` on `bootstrap` needing at least `partitions` partitions.
   void require_topic(const std::string& bootstrap, const std::string& topic, int partitions);
@@ -28,12 +27,12 @@ class KafkaEnvironment {
 
   // "embedded" → the embedded cluster's address; anything else unchanged.
   std::string resolve_bootstrap(const std::string& bootstrap) const;
-  std::shared_ptr<Producer> producer(const ProducerSettings& settings);
+  // A producer for these settings: the one already made for identical settings when `shared`.
+  std::shared_ptr<Producer> producer(const ProducerSettings& settings, bool shared);
 
   MockCluster* embedded() const { return embedded_.get(); }
 
  private:
-  bool share_producers_;
   std::map<std::string, int> embedded_topics_;  // topic → partitions
   std::unique_ptr<MockCluster> embedded_;
   std::map<std::string, std::weak_ptr<Producer>> producers_;

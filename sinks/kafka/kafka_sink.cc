@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <span>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -163,7 +164,7 @@ KafkaSink::~KafkaSink() {
 void KafkaSink::start() {
   ProducerSettings settings = config_.producer;
   settings["bootstrap.servers"] = ProducerSetting{env_.resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
-  producer_ = env_.producer(settings);
+  producer_ = env_.producer(settings, config_.share_producer);
   thread_ = std::thread([this] { run(); });
   spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {})", name_, config_.topic,
                config_.partition >= 0 ? std::to_string(config_.partition) : "by librdkafka",
@@ -187,28 +188,62 @@ void KafkaSink::run() {
   }
 }
 
-const char* KafkaSink::payload_of(const EventBatch& batch, const EventRecord& e, size_t& length) const {
+void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker) {
+  OutgoingMessage& m = messages_.emplace_back();
   const std::string_view payload = config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
-  length = payload.size();
-  return payload.data();
+  m.payload = payload.data();
+  m.length = payload.size();
+  m.tracker = tracker;
+  if (config_.key_field != EventField::none) {
+    // librdkafka copies keys, but only at produce(): numeric keys need a home until then.
+    char* scratch = key_scratch_.emplace_back().data();
+    const std::string_view key = batch.field(e, config_.key_field, scratch);
+    if (!key.empty()) {  // no host in the line: no key, librdkafka picks the partition
+      m.key = key.data();
+      m.key_length = key.size();
+    }
+  }
+  if (config_.partition_field != EventField::none) m.partition = EventBatch::numeric_field(e, config_.partition_field);
+  if (config_.topic_field != EventField::none) {
+    char unused[8];
+    topics_.push_back(batch.field(e, config_.topic_field, unused));
+  }
+}
+
+void KafkaSink::produce_messages() {
+  const int32_t partition =
+      config_.partition_field != EventField::none ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
+  give_up_ = past_deadline();
+  if (config_.topic_field == EventField::none) {
+    producer_->produce(config_.topic, partition, messages_, give_up_);
+    return;
+  }
+  // Per-event topics: one produce call per run of events bound for the same topic; events
+  // without the field go to the configured topic.
+  const std::span<const OutgoingMessage> all(messages_);
+  size_t start = 0;
+  for (size_t i = 1; i <= messages_.size(); ++i) {
+    if (i < messages_.size() && topics_[i] == topics_[start]) continue;
+    const std::string topic = topics_[start].empty() ? config_.topic : std::string(topics_[start]);
+    producer_->produce(topic, partition, all.subspan(start, i - start), give_up_);
+    start = i;
+  }
 }
 
 bool KafkaSink::past_deadline() const { return draining_.load() && Clock::now() >= drain_deadline_; }
 
 void KafkaSink::send(Take take) {
   messages_.clear();
+  key_scratch_.clear();
+  topics_.clear();
+  key_scratch_.reserve(config_.key_field != EventField::none ? take.events : 0);
   if (!config_.wait_for_delivery) {
     // acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises.
     const Take handed{{}, take.events, take.bytes};
     auto* in_flight = new HandedOverTake(std::move(take), counters_);
     for (const EventBatch& batch : in_flight->take().batches)
-      for (const EventRecord& e : batch) {
-        OutgoingMessage& m = messages_.emplace_back();
-        m.payload = payload_of(batch, e, m.length);
-        m.tracker = in_flight;
-      }
-    give_up_ = past_deadline();
-    producer_->produce(config_.topic, static_cast<int32_t>(config_.partition), messages_, give_up_);
+      for (const EventRecord& e : batch) add_message(batch, e, in_flight);
+    produce_messages();
     channel_.commit(handed);
     counters_->sent.fetch_add(handed.events, std::memory_order_relaxed);
     in_flight->release();
@@ -218,13 +253,8 @@ void KafkaSink::send(Take take) {
   AwaitedTake awaited(std::move(take));
   size_t index = 0;
   for (const EventBatch& batch : awaited.take().batches)
-    for (const EventRecord& e : batch) {
-      OutgoingMessage& m = messages_.emplace_back();
-      m.payload = payload_of(batch, e, m.length);
-      m.tracker = awaited.tracker(index++);
-    }
-  give_up_ = past_deadline();
-  producer_->produce(config_.topic, static_cast<int32_t>(config_.partition), messages_, give_up_);
+    for (const EventRecord& e : batch) add_message(batch, e, awaited.tracker(index++));
+  produce_messages();
   bool purged = false;
   while (!awaited.done()) {
     producer_->poll(10);

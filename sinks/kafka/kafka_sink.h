@@ -11,7 +11,9 @@
 // Lifecycle: built (config checked with librdkafka) → start() (producer created, thread
 // started) → stop(deadline) (drain the channel, flush, count what could not be delivered).
 
+#include <array>
 #include <atomic>
+#include <string_view>
 #include <memory>
 #include <string>
 #include <thread>
@@ -41,7 +43,8 @@ class KafkaSink final : public Sink {
   void run();
   void send(Take take);
   void settle(AwaitedTake& awaited);
-  const char* payload_of(const EventBatch& batch, const EventRecord& e, size_t& length) const;
+  void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
+  void produce_messages();
   bool past_deadline() const;
 
   const std::string name_;
@@ -56,6 +59,8 @@ class KafkaSink final : public Sink {
   Deadline drain_deadline_ = Deadline::max();
   std::shared_ptr<Counters> counters_;
   std::vector<OutgoingMessage> messages_;  // reused for every take
+  std::vector<std::array<char, 8>> key_scratch_;  // numeric keys, formatted
+  std::vector<std::string_view> topics_;          // per-event topics, when topicHeader applies
   std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
 };
 

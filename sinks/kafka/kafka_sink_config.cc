@@ -49,6 +49,21 @@ const config::PropertyTable<C> kKafkaSinkProperties{
     {"batchSize", &C::batch_size, "0",
      "Max events per take from the channel, handed to librdkafka as one batch; 0 = the channel's transactionCapacity.",
      {.min = 0, .max = 1'000'000}, {}, {"flumeBatchSize"}},
+    {"keyField", &C::key_field_name, "",
+     "Event field used as the Kafka message key: host, app, Facility, Severity or port; keyed messages are partitioned by "
+     "murmur2 of the key, as the Java producer does (librdkafka's murmur2_random), unless key pins a partition.",
+     {}, {"", "host", "app", "Facility", "Severity", "port"}},
+    {"partitionIdHeader", &C::partition_field_name, "",
+     "Numeric event field whose value is the partition (Facility, Severity or port); overrides key.",
+     {}, {"", "Facility", "Severity", "port"}},
+    {"allowTopicOverride", &C::allow_topic_override, "true",
+     "Whether topicHeader may choose each event's topic."},
+    {"topicHeader", &C::topic_field_name, "topic",
+     "Event field naming each event's topic when allowTopicOverride is on: host or app. Syslog events have no "
+     "'topic' field, so Flume's default changes nothing.",
+     {}, {"", "topic", "host", "app"}},
+    {"shareProducer", &C::share_producer, "true",
+     "Share one librdkafka producer with the other sinks whose producer settings are identical (fewer connections and threads)."},
     {"format", &C::format_name, "body",
      "What each Kafka message holds: body (the syslog message without its header, Flume's default) or raw (the line as received).",
      {}, {"body", "raw"}},
@@ -96,6 +111,13 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   if (c.bootstrap.empty())
     component.fail("brokerList", "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
   c.format = c.format_name == "raw" ? PayloadFormat::raw : PayloadFormat::body;
+  auto field = [](const std::string& name) { return event_field_from_name(name).value_or(EventField::none); };
+  c.key_field = field(c.key_field_name);
+  c.partition_field = field(c.partition_field_name);
+  c.topic_field = c.allow_topic_override ? field(c.topic_field_name) : EventField::none;
+  // Keyed messages go where a Java producer would put them, unless the user chose a partitioner.
+  if (c.key_field != EventField::none && !c.producer.count("partitioner"))
+    c.producer["partitioner"] = ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};
   for (const char* alias : {"request.required.acks", "required.acks"}) {
     if (auto it = c.producer.find(alias); it != c.producer.end()) {
       if (c.producer.count("acks"))

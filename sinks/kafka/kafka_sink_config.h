@@ -3,6 +3,7 @@
 #include <string>
 
 #include "agent/config/property_table.h"
+#include "channels/event_batch.h"
 #include "sinks/kafka/producer.h"
 
 namespace sluice::kafka {
@@ -15,9 +16,17 @@ struct KafkaSinkConfig {
   int64_t partition = -1;
   int64_t batch_size = 0;
   std::string format_name;
+  std::string key_field_name;
+  std::string partition_field_name;
+  std::string topic_field_name;
+  bool allow_topic_override = true;
+  bool share_producer = true;
   ProducerSettings producer;  // librdkafka names, mapped from kafka.* and legacy keys
 
   PayloadFormat format = PayloadFormat::body;
+  EventField key_field = EventField::none;        // message key (hashed by murmur2, as Java does)
+  EventField partition_field = EventField::none;  // partition number from a numeric field
+  EventField topic_field = EventField::none;      // per-event topic (allowTopicOverride)
   std::string acks;                // as librdkafka will see it
   bool wait_for_delivery = false;  // acks != 0 or producer.type = sync
 };

@@ -2,10 +2,16 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
+
+#include "agent/log_limiter.h"
 
 namespace sluice::kafka {
 namespace {
@@ -39,22 +45,47 @@ void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
   if (auto* tracker = static_cast<DeliveryTracker*>(message->_private)) tracker->on_delivery(report_of(message->err));
 }
 
+// A broker that stays down makes librdkafka report the same error every few hundred ms:
+// log each kind once, then at most every 10 s, saying how many were suppressed.
+LogLimiter& limiter_for(const std::string& kind) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<LogLimiter>> limiters;
+  std::lock_guard lock(mutex);
+  auto& limiter = limiters[kind];
+  if (!limiter) limiter = std::make_unique<LogLimiter>();
+  return *limiter;
+}
+
+std::string suppressed_note(uint64_t suppressed) {
+  return suppressed ? " [" + std::to_string(suppressed) + " similar lines suppressed]" : "";
+}
+
+std::atomic<uint64_t> g_client_errors{0};
+
 void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
-  // librdkafka retries transport errors itself; they are worth a line, not a stop.
+  g_client_errors.fetch_add(1, std::memory_order_relaxed);
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char text[512];
     rd_kafka_fatal_error(rk, text, sizeof text);
     spdlog::critical("kafka producer fatal error: {}", text);
-  } else {
-    spdlog::warn("kafka: {} ({})", reason, rd_kafka_err2name(code));
+    return;
   }
+  // librdkafka retries these itself and recovers when Kafka comes back; they are worth a line.
+  uint64_t suppressed = 0;
+  if (limiter_for(rd_kafka_err2name(code)).allow(suppressed))
+    spdlog::warn("kafka: {} ({}){}", reason, rd_kafka_err2name(code), suppressed_note(suppressed));
 }
 
 void on_log(const rd_kafka_t*, int level, const char* facility, const char* text) {
-  if (level <= 3) spdlog::error("librdkafka {}: {}", facility, text);
-  else if (level <= 4) spdlog::warn("librdkafka {}: {}", facility, text);
-  else spdlog::debug("librdkafka {}: {}", facility, text);
+  if (level > 4) {
+    spdlog::debug("librdkafka {}: {}", facility, text);
+    return;
+  }
+  uint64_t suppressed = 0;
+  if (!limiter_for(std::string("log:") + facility).allow(suppressed)) return;
+  if (level <= 3) spdlog::error("librdkafka {}: {}{}", facility, text, suppressed_note(suppressed));
+  else spdlog::warn("librdkafka {}: {}{}", facility, text, suppressed_note(suppressed));
 }
 
 // Applies every setting; throws ConfigError naming the first one librdkafka refuses.
@@ -74,6 +105,8 @@ rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
 }
 
 }  // namespace
+
+uint64_t client_errors() { return g_client_errors.load(std::memory_order_relaxed); }
 
 std::string_view to_string(DeliveryError error) {
   switch (error) {
@@ -133,10 +166,13 @@ bool Producer::produce(const std::string& topic, int32_t partition,
     m.key = const_cast<char*>(messages[i].key);
     m.key_len = messages[i].key_length;
     m._private = messages[i].tracker;
+    m.partition = messages[i].partition < 0 ? RD_KAFKA_PARTITION_UA : messages[i].partition;
   }
+  const bool per_message = partition == kPerMessage;
   const int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
+  const int flags = per_message ? RD_KAFKA_MSG_F_PARTITION : 0;
   while (!batch.empty()) {
-    const int accepted = rd_kafka_produce_batch(rkt, target, 0, batch.data(), static_cast<int>(batch.size()));
+    const int accepted = rd_kafka_produce_batch(rkt, target, flags, batch.data(), static_cast<int>(batch.size()));
     if (static_cast<size_t>(accepted) == batch.size()) return true;
     // Refused messages keep their order: compact the queue-full ones to retry, fail the rest.
     size_t retry = 0;

@@ -44,6 +44,8 @@ enum class DeliveryError : uint8_t {
 };
 inline constexpr int kDeliveryErrorKinds = 9;
 std::string_view to_string(DeliveryError error);
+// Errors librdkafka reported about the cluster (unreachable brokers, authentication, ...), all producers.
+uint64_t client_errors();
 // Retrying cannot help: discard, counted under the reason.
 inline bool is_permanent(DeliveryError e) { return e == DeliveryError::too_large || e == DeliveryError::invalid_message; }
 
@@ -65,7 +67,8 @@ struct OutgoingMessage {
   size_t length;
   const char* key = nullptr;
   size_t key_length = 0;
-  DeliveryTracker* tracker;
+  DeliveryTracker* tracker = nullptr;
+  int32_t partition = -1;  // used when produce() is asked for per-message partitions
 };
 
 class Producer {
@@ -84,6 +87,8 @@ class Producer {
   // librdkafka's queue is full it polls and retries: that wait is the backpressure. Messages
   // refused for good (e.g. too large, unknown partition) are reported to their tracker as
   // failed at once. Returns false only if `give_up` became true while waiting.
+  // partition = kPerMessage: each message's own partition field (-1 there: the partitioner).
+  static constexpr int32_t kPerMessage = -1000;
   bool produce(const std::string& topic, int32_t partition, std::span<const OutgoingMessage> messages,
                const bool& give_up);
 

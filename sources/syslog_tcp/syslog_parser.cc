@@ -1,6 +1,7 @@
 #include "sources/syslog_tcp/syslog_parser.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace sluice::syslog_tcp {
 namespace {
@@ -28,9 +29,22 @@ size_t skip_field(std::string_view s, size_t pos) {
   return space == std::string_view::npos ? space : space + 1;
 }
 
+void set_span(uint16_t& offset, uint16_t& length, size_t from, size_t to) {
+  if (to <= from || from > UINT16_MAX || to - from > UINT16_MAX) return;
+  offset = static_cast<uint16_t>(from);
+  length = static_cast<uint16_t>(to - from);
+}
+
 // RFC 5424 after "<PRI>1 ": TIMESTAMP HOSTNAME APP-NAME PROCID MSGID STRUCTURED-DATA [SP MSG].
-size_t body_of_rfc5424(std::string_view s, size_t pos) {
-  for (int field = 0; field < 5 && pos != std::string_view::npos; ++field) pos = skip_field(s, pos);
+size_t body_of_rfc5424(std::string_view s, size_t pos, EventRecord& event) {
+  for (int field = 0; field < 5 && pos != std::string_view::npos; ++field) {
+    const size_t next = skip_field(s, pos);
+    const size_t end = next == std::string_view::npos ? s.size() : next - 1;
+    const bool nil = end == pos + 1 && s[pos] == '-';
+    if (!nil && field == 1) set_span(event.host_offset, event.host_length, pos, end);
+    if (!nil && field == 2) set_span(event.app_offset, event.app_length, pos, end);
+    pos = next;
+  }
   if (pos == std::string_view::npos || pos >= s.size()) return s.size();
   if (s[pos] == '-') {
     ++pos;
@@ -60,16 +74,25 @@ bool is_month(std::string_view m) {
 }
 
 // RFC 3164: "Mmm dd hh:mm:ss HOSTNAME " before the message; both parts optional in practice.
-size_t body_of_rfc3164(std::string_view s, size_t pos) {
+// The body keeps the TAG ("app[pid]: text"), as Flume's does; the app name is recorded.
+size_t body_of_rfc3164(std::string_view s, size_t pos, EventRecord& event) {
   std::string_view rest = s.substr(pos);
   if (rest.size() >= 16 && is_month(rest.substr(0, 3)) && rest[3] == ' ' && rest[6] == ' ' &&
       rest[9] == ':' && rest[12] == ':' && rest[15] == ' ') {
     pos += 16;
     // The hostname, unless what follows is already a tag ("sshd[12]:" or "kernel:").
     const size_t end = s.find(' ', pos);
-    if (end != std::string_view::npos && end > pos && s[end - 1] != ':' && s[end - 1] != ']')
+    if (end != std::string_view::npos && end > pos && s[end - 1] != ':' && s[end - 1] != ']') {
+      set_span(event.host_offset, event.host_length, pos, end);
       pos = end + 1;
+    }
   }
+  // TAG: up to 32 alphanumerics and [._/-], ended by '[' or ':'.
+  size_t tag_end = pos;
+  while (tag_end < s.size() && tag_end - pos < 48 && s[tag_end] != '[' && s[tag_end] != ':' && s[tag_end] != ' ')
+    ++tag_end;
+  if (tag_end < s.size() && tag_end > pos && (s[tag_end] == '[' || s[tag_end] == ':'))
+    set_span(event.app_offset, event.app_length, pos, tag_end);
   return pos;
 }
 
@@ -88,11 +111,12 @@ void parse_syslog_header(std::string_view frame, EventRecord& event) {
   event.facility = static_cast<uint8_t>(pri / 8);
   event.severity = static_cast<uint8_t>(pri % 8);
   event.status = EventStatus::ok;
+  event.host_length = event.app_length = 0;
   size_t body;
   if (frame.size() > after_pri + 1 && frame[after_pri] == '1' && frame[after_pri + 1] == ' ')
-    body = body_of_rfc5424(frame, after_pri + 2);
+    body = body_of_rfc5424(frame, after_pri + 2, event);
   else
-    body = body_of_rfc3164(frame, after_pri);
+    body = body_of_rfc3164(frame, after_pri, event);
   event.body_offset = static_cast<uint32_t>(std::min(body, frame.size()));
 }
 

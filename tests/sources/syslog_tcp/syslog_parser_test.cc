@@ -10,13 +10,14 @@ namespace {
 struct Parsed {
   int facility, severity;
   EventStatus status;
-  std::string body;
+  std::string body, host, app;
 };
 
 Parsed parse(const std::string& line) {
   EventRecord e;
   parse_syslog_header(line, e);
-  return {e.facility, e.severity, e.status, line.substr(e.body_offset)};
+  return {e.facility, e.severity, e.status, line.substr(e.body_offset), line.substr(e.host_offset, e.host_length),
+          line.substr(e.app_offset, e.app_length)};
 }
 
 }  // namespace
@@ -56,4 +57,20 @@ TEST_CASE("parser finds the body after the RFC 5424 header and structured data",
         "'su root' failed");
   CHECK(parse("<34>1 - - - - - [a@1 x=\"q\\]uote\\\"\"][b@2] msg").body == "msg");
   CHECK(parse("<34>1 - - - - -").body == "");
+}
+
+TEST_CASE("parser records the hostname and app name of 3164 and 5424 lines", "[parser]") {
+  const Parsed bsd = parse("<134>Nov 30 11:07:06 web-01.example.com nginx[812]: GET /");
+  CHECK(bsd.host == "web-01.example.com");
+  CHECK(bsd.app == "nginx");
+  const Parsed no_host = parse("<134>Nov 30 11:07:06 kernel: oops");
+  CHECK(no_host.host == "");
+  CHECK(no_host.app == "kernel");
+  const Parsed rfc = parse("<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 - hi");
+  CHECK(rfc.host == "mymachine.example.com");
+  CHECK(rfc.app == "evntslog");
+  const Parsed nil = parse("<165>1 - - - - - - hi");
+  CHECK(nil.host == "");
+  CHECK(nil.app == "");
+  CHECK(parse("no pri").host == "");
 }

@@ -1,0 +1,127 @@
+// The Kafka sink in-process against the embedded mock cluster: routing and commit semantics.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <thread>
+
+#include "channels/memory/memory_channel.h"
+#include "sinks/kafka/kafka_environment.h"
+#include "sinks/kafka/kafka_sink.h"
+#include "sinks/kafka/mock_cluster.h"
+#include "sinks/kafka/topic_reader.h"
+#include "sources/syslog_tcp/syslog_parser.h"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+
+namespace {
+
+config::ComponentConfig sink_component(const std::string& bootstrap, std::map<std::string, std::string> properties) {
+  config::ComponentConfig c;
+  c.kind = config::Kind::sink;
+  c.name = "k";
+  c.key_prefix = "a.sinks.k";
+  c.type = "kafka";
+  c.channels = {"c"};
+  properties.emplace("brokerList", bootstrap);
+  properties.emplace("topic", "t");
+  for (auto& [key, value] : properties) c.properties[key] = config::PropertyValue{value, {"test", 1}};
+  return c;
+}
+
+EventBatch parsed_batch(const std::vector<std::string>& lines) {
+  EventBatchBuilder builder;
+  for (const std::string& line : lines) syslog_tcp::parse_syslog_header(line, builder.append(line));
+  return builder.seal();
+}
+
+// Puts the lines through a sink built from `properties`; returns payload → partition per topic.
+std::map<std::string, std::map<std::string, int32_t>> route(kafka::MockCluster& cluster,
+                                                           const std::vector<std::string>& topics,
+                                                           std::map<std::string, std::string> properties,
+                                                           const std::vector<std::string>& lines) {
+  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  kafka::KafkaEnvironment env;
+  BuildContext context{&env};
+  auto sink = kafka::kKafkaSinkSpec.make_sink(sink_component(cluster.bootstrap_servers(), properties), channel, context);
+  sink->start();
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  sink->stop(Clock::now() + 20s);
+  REQUIRE(channel.counters().events_held == 0);
+  std::map<std::string, std::map<std::string, int32_t>> landed;
+  for (const std::string& topic : topics) {
+    kafka::TopicReader reader(cluster.bootstrap_servers(), topic);
+    reader.read_all([&](int32_t partition, int64_t, int64_t, std::string_view payload) {
+      landed[topic][std::string(payload)] = partition;
+    }, kafka::ReadOptions{500ms, 30s});
+  }
+  return landed;
+}
+
+}  // namespace
+
+TEST_CASE("keyField = host puts events in the partitions the Java producer's murmur2 picks", "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 10);
+  // Kafka's UtilsTest.testMurmur2 vectors; Java's partition is (murmur2(key) & 0x7fffffff) % 10.
+  const std::map<std::string, int32_t> java{{"21", 0},  {"foobar", 6}, {"a-little-bit-long-string", 2},
+                                            {"a-little-bit-longer-string", 9}, {"abc", 7},
+                                            {"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", 7}};
+  std::vector<std::string> lines;
+  for (const auto& [host, partition] : java) lines.push_back("<134>Nov 30 11:07:06 " + host + " app: from " + host);
+  const auto landed = route(cluster, {"t"}, {{"keyField", "host"}, {"kafka.producer.acks", "all"}}, lines);
+  for (const auto& [host, partition] : java) {
+    INFO(host);
+    CHECK(landed.at("t").at("app: from " + host) == partition);
+  }
+}
+
+TEST_CASE("partitionIdHeader = Severity sends each event to the partition of its severity", "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 8);
+  std::vector<std::string> lines;
+  for (int severity = 0; severity < 8; ++severity)
+    lines.push_back("<" + std::to_string(128 + severity) + ">Nov 30 11:07:06 h app: severity " + std::to_string(severity));
+  const auto landed = route(cluster, {"t"}, {{"partitionIdHeader", "Severity"}, {"kafka.producer.acks", "1"}}, lines);
+  for (int severity = 0; severity < 8; ++severity)
+    CHECK(landed.at("t").at("app: severity " + std::to_string(severity)) == severity);
+}
+
+TEST_CASE("topicHeader = app sends each event to its app's topic and the rest to the sink's topic", "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  for (const char* topic : {"t", "alpha", "beta"}) cluster.create_topic(topic, 1);
+  const auto landed = route(cluster, {"t", "alpha", "beta"}, {{"topicHeader", "app"}},
+                            {"<134>Nov 30 11:07:06 h alpha: one", "<134>Nov 30 11:07:06 h alpha: two",
+                             "<134>Nov 30 11:07:06 h beta: three", "no header at all"});
+  CHECK(landed.at("alpha").size() == 2);
+  CHECK(landed.at("beta").count("beta: three") == 1);
+  CHECK(landed.at("t").count("no header at all") == 1);
+}
+
+TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after delivery", "[kafka][sink]") {
+  for (const char* acks : {"0", "all"}) {
+    INFO("acks=" << acks);
+    kafka::MockCluster cluster;
+    cluster.create_topic("t", 1);
+    cluster.set_broker_down(0, true);
+    MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+    kafka::KafkaEnvironment env;
+    BuildContext context{&env};
+    auto sink = kafka::kKafkaSinkSpec.make_sink(
+        sink_component(cluster.bootstrap_servers(), {{"kafka.producer.acks", acks}}), channel, context);
+    sink->start();
+    EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
+    REQUIRE(channel.put(batch, Clock::now() + 5s));
+    const auto deadline = Clock::now() + 10s;
+    while (channel.counters().events_taken < 3 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(300ms);
+    // The broker is down: nothing can have been acknowledged.
+    CHECK(channel.counters().events_held == (std::string(acks) == "0" ? 0u : 3u));
+    cluster.set_broker_down(0, false);
+    sink->stop(Clock::now() + 20s);
+    CHECK(channel.counters().events_held == 0);
+    CHECK(sink->counters().events_sent == 3);
+  }
+}
