@@ -2,7 +2,12 @@
 # The benchmark: the whole pipeline on this machine for a fixed duration, several runs, medians.
 #
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4]
-#                     [--variants "kafka null acks-all ramp rsyslog"]
+#                     [--variants "kafka kafka-unshared null acks-all ramp rsyslog"]
+#
+# Variants: kafka (the seed's shape and settings: 10 sinks sharing one producer, acks=0, snappy),
+# kafka-unshared (one librdkafka producer per sink), null (sinks discard: the agent's own cost),
+# acks-all (acks=all, linger 5 ms), ramp (the sender rises to --rate over a third of the run),
+# rsyslog (the tuned peer from ../shared/peers on the same load and broker).
 #
 # Per run: sluice-kafka-mock (its own process) ← agent (or a peer) ← sluice-loadgen. Reports events/s
 # stored in Kafka (from the broker's offsets, not the agent's counters), the sender's rate, loss
@@ -18,7 +23,7 @@ while [ $# -gt 0 ]; do
     --rate) rate=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
-    *) sed -n '2,12p' "$0"; exit 2 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
 done
 
@@ -59,10 +64,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local broker=$!
   wait_file "$dir/bootstrap"
   local bootstrap; bootstrap=$(head -1 "$dir/bootstrap")
-  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=()
+  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=true
   case "$variant" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
+    kafka-unshared) share=false ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
   esac
@@ -81,6 +87,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
           echo "tier2.sinks.kk$k.topic = ApacheLog"
           echo "tier2.sinks.kk$k.brokerList = $bootstrap"
           echo "tier2.sinks.kk$k.key = $((k - 1))"
+          echo "tier2.sinks.kk$k.shareProducer = $share"
           echo "tier2.sinks.kk$k.kafka.compression.codec = snappy"
           echo "tier2.sinks.kk$k.kafka.request.required.acks = $acks"
           echo "tier2.sinks.kk$k.kafka.send.buffer.bytes = 16777216"
