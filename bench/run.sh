@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The benchmark: the whole pipeline on this machine for a fixed duration, several runs, medians.
 #
+#   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4]
-#                     [--variants "kafka kafka-unshared null acks-all ramp rsyslog"]
+#                     [--variants "kafka kafka-shared null acks-all ramp rsyslog"]
 #
-# Variants: kafka (the seed's shape and settings: 10 sinks sharing one producer, acks=0, snappy),
-# kafka-unshared (one librdkafka producer per sink), null (sinks discard: the agent's own cost),
+# Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
+# kafka-shared (the 10 sinks share one librdkafka producer), null (sinks discard: the agent's own cost),
 # acks-all (acks=all, linger 5 ms), ramp (the sender rises to --rate over a third of the run),
 # rsyslog (the tuned peer from ../shared/peers on the same load and broker).
 #
@@ -15,7 +16,7 @@
 # the CPU of broker and sender. Per-second CSVs and a PNG plot land in bench/results/<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog"
+duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
@@ -23,6 +24,7 @@ while [ $# -gt 0 ]; do
     --rate) rate=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
+    --summarize) summarize_only=$2; shift 2 ;;
     *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
 done
@@ -30,7 +32,6 @@ done
 bash .ci/install-deps gnuplot-nox
 [ -x build/bin/sluice ] || bash .ci/build
 out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out"
 tick=$(getconf CLK_TCK)
 bin=build/bin
 
@@ -64,11 +65,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local broker=$!
   wait_file "$dir/bootstrap"
   local bootstrap; bootstrap=$(head -1 "$dir/bootstrap")
-  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=true
+  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false
   case "$variant" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
-    kafka-unshared) share=false ;;
+    kafka-shared) share=true ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
   esac
@@ -140,13 +141,9 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   tail -1 "$out/runs.csv" >&2
 }
 
-echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores" > "$out/runs.csv"
-echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max); results in $out" >&2
-for n in $(seq 1 "$runs"); do
-  for variant in $variants; do one_run "$variant" "$n"; done   # interleaved: noise hits every variant alike
-done
-
-# Medians per variant, and ratios against rsyslog measured in the same run.
+summarize() {  # medians per variant, the ratio against rsyslog measured in the same run, the plot
+  local out=$1 variants
+  variants=$(tail -n +2 "$out/runs.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
 {
   echo "| variant | stored events/s | sent events/s | loss | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB |"
   echo "|---|---|---|---|---|---|---|---|---|"
@@ -157,7 +154,7 @@ done
   done
 } | tee "$out/summary.md"
 if grep -q "^rsyslog," "$out/runs.csv" && grep -q "^kafka," "$out/runs.csv"; then
-  awk -F'|' '$2 ~ /kafka/ {k = $3} $2 ~ /rsyslog/ {r = $3} END { if (r > 0) printf "\nsluice (kafka) / rsyslog, stored events/s: %.2fx\n", k / r }' \
+  awk -F'|' '$2 == " kafka " {k = $3} $2 == " rsyslog " {r = $3} END { if (r > 0) printf "\nsluice (kafka) / rsyslog, stored events/s: %.2fx\n", k / r }' \
     "$out/summary.md" | tee -a "$out/summary.md"
 fi
 
@@ -169,3 +166,14 @@ if [ ${#plots[@]} -gt 0 ] && command -v gnuplot >/dev/null; then
     set key outside; set xlabel 'seconds'; set ylabel 'events/s stored in Kafka'; set yrange [0:*]; \
     plot $(IFS=,; echo "${plots[*]}")" && echo "plot: $out/rates.png" >&2
 fi
+}
+
+if [ -n "$summarize_only" ]; then summarize "$(cd "$summarize_only" && pwd)"; exit 0; fi
+mkdir -p "$out"
+echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores" > "$out/runs.csv"
+echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max); results in $out" >&2
+for n in $(seq 1 "$runs"); do
+  for variant in $variants; do one_run "$variant" "$n"; done   # interleaved: noise hits every variant alike
+done
+
+summarize "$out"

@@ -90,6 +90,8 @@ EventBatch EventBatchBuilder::seal() {
   batch.begin_ = 0;
   batch.end_ = storage_->events.size();
   batch.bytes_ = bytes_;
+  expected_events_ = batch.end_ + batch.end_ / 4;
+  expected_bytes_ = bytes_ + bytes_ / 4;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage_));
   storage_ = std::make_unique<EventStorage>();
   storage_->events.reserve(expected_events_);

@@ -96,7 +96,9 @@ class EventBatch {
   uint64_t bytes_ = 0;
 };
 
-// Appends events into one growing buffer; owned by one source thread.
+// Appends events into one growing buffer; owned by one source thread. Each new buffer is
+// reserved at the size the previous batch reached (a little more), so that a channel full of
+// small batches does not hold the reservations of large ones.
 class EventBatchBuilder {
  public:
   explicit EventBatchBuilder(size_t expected_events = 0, size_t expected_bytes = 0);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <thread>
 
 #include "channels/memory/memory_channel.h"
@@ -41,7 +42,7 @@ std::map<std::string, std::map<std::string, int32_t>> route(kafka::MockCluster& 
                                                            const std::vector<std::string>& topics,
                                                            std::map<std::string, std::string> properties,
                                                            const std::vector<std::string>& lines) {
-  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  MemoryChannel channel("c", MemoryChannelConfig{10000, 10000, {}, 20});
   kafka::KafkaEnvironment env;
   BuildContext context{&env};
   auto sink = kafka::kKafkaSinkSpec.make_sink(sink_component(cluster.bootstrap_servers(), properties), channel, context);
@@ -124,4 +125,46 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
     CHECK(channel.counters().events_held == 0);
     CHECK(sink->counters().events_sent == 3);
   }
+}
+
+TEST_CASE("events whose delivery failed go back to the channel and are retried until delivered once", "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_broker_down(0, true);
+  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  kafka::KafkaEnvironment env;
+  BuildContext context{&env};
+  // Messages time out after 300 ms while the broker is down: their delivery reports fail.
+  auto sink = kafka::kKafkaSinkSpec.make_sink(
+      sink_component(cluster.bootstrap_servers(), {{"kafka.producer.acks", "all"},
+                                                   {"kafka.producer.message.timeout.ms", "300"},
+                                                   {"kafka.producer.reconnect.backoff.max.ms", "200"}}),
+      channel, context);
+  sink->start();
+  EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  const auto deadline = Clock::now() + 20s;
+  while (sink->counters().events_rolled_back < 6 && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  CHECK(sink->counters().events_rolled_back >= 6);  // at least two attempts, with backoff between them
+  CHECK(channel.counters().events_held == 3);       // never committed while undelivered
+  cluster.set_broker_down(0, false);
+  while (sink->counters().events_sent < 3 && Clock::now() < deadline + 20s) std::this_thread::sleep_for(20ms);
+  sink->stop(Clock::now() + 20s);
+  CHECK(sink->counters().events_sent == 3);
+  CHECK(channel.counters().events_held == 0);
+  std::multiset<std::string> landed;
+  kafka::TopicReader reader(cluster.bootstrap_servers(), "t");
+  reader.read_all([&](int32_t, int64_t, int64_t, std::string_view payload) { landed.emplace(payload); },
+                  kafka::ReadOptions{500ms, 30s});
+  CHECK(landed == std::multiset<std::string>{"one", "two", "three"});
+}
+
+TEST_CASE("a full librdkafka queue makes the sink wait and deliver everything rather than drop", "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  std::vector<std::string> lines;
+  for (int i = 0; i < 2000; ++i) lines.push_back("<13>event " + std::to_string(i));
+  const auto landed = route(cluster, {"t"},
+                            {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}}, lines);
+  CHECK(landed.at("t").size() == 2000);
 }
