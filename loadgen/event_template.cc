@@ -1,6 +1,7 @@
 #include "loadgen/event_template.h"
 
 #include <ctime>
+#include <fstream>
 #include <stdexcept>
 
 namespace sluice::loadgen {
@@ -12,56 +13,106 @@ std::string fixed_digits(uint64_t value, int digits) {
   return s;
 }
 
+// A fixed template around the marker: head (ending in the marker) + id + padding + tail.
 struct Parts {
-  std::string head;  // up to and including the marker
-  std::string tail;  // from " HTTP/1.1" to the newline
+  std::string head;
+  std::string tail;  // without the LF
 };
 
-Parts template_parts() {
-  char syslog_time[32], apache_time[48];
+Parts template_parts(const std::string& name) {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);
-  std::strftime(syslog_time, sizeof syslog_time, "%b %e %H:%M:%S", &tm);
-  std::strftime(apache_time, sizeof apache_time, "%d/%b/%Y:%H:%M:%S +0000", &tm);
-  return {std::string("<134>") + syslog_time + " lg httpd: 127.0.0.1 - - [" + apache_time + "] \"GET " +
-              std::string(kMarker),
-          " HTTP/1.1\" 200 512\n"};
+  if (name == "apache") {
+    char syslog_time[32], apache_time[48];
+    std::strftime(syslog_time, sizeof syslog_time, "%b %e %H:%M:%S", &tm);
+    std::strftime(apache_time, sizeof apache_time, "%d/%b/%Y:%H:%M:%S +0000", &tm);
+    return {std::string("<134>") + syslog_time + " lg httpd: 127.0.0.1 - - [" + apache_time + "] \"GET " +
+                std::string(kMarker),
+            " HTTP/1.1\" 200 512"};
+  }
+  if (name == "rfc5424") {
+    char timestamp[40];
+    std::strftime(timestamp, sizeof timestamp, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    return {std::string("<134>1 ") + timestamp + " lg httpd 4242 access - GET " + std::string(kMarker),
+            " HTTP/1.1 200 512"};
+  }
+  throw std::invalid_argument("unknown template \"" + name + "\" (apache, rfc5424, file)");
+}
+
+constexpr size_t kIdLength = kConnectionDigits + 1 + kSequenceDigits;
+
+// Frames one syslog message (no LF) for the wire; `sequence_pos` moves with any prefix.
+std::string frame(const std::string& message, Framing framing, size_t& sequence_pos) {
+  if (framing == Framing::lf) return message + "\n";
+  const std::string prefix = std::to_string(message.size()) + " ";
+  sequence_pos += prefix.size();
+  return prefix + message;
 }
 
 }  // namespace
 
-size_t minimum_event_size() {
-  const Parts p = template_parts();
-  return p.head.size() + kConnectionDigits + 1 + kSequenceDigits + p.tail.size();
+std::vector<std::string> read_replay_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read replay file " + path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  if (lines.empty()) throw std::invalid_argument("replay file " + path + " has no lines");
+  return lines;
 }
 
-EventWriter::EventWriter(size_t size, uint32_t connection, uint64_t first_sequence) : sequence_(first_sequence) {
-  const size_t minimum = minimum_event_size();
-  if (size < minimum)
-    throw std::invalid_argument("--size " + std::to_string(size) + " is too small: the Apache template needs at least " +
-                                std::to_string(minimum) + " bytes");
+size_t minimum_event_size(const EventFormat& format) {
+  if (format.template_name == "file") return 0;
+  const Parts p = template_parts(format.template_name);
+  return p.head.size() + kIdLength + p.tail.size() + 1;
+}
+
+EventWriter::EventWriter(const EventFormat& format, uint32_t connection, uint64_t first_sequence)
+    : digits_(fixed_digits(first_sequence, kSequenceDigits)), sequence_(first_sequence) {
   if (connection > 99999) throw std::invalid_argument("at most 100000 connections");
-  const Parts p = template_parts();
-  event_ = p.head + fixed_digits(connection, kConnectionDigits) + "/";
-  sequence_pos_ = event_.size();
-  event_ += fixed_digits(first_sequence, kSequenceDigits);
-  const size_t padding = size - minimum;
-  if (padding) event_ += "?" + std::string(padding - 1, 'a');
-  event_ += p.tail;
+  const std::string id_prefix = fixed_digits(connection, kConnectionDigits) + "/";
+  if (format.template_name == "file") {
+    for (const std::string& line : format.replay_lines) {
+      const std::string message = line + " " + std::string(kMarker) + id_prefix;
+      size_t pos = message.size();
+      std::string bytes = frame(message + digits_, format.framing, pos);
+      events_.push_back({std::move(bytes), pos});
+    }
+    return;
+  }
+  const size_t minimum = minimum_event_size(format);
+  if (format.size < minimum)
+    throw std::invalid_argument("--size " + std::to_string(format.size) + " is too small: the " + format.template_name +
+                                " template needs at least " + std::to_string(minimum) + " bytes");
+  const Parts p = template_parts(format.template_name);
+  std::string message = p.head + id_prefix;
+  size_t pos = message.size();
+  message += digits_;
+  const size_t padding = format.size - minimum;
+  if (padding) message += "?" + std::string(padding - 1, 'a');
+  message += p.tail;
+  std::string bytes = frame(message, format.framing, pos);
+  events_.push_back({std::move(bytes), pos});
 }
 
 void EventWriter::write(std::string& out, size_t count) {
-  char* digits = event_.data() + sequence_pos_;
   for (size_t n = 0; n < count; ++n) {
-    out.append(event_);
+    const Wire& event = events_[next_];
+    next_ = next_ + 1 == events_.size() ? 0 : next_ + 1;
+    const size_t at = out.size();
+    out.append(event.bytes);
+    out.replace(at + event.sequence_pos, kSequenceDigits, digits_);
     ++sequence_;
     for (int i = kSequenceDigits - 1; i >= 0; --i) {  // decimal increment in place
-      if (digits[i] != '9') {
-        ++digits[i];
+      char& d = digits_[static_cast<size_t>(i)];
+      if (d != '9') {
+        ++d;
         break;
       }
-      digits[i] = '0';
+      d = '0';
     }
   }
 }
@@ -70,8 +121,7 @@ std::optional<EventId> parse_event_id(std::string_view payload) {
   const size_t at = payload.find(kMarker);
   if (at == std::string_view::npos) return std::nullopt;
   const size_t start = at + kMarker.size();
-  if (payload.size() < start + kConnectionDigits + 1 + kSequenceDigits || payload[start + kConnectionDigits] != '/')
-    return std::nullopt;
+  if (payload.size() < start + kIdLength || payload[start + kConnectionDigits] != '/') return std::nullopt;
   EventId id{0, 0};
   for (int i = 0; i < kConnectionDigits; ++i) {
     const char c = payload[start + static_cast<size_t>(i)];

@@ -1,6 +1,6 @@
 // sluice-loadgen: a rate-controlled syslog-over-TCP blaster whose every event carries a
-// connection id and sequence number, and (--verify) the verifier that reads them back from
-// Kafka and proves none was lost or duplicated.
+// connection id and sequence number; --verify reads them back from Kafka and proves none was
+// lost or duplicated; --receive is a discard receiver to measure senders against.
 
 #include <cstdio>
 #include <fstream>
@@ -10,94 +10,134 @@
 #include <CLI/CLI.hpp>
 
 #include "agent/config/property_values.h"
+#include "loadgen/receiver.h"
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"
 #include "sinks/kafka/topic_reader.h"
 
 namespace {
 
+using namespace sluice::loadgen;
+
 std::chrono::milliseconds duration_arg(const std::string& text, const std::string& option) {
   return sluice::config::parse_duration(text, {option, {"command line", 0}}, {.min = 0, .max = 86'400'000});
+}
+
+uint64_t stored_messages(sluice::kafka::TopicReader& reader) {
+  uint64_t total = 0;
+  for (const auto& p : reader.offsets(std::chrono::seconds(10))) total += static_cast<uint64_t>(p.high);
+  return total;
+}
+
+// --watch-offsets: the topic's stored count and rate once a second, for `duration`.
+int watch_offsets(const std::string& bootstrap, const std::string& topic, std::chrono::milliseconds duration,
+                  const std::string& csv, bool quiet) {
+  sluice::kafka::TopicReader reader(bootstrap, topic);
+  std::ofstream rows;
+  if (!csv.empty()) {
+    rows.open(csv);
+    rows << "elapsed_s,stored,events_per_s\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t last = stored_messages(reader);
+  auto last_time = std::chrono::steady_clock::now();
+  for (auto next = start + std::chrono::seconds(1); next <= start + duration; next += std::chrono::seconds(1)) {
+    std::this_thread::sleep_until(next);
+    const uint64_t now_stored = stored_messages(reader);
+    const auto now = std::chrono::steady_clock::now();
+    const double rate = (now_stored - last) / std::chrono::duration<double>(now - last_time).count();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    if (!quiet)
+      std::fprintf(stderr, "offsets: %6.1fs stored %12llu  %10.0f ev/s\n", elapsed,
+                   static_cast<unsigned long long>(now_stored), rate);
+    if (rows.is_open()) rows << elapsed << "," << now_stored << "," << static_cast<uint64_t>(rate) << std::endl;
+    last = now_stored;
+    last_time = now;
+  }
+  std::cout << last << "\n";
+  return 0;
+}
+
+// --receive: count and discard what senders send, for `duration`.
+int receive(uint16_t port, std::chrono::milliseconds duration, bool quiet) {
+  CountingReceiver receiver(port);
+  std::fprintf(stderr, "receiver: listening on 127.0.0.1:%u for %.0f s\n", receiver.port(), duration.count() / 1000.0);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t last = 0;
+  for (auto next = start + std::chrono::seconds(1); next <= start + duration; next += std::chrono::seconds(1)) {
+    std::this_thread::sleep_until(next);
+    const uint64_t events = receiver.events();
+    if (!quiet) std::fprintf(stderr, "receiver: %10llu ev/s  total %12llu\n",
+                             static_cast<unsigned long long>(events - last), static_cast<unsigned long long>(events));
+    last = events;
+  }
+  receiver.stop();
+  std::printf("{\"received\":%llu,\"bytes\":%llu,\"connections\":%llu}\n",
+              static_cast<unsigned long long>(receiver.events()), static_cast<unsigned long long>(receiver.bytes()),
+              static_cast<unsigned long long>(receiver.connections_accepted()));
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace sluice::loadgen;
   CLI::App app{"sluice-loadgen: send numbered syslog events over TCP; --verify reads them back from Kafka"};
   std::vector<std::string> targets;
   SendOptions send;
-  std::string duration = "10s", summary_json, bootstrap, topic = "ApacheLog", expect_file, idle = "2s", timeout = "120s";
-  bool verify = false, quiet = false, offsets = false, watch = false;
-  std::string csv;
+  std::string duration = "10s", ramp = "0s", summary_json, bootstrap, topic = "ApacheLog", expect_file, idle = "2s",
+              timeout = "120s", csv, framing = "lf", replay;
+  bool verify = false, quiet = false, offsets = false, watch = false, json = false;
+  int receive_port = -1;
+  VerifyOptions verify_options;
   app.add_option("-t,--target", targets, "host:port to send to (repeat, or space-separate, for several)");
   app.add_option("-c,--connections", send.connections, "TCP connections, spread round-robin over the targets")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--threads", send.threads, "Sender threads; 0 = min(connections, 2)")->capture_default_str();
   app.add_option("-r,--rate", send.rate, "Events per second over all connections; 0 = as fast as possible")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  std::string ramp = "0s";
   app.add_option("--ramp", ramp, "Rise linearly from 0 to --rate over this long (e.g. 20s)")->capture_default_str();
-  app.add_option("-s,--size", send.size, "Bytes per event, newline included")->capture_default_str();
-  app.add_option("-d,--duration", duration, "How long to send (e.g. 10s, 2m)")->capture_default_str();
+  app.add_option("-s,--size", send.format.size, "Bytes per event: the syslog message and its LF")->capture_default_str();
+  app.add_option("--template", send.format.template_name, "apache, rfc5424, or file (with --replay)")
+      ->check(CLI::IsMember({"apache", "rfc5424", "file"}))->capture_default_str();
+  app.add_option("--replay", replay, "Send the lines of this file in turn (each gets the id appended); implies --template file");
+  app.add_option("--framing", framing, "lf (newline) or octet (RFC 6587 octet counting)")
+      ->check(CLI::IsMember({"lf", "octet"}))->capture_default_str();
+  app.add_option("-d,--duration", duration, "How long to send (e.g. 10s, 2m); every run is bounded")->capture_default_str();
   app.add_option("-n,--count", send.count, "Total events to send; stops early when reached (0 = no limit)");
   app.add_option("--summary-json", summary_json, "Write the send summary (per-connection counts) here, for --verify --expect");
+  app.add_flag("--json", json, "Print the send summary as JSON on stdout");
+  app.add_option("--csv", csv, "Send: one row per second (rate, total, connections up, reconnects, blocked %); "
+                               "--watch-offsets: elapsed_s,stored,events_per_s");
   app.add_flag("-q,--quiet", quiet, "No live progress");
   app.add_flag("--verify", verify, "Verify mode: read the topic back from Kafka and check every event arrived once");
-  app.add_option("--bootstrap", bootstrap, "Verify: Kafka bootstrap servers");
-  app.add_option("--topic", topic, "Verify: topic to read")->capture_default_str();
+  app.add_option("--bootstrap", bootstrap, "Verify/offsets: Kafka bootstrap servers");
+  app.add_option("--topic", topic, "Verify/offsets: topic")->capture_default_str();
   app.add_option("--expect", expect_file, "Verify: the sender's --summary-json, so that lost tail events count too");
   app.add_option("--idle", idle, "Verify: stop after every partition is read to its end and nothing new came for this long")
       ->capture_default_str();
   app.add_option("--timeout", timeout, "Verify: give up after this long")->capture_default_str();
+  app.add_option("--from-offset", verify_options.from_offset, "Verify: start every partition at this offset");
+  app.add_option("--from-time", verify_options.from_time_ms, "Verify: start at the first message at or after this time (ms since epoch)");
   app.add_flag("--offsets", offsets, "Print the messages stored in the topic (sum of high watermarks) and exit");
-  app.add_flag("--watch-offsets", watch,
-               "Every second for --duration, print (and with --csv, write) the messages stored and the rate");
-  app.add_option("--csv", csv, "--watch-offsets: write elapsed_s,stored,events_per_s rows here");
+  app.add_flag("--watch-offsets", watch, "Every second for --duration, print (and with --csv, write) the messages stored and the rate");
+  app.add_option("--receive", receive_port, "Discard receiver: listen on this loopback port (0: any) for --duration, count events");
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (receive_port >= 0) return receive(static_cast<uint16_t>(receive_port), duration_arg(duration, "--duration"), quiet);
     if (offsets || watch) {
       if (bootstrap.empty()) throw std::invalid_argument("--offsets and --watch-offsets need --bootstrap");
+      if (watch) return watch_offsets(bootstrap, topic, duration_arg(duration, "--duration"), csv, quiet);
       sluice::kafka::TopicReader reader(bootstrap, topic);
-      auto stored = [&] {
-        uint64_t total = 0;
-        for (const auto& p : reader.offsets(std::chrono::seconds(10))) total += static_cast<uint64_t>(p.high);
-        return total;
-      };
-      if (offsets) {
-        std::cout << stored() << "\n";
-        return 0;
-      }
-      std::ofstream rows;
-      if (!csv.empty()) {
-        rows.open(csv);
-        rows << "elapsed_s,stored,events_per_s\n";
-      }
-      const auto start = std::chrono::steady_clock::now();
-      const auto end = start + duration_arg(duration, "--duration");
-      uint64_t last = stored();
-      auto last_time = std::chrono::steady_clock::now();
-      for (auto next = start + std::chrono::seconds(1); next <= end; next += std::chrono::seconds(1)) {
-        std::this_thread::sleep_until(next);
-        const uint64_t now_stored = stored();
-        const auto now = std::chrono::steady_clock::now();
-        const double rate = (now_stored - last) / std::chrono::duration<double>(now - last_time).count();
-        const double elapsed = std::chrono::duration<double>(now - start).count();
-        if (!quiet) std::fprintf(stderr, "offsets: %6.1fs stored %12llu  %10.0f ev/s\n", elapsed,
-                                 static_cast<unsigned long long>(now_stored), rate);
-        if (rows.is_open()) rows << elapsed << "," << now_stored << "," << static_cast<uint64_t>(rate) << std::endl;
-        last = now_stored;
-        last_time = now;
-      }
-      std::cout << last << "\n";
+      std::cout << stored_messages(reader) << "\n";
       return 0;
     }
     if (verify) {
       if (bootstrap.empty()) throw std::invalid_argument("--verify needs --bootstrap");
-      const auto expected = expect_file.empty() ? std::map<uint32_t, uint64_t>{} : read_expected_from_summary(expect_file);
-      const Verdict verdict = verify_topic(bootstrap, topic, expected, duration_arg(idle, "--idle"),
-                                           duration_arg(timeout, "--timeout"));
+      const Expected expected = expect_file.empty() ? Expected{} : read_expected_from_summary(expect_file);
+      verify_options.idle = duration_arg(idle, "--idle");
+      verify_options.timeout = duration_arg(timeout, "--timeout");
+      const Verdict verdict = verify_topic(bootstrap, topic, expected, verify_options);
       std::cout << verdict.report();
       return verdict.ok() ? 0 : 1;
     }
@@ -107,12 +147,25 @@ int main(int argc, char** argv) {
     send.duration = duration_arg(duration, "--duration");
     send.ramp = duration_arg(ramp, "--ramp");
     if (send.duration.count() == 0) throw std::invalid_argument("--duration must be positive: every run is bounded in time");
+    if (!replay.empty()) {
+      send.format.template_name = "file";
+      send.format.replay_lines = read_replay_lines(replay);
+    } else if (send.format.template_name == "file") {
+      throw std::invalid_argument("--template file needs --replay FILE");
+    }
+    send.format.framing = framing == "octet" ? Framing::octet_counting : Framing::lf;
+    send.csv_path = csv;
     if (quiet) send.progress_interval = std::chrono::milliseconds(0);
     const SendResult result = send_events(send);
-    std::fprintf(stderr, "loadgen: sent %llu events in %.2f s: %.0f events/s over %zu connection(s)%s\n",
+    std::fprintf(stderr,
+                 "loadgen: sent %llu events in %.2f s: %.0f events/s over %zu connection(s); %llu possibly lost, "
+                 "%llu reconnects, %.2f CPU-s%s\n",
                  static_cast<unsigned long long>(result.sent), result.seconds, result.rate(), result.connections.size(),
-                 result.ok() ? "" : " (with connection errors)");
+                 static_cast<unsigned long long>(result.possibly_lost),
+                 static_cast<unsigned long long>(result.reconnects), result.cpu_seconds,
+                 result.ok() ? "" : " (a connection was still down at the end)");
     if (!summary_json.empty()) std::ofstream(summary_json) << result.to_json();
+    if (json) std::cout << result.to_json();
     return result.ok() ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "sluice-loadgen: " << e.what() << "\n";

@@ -2,27 +2,28 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
-#include "loadgen/event_template.h"
 
 namespace sluice::loadgen {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kChunkEvents = 256;
+constexpr auto kReconnectMin = std::chrono::milliseconds(100);
+constexpr auto kReconnectMax = std::chrono::milliseconds(2000);
 
 int connect_to(const Target& target, std::string& error) {
   addrinfo hints{};
@@ -51,15 +52,24 @@ struct Connection {
   Target target;
   EventWriter writer;
   int fd = -1;
-  Connection(uint32_t id, const Target& t, size_t size) : target(t), writer(size, id) {
+  Clock::time_point next_attempt{};
+  std::chrono::milliseconds backoff = kReconnectMin;
+  Connection(uint32_t id, const Target& t, const EventFormat& format) : target(t), writer(format, id) {
     result.id = id;
     result.target = t.host + ":" + std::to_string(t.port);
   }
 };
 
+// Counters the progress line reads while the threads send.
+struct LiveStats {
+  std::atomic<uint64_t> sent{0}, reconnects{0}, blocked_ns{0};
+  std::atomic<int> up{0};
+};
+
 // Writes all of `data`; false (with errno's text in error) if the socket failed.
-bool write_all(int fd, const std::string& data, std::string& error) {
+bool write_all(int fd, const std::string& data, std::string& error, LiveStats& stats) {
   size_t done = 0;
+  const auto start = Clock::now();
   while (done < data.size()) {
     const ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
     if (n < 0) {
@@ -69,6 +79,7 @@ bool write_all(int fd, const std::string& data, std::string& error) {
     }
     done += static_cast<size_t>(n);
   }
+  stats.blocked_ns.fetch_add(static_cast<uint64_t>((Clock::now() - start).count()), std::memory_order_relaxed);
   return true;
 }
 
@@ -89,21 +100,19 @@ Target parse_target(const std::string& text) {
   return {host, static_cast<uint16_t>(port)};
 }
 
-bool SendResult::ok() const {
-  for (const auto& c : connections)
-    if (!c.error.empty()) return false;
-  return true;
-}
-
 std::string SendResult::to_json() const {
   std::ostringstream out;
   out << "{\"sent\":" << sent << ",\"seconds\":" << seconds << ",\"rate\":" << std::llround(rate())
-      << ",\"cpu_seconds\":" << cpu_seconds
-      << ",\"connections\":[";
+      << ",\"cpu_seconds\":" << cpu_seconds << ",\"blocked_seconds\":" << blocked_seconds
+      << ",\"possibly_lost\":" << possibly_lost << ",\"reconnects\":" << reconnects << ",\"connections\":[";
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];
     out << (i ? "," : "") << "\n {\"id\":" << c.id << ",\"sent\":" << c.sent << ",\"possibly_lost\":" << c.possibly_lost
-        << ",\"target\":\"" << c.target << "\",\"error\":\"" << c.error << "\"}";
+        << ",\"reconnects\":" << c.reconnects << ",\"target\":\"" << c.target << "\",\"error\":\"" << c.error
+        << "\",\"lost\":[";
+    for (size_t r = 0; r < c.lost_ranges.size(); ++r)
+      out << (r ? "," : "") << "[" << c.lost_ranges[r].first << "," << c.lost_ranges[r].second << "]";
+    out << "]}";
   }
   out << "]}\n";
   return out.str();
@@ -115,16 +124,18 @@ SendResult send_events(const SendOptions& options) {
   if (options.ramp.count() > 0 && options.rate <= 0) throw std::invalid_argument("--ramp needs a --rate to rise to");
   const int threads = options.threads > 0 ? options.threads : std::min(options.connections, 2);
 
+  LiveStats stats;
   std::vector<std::unique_ptr<Connection>> connections;
   for (int i = 0; i < options.connections; ++i) {
     auto c = std::make_unique<Connection>(static_cast<uint32_t>(i), options.targets[i % options.targets.size()],
-                                          options.size);
+                                          options.format);
     c->fd = connect_to(c->target, c->result.error);
     if (c->fd < 0) throw std::runtime_error("cannot connect to " + c->result.target + ": " + c->result.error);
+    c->result.error.clear();
     connections.push_back(std::move(c));
   }
+  stats.up = options.connections;
 
-  std::atomic<uint64_t> total{0};
   std::atomic<int> running{threads};
   const auto start = Clock::now();
   const auto end = start + options.duration;
@@ -135,23 +146,21 @@ SendResult send_events(const SendOptions& options) {
       for (size_t i = static_cast<size_t>(t); i < connections.size(); i += static_cast<size_t>(threads))
         mine.push_back(connections[i].get());
       const double rate = options.rate / threads;
+      const double ramp = std::chrono::duration<double>(options.ramp).count();
       const uint64_t quota = options.count ? options.count / threads + (static_cast<uint64_t>(t) < options.count % threads) : 0;
-      uint64_t sent = 0;
+      uint64_t issued = 0;
       std::string buffer;
-      buffer.reserve(kChunkEvents * options.size);
       size_t next = 0;
-      while (!mine.empty()) {
+      while (true) {
         const auto now = Clock::now();
-        if (now >= end || (quota && sent >= quota)) break;
+        if (now >= end || (quota && issued >= quota)) break;
         size_t chunk = kChunkEvents;
-        if (quota) chunk = std::min<uint64_t>(chunk, quota - sent);
+        if (quota) chunk = std::min<uint64_t>(chunk, quota - issued);
         if (rate > 0) {
-          // Token bucket: events allowed so far minus events sent.
-          const double t = std::chrono::duration<double>(now - start).count();
-          const double ramp = std::chrono::duration<double>(options.ramp).count();
+          const double elapsed = std::chrono::duration<double>(now - start).count();
           // The integral of the rate: a linear rise over the ramp, then flat.
-          const double allowed = t < ramp ? rate * t * t / (2 * ramp) : rate * (t - ramp / 2);
-          const double tokens = allowed - static_cast<double>(sent);
+          const double allowed = elapsed < ramp ? rate * elapsed * elapsed / (2 * ramp) : rate * (elapsed - ramp / 2);
+          const double tokens = allowed - static_cast<double>(issued);
           // Wait for a worthwhile chunk (about a millisecond's worth) rather than single events.
           const double want = std::min<double>(static_cast<double>(chunk), std::max(1.0, rate / 1000));
           if (tokens < want) {
@@ -161,39 +170,72 @@ SendResult send_events(const SendOptions& options) {
           chunk = std::min<size_t>(chunk, static_cast<size_t>(tokens));
         }
         Connection* c = mine[next++ % mine.size()];
+        if (c->fd < 0) {
+          if (now < c->next_attempt) {
+            // Every connection of this thread may be down: do not spin.
+            if (std::all_of(mine.begin(), mine.end(), [](Connection* m) { return m->fd < 0; }))
+              std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            continue;
+          }
+          c->fd = connect_to(c->target, c->result.error);
+          if (c->fd < 0) {
+            c->next_attempt = now + c->backoff;
+            c->backoff = std::min(c->backoff * 2, kReconnectMax);
+            continue;
+          }
+          c->backoff = kReconnectMin;
+          ++c->result.reconnects;
+          stats.reconnects.fetch_add(1);
+          stats.up.fetch_add(1);
+        }
         buffer.clear();
+        const uint64_t first = c->writer.next_sequence();
         c->writer.write(buffer, chunk);
-        if (!write_all(c->fd, buffer, c->result.error)) {
+        c->result.sent += chunk;
+        issued += chunk;
+        if (!write_all(c->fd, buffer, c->result.error, stats)) {
           c->result.possibly_lost += chunk;
-          std::fprintf(stderr, "loadgen: connection %u to %s failed: %s\n", c->result.id, c->result.target.c_str(),
-                       c->result.error.c_str());
+          c->result.lost_ranges.emplace_back(first, first + chunk - 1);
+          std::fprintf(stderr, "loadgen: connection %u to %s failed: %s; reconnecting\n", c->result.id,
+                       c->result.target.c_str(), c->result.error.c_str());
           ::close(c->fd);
           c->fd = -1;
-          std::erase(mine, c);
+          c->next_attempt = now + c->backoff;
+          stats.up.fetch_sub(1);
           continue;
         }
-        c->result.sent += chunk;
-        sent += chunk;
-        total.fetch_add(chunk, std::memory_order_relaxed);
+        stats.sent.fetch_add(chunk, std::memory_order_relaxed);
       }
       running.fetch_sub(1);
     });
   }
 
-  uint64_t last_total = 0;
+  std::ofstream csv;
+  if (!options.csv_path.empty()) {
+    csv.open(options.csv_path);
+    csv << "elapsed_s,sent_per_s,sent_total,connections_up,reconnects,blocked_percent\n";
+  }
+  uint64_t last_total = 0, last_blocked = 0;
   auto last_time = start;
   while (running.load() > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto now = Clock::now();
-    if (options.progress_interval.count() && now - last_time >= options.progress_interval) {
-      const uint64_t t = total.load();
-      std::fprintf(stderr, "loadgen: %8.1fs  %10.0f ev/s  total %12llu\n",
-                   std::chrono::duration<double>(now - start).count(),
-                   (t - last_total) / std::chrono::duration<double>(now - last_time).count(),
-                   static_cast<unsigned long long>(t));
-      last_total = t;
-      last_time = now;
-    }
+    if (now - last_time < std::chrono::seconds(1) && running.load() > 0) continue;
+    const uint64_t total = stats.sent.load(), blocked = stats.blocked_ns.load();
+    const double span = std::chrono::duration<double>(now - last_time).count();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    const double per_s = (total - last_total) / span;
+    const double blocked_percent = 100.0 * (blocked - last_blocked) / 1e9 / span / threads;
+    if (options.progress_interval.count())
+      std::fprintf(stderr, "loadgen: %7.1fs %10.0f ev/s  total %12llu  up %d/%d  reconnects %llu  blocked in send %3.0f%%\n",
+                   elapsed, per_s, static_cast<unsigned long long>(total), stats.up.load(), options.connections,
+                   static_cast<unsigned long long>(stats.reconnects.load()), blocked_percent);
+    if (csv.is_open())
+      csv << elapsed << "," << static_cast<uint64_t>(per_s) << "," << total << "," << stats.up.load() << ","
+          << stats.reconnects.load() << "," << blocked_percent << std::endl;
+    last_total = total;
+    last_blocked = blocked;
+    last_time = now;
   }
   for (auto& w : workers) w.join();
   SendResult result;
@@ -201,9 +243,13 @@ SendResult send_events(const SendOptions& options) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   result.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  result.blocked_seconds = stats.blocked_ns.load() / 1e9;
   for (auto& c : connections) {
     if (c->fd >= 0) ::close(c->fd);
+    else ++result.failed_for_good;  // still down at the end
     result.sent += c->result.sent;
+    result.possibly_lost += c->result.possibly_lost;
+    result.reconnects += c->result.reconnects;
     result.connections.push_back(c->result);
   }
   return result;

@@ -1,13 +1,18 @@
 #pragma once
 // The sending side of sluice-loadgen: `threads` sender threads share `connections` TCP
 // connections spread round-robin over the targets. Each thread paces itself with a token
-// bucket over chunks of events (never a sleep per event) and writes whole chunks.
+// bucket over chunks of events (never a sleep per event) and writes whole chunks. A connection
+// that fails is reconnected with backoff; the events of the write that failed are recorded as
+// "possibly lost" (they may or may not have reached the receiver), apart from the sent ones.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "loadgen/event_template.h"
 
 namespace sluice::loadgen {
 
@@ -24,31 +29,40 @@ struct SendOptions {
   int threads = 0;               // 0: min(connections, 2)
   double rate = 0;               // events/s over all connections; 0 = as fast as possible
   std::chrono::milliseconds ramp{0};  // rise linearly from 0 to rate over this long
-  size_t size = 120;             // bytes per event, newline included
+  EventFormat format;
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;            // total events; 0 = until duration
-  std::chrono::milliseconds progress_interval{1000};  // 0: no live progress
+  std::chrono::milliseconds progress_interval{1000};  // 0: no live progress on stderr
+  std::string csv_path;          // one row per second, if set
 };
 
 struct ConnectionResult {
   uint32_t id = 0;
   std::string target;
-  uint64_t sent = 0;            // events fully written to the socket
-  uint64_t possibly_lost = 0;   // events in a write that failed
-  std::string error;
+  uint64_t sent = 0;            // sequence numbers issued: written, or in a write that failed
+  uint64_t possibly_lost = 0;   // events in writes that failed
+  std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // their sequence numbers, [first, last]
+  uint64_t reconnects = 0;
+  std::string error;            // the last error; empty if the connection never failed
 };
 
 struct SendResult {
   std::vector<ConnectionResult> connections;
   uint64_t sent = 0;
+  uint64_t possibly_lost = 0;
+  uint64_t reconnects = 0;
   double seconds = 0;
-  double cpu_seconds = 0;  // the sender's own user + system time
-  double rate() const { return seconds > 0 ? sent / seconds : 0; }
-  bool ok() const;
+  double cpu_seconds = 0;       // the sender's own user + system time
+  double blocked_seconds = 0;   // time spent inside send(): the receiver not keeping up
+  double rate() const { return seconds > 0 ? (sent - possibly_lost) / seconds : 0; }
+  // No connection failed for good (reconnected ones count as fine).
+  bool ok() const { return failed_for_good == 0; }
+  int failed_for_good = 0;
   std::string to_json() const;
 };
 
-// Runs to completion (count reached or duration over). Prints progress to stderr.
+// Runs to completion (count reached or duration over). Throws if a target cannot be reached
+// at the start.
 SendResult send_events(const SendOptions& options);
 
 }  // namespace sluice::loadgen

@@ -12,8 +12,16 @@
 
 namespace sluice::loadgen {
 
+// What a sender says it sent on one connection (from its --summary-json).
+struct SentByConnection {
+  uint64_t sent = 0;  // sequence numbers issued, 0..sent-1
+  std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // written to a socket that then failed
+};
+using Expected = std::map<uint32_t, SentByConnection>;
+
 struct ConnectionVerdict {
   uint64_t expected = 0;   // sent, from the sender's summary; else highest sequence seen + 1
+  uint64_t possibly_lost = 0;  // missing, but the sender reported them in a failed write
   uint64_t unique = 0;
   uint64_t duplicates = 0;
   uint64_t reordered = 0;  // arrived after a higher sequence of the same connection and partition
@@ -29,6 +37,7 @@ struct Verdict {
   uint64_t unique = 0;
   uint64_t duplicates = 0;
   uint64_t missing = 0;
+  uint64_t possibly_lost = 0;
   uint64_t reordered = 0;
   uint64_t unrecognised = 0;  // messages without a loadgen marker
   int64_t first_timestamp_ms = -1;
@@ -41,8 +50,8 @@ struct Verdict {
 
 class Verifier {
  public:
-  // expected_sent: connection id → events sent (from the sender's JSON summary); may be empty.
-  explicit Verifier(std::map<uint32_t, uint64_t> expected_sent = {});
+  // From the sender's JSON summary; may be empty (then up to the highest sequence seen counts).
+  explicit Verifier(Expected expected = {});
 
   void add(int32_t partition, int64_t timestamp_ms, std::string_view payload);
   Verdict finish() const;
@@ -53,17 +62,23 @@ class Verifier {
     uint64_t unique = 0, duplicates = 0, reordered = 0, max_plus_one = 0;
     std::map<int32_t, uint64_t> last_by_partition;
   };
-  std::map<uint32_t, uint64_t> expected_;
+  Expected expected_;
   std::map<uint32_t, Seen> seen_;
   Verdict totals_;
 };
 
 // Reads a sender summary written by `sluice-loadgen --summary-json`.
-std::map<uint32_t, uint64_t> read_expected_from_summary(const std::string& json_path);
+Expected read_expected_from_summary(const std::string& json_path);
+
+struct VerifyOptions {
+  std::chrono::milliseconds idle{2000};
+  std::chrono::milliseconds timeout{120000};
+  int64_t from_offset = -1;   // start every partition here (-1: its beginning)
+  int64_t from_time_ms = -1;  // or at the first message at or after this time (ms since epoch)
+};
 
 // Reads the topic and returns the verdict.
-Verdict verify_topic(const std::string& bootstrap, const std::string& topic,
-                     const std::map<uint32_t, uint64_t>& expected, std::chrono::milliseconds idle,
-                     std::chrono::milliseconds timeout);
+Verdict verify_topic(const std::string& bootstrap, const std::string& topic, const Expected& expected,
+                     const VerifyOptions& options);
 
 }  // namespace sluice::loadgen

@@ -70,8 +70,20 @@ bool TopicReader::read_all(const OnMessage& on_message, const ReadOptions& optio
   const auto deadline = Clock::now() + options.timeout;
   const std::vector<PartitionOffsets> partitions = offsets(options.timeout);
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
-  for (const PartitionOffsets& p : partitions)
-    rd_kafka_topic_partition_list_add(list, topic_.c_str(), p.partition)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  for (const PartitionOffsets& p : partitions) {
+    int64_t start = RD_KAFKA_OFFSET_BEGINNING;
+    if (options.from_time_ms >= 0) start = options.from_time_ms;
+    else if (options.from_offset >= 0) start = options.from_offset;
+    rd_kafka_topic_partition_list_add(list, topic_.c_str(), p.partition)->offset = start;
+  }
+  if (options.from_time_ms >= 0) {
+    // Turns each timestamp into the first offset at or after it (end of log if none).
+    const rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk_, list, 10000);
+    if (err) {
+      rd_kafka_topic_partition_list_destroy(list);
+      throw std::runtime_error("topic " + topic_ + ": cannot find offsets for the time: " + rd_kafka_err2str(err));
+    }
+  }
   rd_kafka_assign(rk_, list);
   rd_kafka_topic_partition_list_destroy(list);
 

@@ -24,6 +24,8 @@ struct ReadOptions {
   std::chrono::milliseconds idle{2000};
   // Stop regardless after this long.
   std::chrono::milliseconds timeout{120000};
+  int64_t from_offset = -1;   // start every partition at this offset (-1: its first stored one)
+  int64_t from_time_ms = -1;  // or at its first message at or after this time (ms since epoch)
 };
 
 class TopicReader {

@@ -1,45 +1,94 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <thread>
+
 #include "loadgen/event_template.h"
+#include "loadgen/receiver.h"
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"
+#include "tests/support/process.h"
 
 using namespace sluice::loadgen;
+using namespace std::chrono_literals;
 
-TEST_CASE("every generated event is exactly --size bytes and carries its connection and sequence", "[loadgen]") {
-  for (size_t size : {minimum_event_size(), size_t{120}, size_t{121}, size_t{500}}) {
-    INFO("size " << size);
-    EventWriter writer(size, 42, 998);
-    std::string out;
-    writer.write(out, 5);
-    REQUIRE(out.size() == 5 * size);
-    for (size_t i = 0; i < 5; ++i) {
-      const std::string_view event = std::string_view(out).substr(i * size, size);
-      CHECK(event.back() == '\n');
-      CHECK(event.find('\n') == size - 1);
-      const auto id = parse_event_id(event);
-      REQUIRE(id);
-      CHECK(id->connection == 42);
-      CHECK(id->sequence == 998 + i);
+namespace {
+
+std::string one_event(uint32_t conn, uint64_t seq) {
+  EventWriter w(EventFormat{}, conn, seq);
+  std::string out;
+  w.write(out, 1);
+  return out;
+}
+
+SendResult send_to(const CountingReceiver& receiver, double rate, std::chrono::milliseconds duration, int connections = 2) {
+  SendOptions options;
+  options.targets = {{"127.0.0.1", receiver.port()}};
+  options.connections = connections;
+  options.rate = rate;
+  options.duration = duration;
+  options.progress_interval = 0ms;
+  return send_events(options);
+}
+
+}  // namespace
+
+TEST_CASE("every template writes events of exactly --size bytes that carry their connection and sequence", "[loadgen]") {
+  for (const char* name : {"apache", "rfc5424"}) {
+    EventFormat format;
+    format.template_name = name;
+    for (size_t size : {minimum_event_size(format), size_t{120}, size_t{121}, size_t{500}}) {
+      format.size = size;
+      INFO(name << " size " << size);
+      EventWriter writer(format, 42, 998);
+      std::string out;
+      writer.write(out, 5);
+      REQUIRE(out.size() == 5 * size);
+      for (size_t i = 0; i < 5; ++i) {
+        const std::string_view event = std::string_view(out).substr(i * size, size);
+        CHECK(event.find('\n') == size - 1);
+        const auto id = parse_event_id(event);
+        REQUIRE(id);
+        CHECK(id->connection == 42);
+        CHECK(id->sequence == 998 + i);
+      }
     }
+    format.size = minimum_event_size(format) - 1;
+    CHECK_THROWS_AS(EventWriter(format, 0), std::invalid_argument);
   }
-  CHECK_THROWS_AS(EventWriter(minimum_event_size() - 1, 0), std::invalid_argument);
+}
+
+TEST_CASE("octet-counting framing prefixes each message with its length instead of a newline", "[loadgen]") {
+  EventFormat format;
+  format.framing = Framing::octet_counting;
+  EventWriter writer(format, 1, 9);
+  std::string out;
+  writer.write(out, 2);
+  REQUIRE(out.rfind("119 <134>", 0) == 0);   // --size 120 = a 119-byte message plus its LF
+  REQUIRE(out.size() == 2 * (4 + 119));
+  CHECK(out.find('\n') == std::string::npos);
+  CHECK(parse_event_id(std::string_view(out).substr(4 + 119))->sequence == 10);
+}
+
+TEST_CASE("replayed lines are sent in turn with the id appended", "[loadgen]") {
+  EventFormat format;
+  format.template_name = "file";
+  format.replay_lines = {"<13>first line", "<14>second"};
+  EventWriter writer(format, 3, 0);
+  std::string out;
+  writer.write(out, 3);
+  CHECK(out == "<13>first line /lg/00003/0000000000\n<14>second /lg/00003/0000000001\n"
+               "<13>first line /lg/00003/0000000002\n");
 }
 
 TEST_CASE("the verifier detects loss and duplication and reordering", "[loadgen][verifier]") {
-  auto event = [](uint32_t conn, uint64_t seq) {
-    EventWriter w(120, conn, seq);
-    std::string out;
-    w.write(out, 1);
-    return out;
-  };
-  Verifier v(std::map<uint32_t, uint64_t>{{0, 10}, {1, 3}});
+  Verifier v(Expected{{0, {10, {}}}, {1, {3, {}}}});
   for (uint64_t s = 0; s < 10; ++s)
-    if (s != 4 && s != 5) v.add(0, -1, event(0, s));
-  v.add(1, -1, event(1, 0));
-  v.add(1, -1, event(1, 2));
-  v.add(1, -1, event(1, 1));  // after 2 on the same partition: reordered
-  v.add(1, -1, event(1, 1));  // twice: duplicated
+    if (s != 4 && s != 5) v.add(0, -1, one_event(0, s));
+  v.add(1, -1, one_event(1, 0));
+  v.add(1, -1, one_event(1, 2));
+  v.add(1, -1, one_event(1, 1));  // after 2 on the same partition: reordered
+  v.add(1, -1, one_event(1, 1));  // twice: duplicated
   v.add(2, -1, "not ours");
   const Verdict verdict = v.finish();
   CHECK(verdict.missing == 2);
@@ -49,13 +98,66 @@ TEST_CASE("the verifier detects loss and duplication and reordering", "[loadgen]
   CHECK(verdict.unrecognised == 1);
   CHECK_FALSE(verdict.ok());
 
-  Verifier clean(std::map<uint32_t, uint64_t>{{7, 3}});
-  for (uint64_t s = 0; s < 3; ++s) clean.add(0, -1, event(7, s));
+  Verifier clean(Expected{{7, {3, {}}}});
+  for (uint64_t s = 0; s < 3; ++s) clean.add(0, -1, one_event(7, s));
   CHECK(clean.finish().ok());
 
-  Verifier tail_lost(std::map<uint32_t, uint64_t>{{7, 3}});
-  tail_lost.add(0, -1, event(7, 0));
+  Verifier tail_lost(Expected{{7, {3, {}}}});
+  tail_lost.add(0, -1, one_event(7, 0));
   CHECK(tail_lost.finish().missing == 2);  // the sender's summary makes a lost tail visible
+
+  Verifier declared(Expected{{7, {4, {{1, 2}}}}});  // the sender saw the write of 1-2 fail
+  declared.add(0, -1, one_event(7, 0));
+  declared.add(0, -1, one_event(7, 3));
+  const Verdict d = declared.finish();
+  CHECK(d.missing == 0);
+  CHECK(d.possibly_lost == 2);
+  CHECK(d.ok());
+}
+
+TEST_CASE("the sender's summary round-trips through the verifier's reader", "[loadgen][verifier]") {
+  sluice::test::TempDir dir;
+  SendResult result;
+  ConnectionResult c;
+  c.id = 4;
+  c.sent = 1000;
+  c.lost_ranges = {{10, 20}, {500, 755}};
+  result.connections = {c};
+  std::ofstream(dir.file("sent.json")) << result.to_json();
+  const Expected expected = read_expected_from_summary(dir.file("sent.json"));
+  REQUIRE(expected.count(4));
+  CHECK(expected.at(4).sent == 1000);
+  CHECK(expected.at(4).lost_ranges == c.lost_ranges);
+}
+
+TEST_CASE("rate control holds within 2 percent at 1000 and at 200000 events per second", "[loadgen][rate]") {
+  for (const auto& [rate, duration] : {std::pair{1000.0, 3000ms}, std::pair{200000.0, 2000ms}}) {
+    INFO("rate " << rate);
+    CountingReceiver receiver;
+    const SendResult result = send_to(receiver, rate, duration);
+    const double expected = rate * std::chrono::duration<double>(duration).count();
+    CHECK(result.sent >= expected * 0.98);
+    CHECK(result.sent <= expected * 1.02);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (receiver.events() < result.sent && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(10ms);
+    CHECK(receiver.events() == result.sent);
+    CHECK(receiver.bytes() == result.sent * 120);
+  }
+}
+
+TEST_CASE("connections that the receiver drops are reconnected with backoff", "[loadgen]") {
+  CountingReceiver receiver;
+  std::thread dropper([&] {
+    std::this_thread::sleep_for(500ms);
+    receiver.drop_connections();
+  });
+  const SendResult result = send_to(receiver, 20000, 2500ms);
+  dropper.join();
+  CHECK(result.ok());
+  CHECK(result.reconnects >= 1);
+  CHECK(receiver.connections_accepted() >= 3);
+  CHECK(result.sent - result.possibly_lost >= 40000);  // sending went on after the drop
 }
 
 TEST_CASE("targets parse as host:port", "[loadgen]") {
