@@ -16,10 +16,7 @@ namespace {
 std::unique_ptr<Sink> make_kafka_sink(const config::ComponentConfig& component, Channel& channel,
                                       BuildContext& context) {
   KafkaSinkConfig c = parse_kafka_sink_config(component);
-  if (static_cast<size_t>(c.batch_size) > channel.transaction_capacity())
-    component.fail("batchSize", std::to_string(c.batch_size) + " exceeds the transactionCapacity (" +
-                                    std::to_string(channel.transaction_capacity()) + ") of channel '" +
-                                    channel.name() + "'");
+  c.batch_size = static_cast<int64_t>(batch_size_for(component, "batchSize", c.batch_size, channel));
   // Enough partitions for a pinned sink; ten for an unpinned one, like the seed's topic.
   context.kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
   return std::make_unique<KafkaSink>(component.name, std::move(c), channel, *context.kafka);
@@ -152,7 +149,7 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       config_(std::move(config)),
       channel_(channel),
       env_(env),
-      batch_size_(config_.batch_size ? static_cast<size_t>(config_.batch_size) : channel.transaction_capacity()),
+      batch_size_(static_cast<size_t>(config_.batch_size)),
       counters_(std::make_shared<Counters>()) {
   counters_->sink_name = name_;
 }

@@ -13,12 +13,8 @@ const config::PropertyTable<NullSinkConfig> kNullSinkProperties{
 
 std::unique_ptr<Sink> make_null_sink(const config::ComponentConfig& component, Channel& channel, BuildContext&) {
   const NullSinkConfig c = config::bind(kNullSinkProperties, component);
-  size_t batch = c.batch_size ? static_cast<size_t>(c.batch_size) : channel.transaction_capacity();
-  if (batch > channel.transaction_capacity())
-    component.fail("batchSize", std::to_string(batch) + " exceeds the transactionCapacity (" +
-                                    std::to_string(channel.transaction_capacity()) + ") of channel '" +
-                                    channel.name() + "'");
-  return std::make_unique<NullSink>(component.name, batch, channel);
+  return std::make_unique<NullSink>(component.name, batch_size_for(component, "batchSize", c.batch_size, channel),
+                                    channel);
 }
 
 }  // namespace

@@ -33,12 +33,7 @@ constexpr uint64_t kQuietCloseMs = 200;
 std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component,
                                                std::vector<Channel*> channels, BuildContext&) {
   SyslogTcpConfig c = parse_syslog_tcp_config(component);
-  for (Channel* channel : channels) {
-    if (static_cast<size_t>(c.batch_size) > channel->transaction_capacity())
-      component.fail("batchSize", std::to_string(c.batch_size) + " exceeds the transactionCapacity (" +
-                                      std::to_string(channel->transaction_capacity()) + ") of channel '" +
-                                      channel->name() + "'");
-  }
+  for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
   return std::make_unique<SyslogTcpSource>(component, std::move(c), std::move(channels));
 }
 

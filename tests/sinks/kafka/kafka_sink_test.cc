@@ -31,6 +31,19 @@ config::ComponentConfig sink_component(const std::string& bootstrap, std::map<st
   return c;
 }
 
+// A sink on its own channel and Kafka environment, against `cluster`.
+struct SinkUnderTest {
+  MemoryChannel channel{"c", MemoryChannelConfig{10000, 10000, {}, 20}};
+  kafka::KafkaEnvironment env;
+  BuildContext context{&env};
+  std::unique_ptr<Sink> sink;
+  SinkUnderTest(kafka::MockCluster& cluster, std::map<std::string, std::string> properties)
+      : sink(kafka::kKafkaSinkSpec.make_sink(sink_component(cluster.bootstrap_servers(), std::move(properties)),
+                                             channel, context)) {
+    sink->start();
+  }
+};
+
 EventBatch parsed_batch(const std::vector<std::string>& lines) {
   EventBatchBuilder builder;
   for (const std::string& line : lines) syslog_tcp::parse_syslog_header(line, builder.append(line));
@@ -42,11 +55,8 @@ std::map<std::string, std::map<std::string, int32_t>> route(kafka::MockCluster& 
                                                            const std::vector<std::string>& topics,
                                                            std::map<std::string, std::string> properties,
                                                            const std::vector<std::string>& lines) {
-  MemoryChannel channel("c", MemoryChannelConfig{10000, 10000, {}, 20});
-  kafka::KafkaEnvironment env;
-  BuildContext context{&env};
-  auto sink = kafka::kKafkaSinkSpec.make_sink(sink_component(cluster.bootstrap_servers(), properties), channel, context);
-  sink->start();
+  SinkUnderTest t(cluster, properties);
+  auto& [channel, env, context, sink] = t;
   EventBatch batch = parsed_batch(lines);
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   sink->stop(Clock::now() + 20s);
@@ -107,12 +117,8 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
     kafka::MockCluster cluster;
     cluster.create_topic("t", 1);
     cluster.set_broker_down(0, true);
-    MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
-    kafka::KafkaEnvironment env;
-    BuildContext context{&env};
-    auto sink = kafka::kKafkaSinkSpec.make_sink(
-        sink_component(cluster.bootstrap_servers(), {{"kafka.producer.acks", acks}}), channel, context);
-    sink->start();
+    SinkUnderTest t(cluster, {{"kafka.producer.acks", acks}});
+    auto& [channel, env, context, sink] = t;
     EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
     REQUIRE(channel.put(batch, Clock::now() + 5s));
     const auto deadline = Clock::now() + 10s;
@@ -131,16 +137,11 @@ TEST_CASE("events whose delivery failed go back to the channel and are retried u
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
   cluster.set_broker_down(0, true);
-  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
-  kafka::KafkaEnvironment env;
-  BuildContext context{&env};
   // Messages time out after 300 ms while the broker is down: their delivery reports fail.
-  auto sink = kafka::kKafkaSinkSpec.make_sink(
-      sink_component(cluster.bootstrap_servers(), {{"kafka.producer.acks", "all"},
-                                                   {"kafka.producer.message.timeout.ms", "300"},
-                                                   {"kafka.producer.reconnect.backoff.max.ms", "200"}}),
-      channel, context);
-  sink->start();
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
+                            {"kafka.producer.message.timeout.ms", "300"},
+                            {"kafka.producer.reconnect.backoff.max.ms", "200"}});
+  auto& [channel, env, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   const auto deadline = Clock::now() + 20s;
