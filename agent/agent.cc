@@ -47,7 +47,7 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   uint64_t lost = 0;
   for (auto& source : sources_) {
     source->stop(deadline);
-    lost += source->events_dropped_at_shutdown();
+    lost += source->counters().events_dropped_at_shutdown;
   }
   for (auto& sink : sinks_) sink->stop(deadline);
   for (auto& channel : channels_) {
@@ -85,11 +85,13 @@ AgentTotals Agent::totals() const {
     t.events_in += c.events_put;
     t.channel_held += c.events_held;
     t.channel_capacity += channel->capacity();
+    t.put_blocked += c.put_blocked;
   }
   for (const auto& sink : sinks_) {
     const SinkCounters c = sink->counters();
     t.events_out += c.events_sent;
     t.events_failed += c.events_failed;
+    t.kafka_queue += c.queue_messages;
   }
   return t;
 }

@@ -26,6 +26,8 @@ struct AgentTotals {
   uint64_t events_failed = 0;
   uint64_t channel_held = 0;
   uint64_t channel_capacity = 0;
+  std::chrono::nanoseconds put_blocked{0};  // sources waiting for room, summed
+  int64_t kafka_queue = 0;                  // messages waiting in the sinks' producers
 };
 
 class Agent {
@@ -40,6 +42,9 @@ class Agent {
   // key=value lines for --ready-file: ports actually bound, the embedded bootstrap.
   std::string ready_info() const;
   AgentTotals totals() const;
+  const std::vector<std::unique_ptr<Source>>& sources() const { return sources_; }
+  const std::vector<std::unique_ptr<Channel>>& channels() const { return channels_; }
+  const std::vector<std::unique_ptr<Sink>>& sinks() const { return sinks_; }
   size_t source_count() const { return sources_.size(); }
   size_t channel_count() const { return channels_.size(); }
   size_t sink_count() const { return sinks_.size(); }

@@ -4,17 +4,21 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
 #include "agent/component_registry.h"
 #include "agent/config/properties_file.h"
 #include "agent/config/property_values.h"
+#include "agent/http_endpoint.h"
 
 namespace {
 
@@ -31,6 +35,44 @@ void write_ready_file(const std::string& path, const std::string& text) {
 
 std::chrono::milliseconds duration_option(const std::string& text, const std::string& option) {
   return config::parse_duration(text, config::ValueContext{option, {"command line", 0}}, {.min = 0, .max = 86'400'000});
+}
+
+// systemd's journal reads "<N>" syslog priorities at the start of each stderr line.
+class JournalPriority : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    static constexpr const char* kPriority[] = {"<7>", "<7>", "<6>", "<4>", "<3>", "<2>", "<6>"};
+    const char* p = kPriority[std::min<int>(msg.level, 6)];
+    dest.append(p, p + 3);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JournalPriority>(); }
+};
+
+void set_up_logging(const std::string& level) {
+  spdlog::set_level(spdlog::level::from_str(level));
+  if (std::getenv("JOURNAL_STREAM")) {
+    // Under systemd: the journal adds the time; priorities let `journalctl -p` filter.
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<JournalPriority>('*').set_pattern("%*%v");
+    spdlog::set_formatter(std::move(formatter));
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+}
+
+// "flume.monitoring.port=N" (as flume-ng's -D) → "127.0.0.1:N".
+std::string metrics_address_from_defines(const std::vector<std::string>& defines) {
+  std::string address;
+  for (const std::string& d : defines) {
+    const size_t eq = d.find('=');
+    const std::string key = d.substr(0, eq), value = eq == std::string::npos ? "" : d.substr(eq + 1);
+    if (key == "flume.monitoring.port") address = "127.0.0.1:" + value;
+    else if (key == "flume.monitoring.type" && value != "http")
+      throw config::ConfigError("-D" + d + ": only flume.monitoring.type=http is supported");
+    else if (key != "flume.monitoring.type")
+      throw config::ConfigError("-D" + d + ": unknown (supported: flume.monitoring.type=http, flume.monitoring.port=N)");
+  }
+  return address;
 }
 
 // Waits for SIGINT/SIGTERM, printing a status line every `interval`.
@@ -51,10 +93,13 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
     const AgentTotals now = agent.totals();
     const auto now_time = Clock::now();
     const double seconds = std::chrono::duration<double>(now_time - last_time).count();
-    spdlog::info("status: in {:.0f} ev/s, out {:.0f} ev/s, channel {:.1f}% full ({} events), {} failed so far",
+    // Enough to see which stage saturates: sources blocked on a full channel, or Kafka's queue growing.
+    spdlog::info("status: in {:.0f} ev/s, out {:.0f} ev/s, channel {:.1f}% full ({} events), sources blocked {:.0f}%, "
+                 "kafka queue {} msgs, {} failed so far",
                  (now.events_in - last.events_in) / seconds, (now.events_out - last.events_out) / seconds,
                  now.channel_capacity ? 100.0 * now.channel_held / now.channel_capacity : 0.0, now.channel_held,
-                 now.events_failed);
+                 100.0 * std::chrono::duration<double>(now.put_blocked - last.put_blocked).count() / seconds,
+                 now.kafka_queue, now.events_failed);
     last = now;
     last_time = now_time;
   }
@@ -65,7 +110,8 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
 int main(int argc, char** argv) {
   CLI::App app{"sluice " SLUICE_VERSION ": syslog over TCP into Apache Kafka, configured like Flume"};
   std::string file, agent_name = "agent", ready_file, shutdown_timeout = "30s", status_interval = "10s";
-  std::string log_level = "info";
+  std::string log_level = "info", metrics_address;
+  std::vector<std::string> defines;
   bool check = false, print_reference = false;
   app.add_option("-f,--conf-file", file, "Configuration file (Flume properties)");
   app.add_option("-n,--name", agent_name, "Agent name: the first part of every key (as flume-ng -n)")->capture_default_str();
@@ -78,12 +124,15 @@ int main(int argc, char** argv) {
   app.add_option("--ready-file", ready_file,
                  "Once listening, write bound ports and the embedded Kafka's bootstrap here (key=value lines)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--metrics", metrics_address,
+                 "Serve /metrics (Prometheus) and /metrics.json (Flume JSON) on host:port, e.g. 127.0.0.1:34545 "
+                 "(port 0: any); overrides <agent>.monitoring.address; 'none' disables");
+  app.add_option("-D", defines, "flume-ng style: -Dflume.monitoring.type=http -Dflume.monitoring.port=34545");
   app.add_flag("--print-config-reference", print_reference, "Print every component's properties (Markdown) and exit");
   app.set_version_flag("-V,--version", "sluice " SLUICE_VERSION);
   CLI11_PARSE(app, argc, argv);
 
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  set_up_logging(log_level);
   if (print_reference) {
     std::cout << config_reference();
     return 0;
@@ -112,10 +161,21 @@ int main(int argc, char** argv) {
                 << " source(s), " << agent.channel_count() << " channel(s), " << agent.sink_count() << " sink(s))\n";
       return 0;
     }
+    std::string address = metrics_address_from_defines(defines);
+    if (!metrics_address.empty()) address = metrics_address;
+    if (address.empty()) address = model.monitoring_address.value;
+    if (address == "none") address.clear();
     agent.start();
-    if (!ready_file.empty()) write_ready_file(ready_file, agent.ready_info());
+    std::unique_ptr<MetricsEndpoint> metrics;
+    if (!address.empty()) {
+      metrics = std::make_unique<MetricsEndpoint>(address, agent);
+      spdlog::info("metrics: http://{}/metrics and /metrics.json (port {})", address, metrics->port());
+    }
+    if (!ready_file.empty())
+      write_ready_file(ready_file, agent.ready_info() + (metrics ? "metrics.port=" + std::to_string(metrics->port()) + "\n" : ""));
     run_until_signal(agent, interval);
     agent.stop(drain);
+    metrics.reset();
     return 0;
   } catch (const config::ConfigError& e) {
     std::cerr << "sluice: " << e.what() << "\n";

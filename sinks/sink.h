@@ -1,10 +1,26 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "channels/channel.h"
 
 namespace sluice {
+
+// Durations in fixed buckets, recorded per batch (never per event).
+struct DurationHistogram {
+  static constexpr double kBounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
+  static constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]) + 1;  // the last: +Inf
+  uint64_t counts[kBuckets] = {};  // per bucket, not cumulative
+  double sum_seconds = 0;
+  uint64_t count = 0;
+  static size_t bucket_of(double seconds) {
+    size_t i = 0;
+    while (i + 1 < kBuckets && seconds > kBounds[i]) ++i;
+    return i;
+  }
+};
 
 struct SinkCounters {
   uint64_t events_taken = 0;
@@ -12,6 +28,9 @@ struct SinkCounters {
   uint64_t events_failed = 0;      // delivery reports with an error (each attempt counts)
   uint64_t events_discarded = 0;   // failed for good (e.g. too large): committed, not retried
   uint64_t events_rolled_back = 0; // failed and put back into the channel for another attempt
+  std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
+  DurationHistogram batch_seconds;  // take → committed (or rolled back)
+  int64_t queue_messages = 0;       // messages waiting in the sink's Kafka producer
   uint64_t batches = 0;
 };
 

@@ -7,6 +7,26 @@
 
 namespace sluice {
 
+struct PortCounters {
+  uint16_t port = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+};
+
+struct SourceCounters {
+  uint64_t events_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t events_invalid = 0;    // no valid syslog header: kept whole, status Invalid
+  uint64_t events_truncated = 0;  // longer than eventSize: cut, status Incomplete
+  uint64_t blank_lines = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t connections_closed = 0;
+  uint64_t accept_errors = 0;
+  uint64_t read_errors = 0;
+  uint64_t events_dropped_at_shutdown = 0;
+  std::vector<PortCounters> per_port;
+};
+
 // Lifecycle: constructed (config validated) → start() (binds, may throw ConfigError, e.g. a
 // port in use) → stop(deadline) (stops accepting and reading; everything already read is in
 // the channels when it returns, unless the channels stay full past the deadline: then the
@@ -19,8 +39,8 @@ class Source {
   virtual void stop(Deadline deadline) = 0;
   // TCP ports actually listened on (port 0 resolved), for the ready file and tests.
   virtual std::vector<uint16_t> listening_ports() const { return {}; }
-  // Events read but not put into a channel because the shutdown deadline passed first.
-  virtual uint64_t events_dropped_at_shutdown() const = 0;
+  // Totals so far, summed over the source's threads; any thread may call it.
+  virtual SourceCounters counters() const = 0;
 };
 
 }  // namespace sluice

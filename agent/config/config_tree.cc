@@ -114,13 +114,17 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
       }
     }
     if (matched) continue;
+    if (rest == "monitoring.address") {
+      config.monitoring_address = PropertyValue{e.value, e.where};
+      continue;
+    }
     if (rest == "sinkgroups" || rest.starts_with("sinkgroups."))
       throw ConfigError(e.where.to_string() + ": " + e.key +
                         ": sink groups (failover, load_balance) are not supported; attach "
                         "several sinks to one channel instead: they share its load");
     throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix +
-                      "sources, " + prefix + "channels, " + prefix + "sinks or " + prefix +
-                      "<sources|channels|sinks>.<name>.<property>");
+                      "sources, " + prefix + "channels, " + prefix + "sinks, " + prefix + "monitoring.address or " +
+                      prefix + "<sources|channels|sinks>.<name>.<property>");
   }
 
   if (seen.empty()) {

@@ -47,6 +47,8 @@ struct ComponentConfig {
 struct AgentConfig {
   std::string agent_name;
   std::string file;
+  // <agent>.monitoring.address = host:port: serve /metrics and /metrics.json there.
+  PropertyValue monitoring_address;
   std::vector<ComponentConfig> sources;
   std::vector<ComponentConfig> channels;
   std::vector<ComponentConfig> sinks;

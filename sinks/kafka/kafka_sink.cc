@@ -48,6 +48,8 @@ const ComponentSpec kKafkaSinkSpec{
 struct KafkaSink::Counters {
   std::atomic<uint64_t> taken{0}, sent{0}, failed{0}, discarded{0}, rolled_back{0}, batches{0};
   std::atomic<uint64_t> failed_by_reason[kDeliveryErrorKinds] = {};
+  std::atomic<uint64_t> batch_buckets[DurationHistogram::kBuckets] = {};
+  std::atomic<uint64_t> batch_nanoseconds{0};
   std::string sink_name;
   LogLimiter failure_log;
 
@@ -161,7 +163,7 @@ KafkaSink::~KafkaSink() {
 void KafkaSink::start() {
   ProducerSettings settings = config_.producer;
   settings["bootstrap.servers"] = ProducerSetting{env_.resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
-  producer_ = env_.producer(settings, config_.share_producer);
+  std::atomic_store(&producer_, env_.producer(settings, config_.share_producer));
   thread_ = std::thread([this] { run(); });
   spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {})", name_, config_.topic,
                config_.partition >= 0 ? std::to_string(config_.partition) : "by librdkafka",
@@ -178,8 +180,12 @@ void KafkaSink::run() {
       continue;
     }
     counters_->taken.fetch_add(take.events, std::memory_order_relaxed);
-    counters_->batches.fetch_add(1, std::memory_order_relaxed);
+    const auto taken_at = Clock::now();
     send(std::move(take));
+    const auto took = Clock::now() - taken_at;
+    counters_->batch_buckets[DurationHistogram::bucket_of(std::chrono::duration<double>(took).count())].fetch_add(1);
+    counters_->batch_nanoseconds.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
+    counters_->batches.fetch_add(1, std::memory_order_relaxed);
     producer_->poll(0);
     if (draining_.load() && Clock::now() >= drain_deadline_) break;
   }
@@ -334,7 +340,7 @@ void KafkaSink::stop(Deadline deadline) {
   if (remaining > 0)
     spdlog::error("sink {}: {} messages still queued in librdkafka at the shutdown deadline; they are "
                   "purged and counted as failed", name_, remaining);
-  producer_.reset();
+  std::atomic_store(&producer_, std::shared_ptr<Producer>());
   const SinkCounters c = counters();
   spdlog::info("sink {}: stopped; {} events sent, {} failed ({} discarded, {} rolled back for retry)", name_,
                c.events_sent, c.events_failed, c.events_discarded, c.events_rolled_back);
@@ -347,6 +353,15 @@ SinkCounters KafkaSink::counters() const {
   c.events_failed = counters_->failed.load();
   c.events_rolled_back = counters_->rolled_back.load();
   c.events_discarded = counters_->discarded.load();
+  for (int r = 0; r < kDeliveryErrorKinds; ++r)
+    if (const uint64_t n = counters_->failed_by_reason[r].load())
+      c.failed_by_reason.emplace_back(std::string(to_string(static_cast<DeliveryError>(r))), n);
+  for (size_t b = 0; b < DurationHistogram::kBuckets; ++b) {
+    c.batch_seconds.counts[b] = counters_->batch_buckets[b].load();
+    c.batch_seconds.count += c.batch_seconds.counts[b];
+  }
+  c.batch_seconds.sum_seconds = counters_->batch_nanoseconds.load() / 1e9;
+  if (auto producer = std::atomic_load(&producer_)) c.queue_messages = producer->queue_length();
   c.batches = counters_->batches.load();
   return c;
 }

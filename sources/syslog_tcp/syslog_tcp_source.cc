@@ -85,7 +85,9 @@ class SyslogTcpSource::Worker {
         index_(index),
         builder_(static_cast<size_t>(source.config_.batch_size),
                  static_cast<size_t>(source.config_.batch_size) * 128),
-        read_buffer_(kReadChunk) {
+        read_buffer_(kReadChunk),
+        port_events_(source.config_.ports.size()),
+        port_bytes_(source.config_.ports.size()) {
     uv_loop_init(&loop_);
     uv_async_init(&loop_, &wakeup_, &Worker::on_wakeup);
     wakeup_.data = this;
@@ -171,7 +173,11 @@ class SyslogTcpSource::Worker {
     if (thread_.joinable()) thread_.join();
   }
 
-  void add_counters(SyslogTcpCounters& c) const {
+  void add_counters(SourceCounters& c) const {
+    for (size_t i = 0; i < port_events_.size() && i < c.per_port.size(); ++i) {
+      c.per_port[i].events += port_events_[i].get();
+      c.per_port[i].bytes += port_bytes_[i].get();
+    }
     c.events_received += events_.get();
     c.bytes_received += bytes_.get();
     c.events_invalid += invalid_.get();
@@ -196,9 +202,11 @@ class SyslogTcpSource::Worker {
     uv_tcp_t handle;
     Worker* worker;
     uint16_t port;
+    size_t port_index;  // into the source's ports, for the per-port counters
     LineFramer framer;
     uint64_t last_read_ms = 0;  // uv_now() of the last bytes
-    Connection(Worker* w, uint16_t p, size_t max_frame) : worker(w), port(p), framer(max_frame) {}
+    Connection(Worker* w, uint16_t p, size_t index, size_t max_frame)
+        : worker(w), port(p), port_index(index), framer(max_frame) {}
   };
 
   static void apply_receive_buffer(int fd, uint64_t bytes) {
@@ -286,7 +294,9 @@ class SyslogTcpSource::Worker {
   }
 
   void open_connection(int fd, uint16_t port) {
-    auto* conn = new Connection(this, port, static_cast<size_t>(source_.config_.event_size));
+    size_t index = 0;
+    while (index + 1 < source_.bound_ports_.size() && source_.bound_ports_[index] != port) ++index;
+    auto* conn = new Connection(this, port, index, static_cast<size_t>(source_.config_.event_size));
     uv_tcp_init(&loop_, &conn->handle);
     conn->handle.data = conn;
     if (uv_tcp_open(&conn->handle, fd) != 0) {
@@ -313,6 +323,7 @@ class SyslogTcpSource::Worker {
     if (nread > 0) {
       conn->last_read_ms = uv_now(&self->loop_);
       self->bytes_.add(static_cast<uint64_t>(nread));
+      self->port_bytes_[conn->port_index].add(static_cast<uint64_t>(nread));
       self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)), false);
     } else if (nread < 0) {
       if (nread != UV_EOF) self->read_errors_.add(1);
@@ -339,6 +350,7 @@ class SyslogTcpSource::Worker {
     if (end_of_stream) conn.framer.finish(on_frame, framed);
     else conn.framer.feed(data, on_frame, framed);
     events_.add(framed.frames);
+    port_events_[conn.port_index].add(framed.frames);
     truncated_.add(framed.truncated);
     blank_.add(framed.blank_lines);
     invalid_.add(invalid);
@@ -465,6 +477,8 @@ class SyslogTcpSource::Worker {
 
   Counter events_, bytes_, invalid_, truncated_, blank_, accepted_, closed_, accept_errors_,
       read_errors_, dropped_;
+  // Per configured port, in the source's order; sized before the loop runs.
+  std::vector<Counter> port_events_, port_bytes_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -499,8 +513,9 @@ void SyslogTcpSource::stop(Deadline deadline) {
   for (auto& w : workers_) w->join();
 }
 
-SyslogTcpCounters SyslogTcpSource::counters() const {
-  SyslogTcpCounters c;
+SourceCounters SyslogTcpSource::counters() const {
+  SourceCounters c;
+  for (uint16_t port : bound_ports_) c.per_port.push_back(PortCounters{port, 0, 0});
   for (const auto& w : workers_) w->add_counters(c);
   return c;
 }

@@ -21,19 +21,6 @@
 
 namespace sluice::syslog_tcp {
 
-struct SyslogTcpCounters {
-  uint64_t events_received = 0;
-  uint64_t bytes_received = 0;
-  uint64_t events_invalid = 0;
-  uint64_t events_truncated = 0;
-  uint64_t blank_lines = 0;
-  uint64_t connections_accepted = 0;
-  uint64_t connections_closed = 0;
-  uint64_t accept_errors = 0;
-  uint64_t read_errors = 0;
-  uint64_t events_dropped_at_shutdown = 0;
-};
-
 class SyslogTcpSource final : public Source {
  public:
     // `component` is kept for error messages that name the file and line (a port in use).
@@ -47,8 +34,7 @@ class SyslogTcpSource final : public Source {
 
   // In the order configured; after start().
   std::vector<uint16_t> listening_ports() const override { return bound_ports_; }
-  uint64_t events_dropped_at_shutdown() const override { return counters().events_dropped_at_shutdown; }
-  SyslogTcpCounters counters() const;
+  SourceCounters counters() const override;
 
   class Worker;  // one io thread; defined in the .cc
 

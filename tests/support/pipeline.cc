@@ -49,19 +49,21 @@ void Pipeline::control_broker(const std::string& command) {
   std::ofstream(dir_.file("control")) << command << "\n";
 }
 
-void Pipeline::start_agent(const std::string& config, const std::string& agent_name) {
+void Pipeline::start_agent(const std::string& config, const std::string& agent_name,
+                           const std::vector<std::string>& extra_args) {
   std::ofstream(dir_.file("agent.properties")) << config;
   std::remove(dir_.file("ready").c_str());
-  agent_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{bin("sluice"), "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file",
-                               dir_.file("ready"), "--status-interval", "1s", "--shutdown-timeout", "20s"},
-      dir_.file("agent.log"));
+  std::vector<std::string> argv{bin("sluice"), "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file",
+                                dir_.file("ready"), "--status-interval", "1s", "--shutdown-timeout", "20s"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  agent_ = std::make_unique<ChildProcess>(argv, dir_.file("agent.log"));
   const std::string ready = wait_for_file(dir_.file("ready"), 20s);
   if (ready.empty()) throw std::runtime_error("the agent did not start: " + agent_log());
   targets_.clear();
   std::istringstream ports(value_of(ready, "source.r1.ports"));
   for (std::string port; ports >> port;) targets_.insert(targets_.end(), {"-t", "127.0.0.1:" + port});
   if (const std::string embedded = value_of(ready, "embedded.bootstrap"); !embedded.empty()) bootstrap_ = embedded;
+  if (const std::string port = value_of(ready, "metrics.port"); !port.empty()) metrics_port_ = std::stoi(port);
 }
 
 long Pipeline::agent_peak_rss_kb() const {

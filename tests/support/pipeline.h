@@ -27,7 +27,9 @@ class Pipeline {
   void control_broker(const std::string& command);
 
   // Starts the agent on `config` and waits until it is listening.
-  void start_agent(const std::string& config, const std::string& agent_name = "t");
+  void start_agent(const std::string& config, const std::string& agent_name = "t",
+                   const std::vector<std::string>& extra_args = {});
+  int metrics_port() const { return metrics_port_; }  // with --metrics 127.0.0.1:0 among extra_args
   ChildProcess& agent() { return *agent_; }
   std::string agent_log() const { return read_file(dir_.file("agent.log")); }
   long agent_peak_rss_kb() const;  // VmHWM of the running agent
@@ -47,6 +49,7 @@ class Pipeline {
   std::unique_ptr<ChildProcess> agent_;
   std::string bootstrap_;
   std::vector<std::string> targets_;
+  int metrics_port_ = 0;
 };
 
 }  // namespace sluice::test

@@ -52,6 +52,9 @@ int run(std::vector<std::string> argv, const std::string& output_file, std::chro
 std::string read_file(const std::string& path);
 // Polls until the file exists and is non-empty, or the deadline; returns its text or "".
 std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout);
+// GET http://127.0.0.1:port/path; returns the body, or "" if the request failed.
+std::string http_get(int port, const std::string& path);
+
 // From "key=value" lines.
 std::string value_of(const std::string& text, const std::string& key);
 

@@ -1,0 +1,72 @@
+// The metrics endpoint end to end: /metrics and /metrics.json scraped over HTTP while the load
+// generator runs and after, checked against what it sent and what Kafka holds.
+
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <thread>
+
+#include "tests/support/pipeline.h"
+
+using namespace sluice::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The sum of every sample of a Prometheus metric (all label sets).
+double prometheus_sum(const std::string& text, const std::string& name) {
+  double sum = 0;
+  const std::regex sample("^" + name + "(\\{[^}]*\\})? ([0-9.e+]+)$", std::regex::multiline);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), sample); it != std::sregex_iterator(); ++it)
+    sum += std::stod((*it)[2]);
+  return sum;
+}
+
+// The sum of a Flume JSON field over every component whose key starts with `prefix`.
+uint64_t flume_sum(const std::string& json, const std::string& prefix, const std::string& field) {
+  uint64_t sum = 0;
+  const std::regex component("\"" + prefix + "[^\"]*\":\\{[^}]*\"" + field + "\":\"([0-9]+)\"");
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), component); it != std::sregex_iterator(); ++it)
+    sum += std::stoull((*it)[1]);
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("the counters on /metrics and /metrics.json equal what was sent and what Kafka holds", "[e2e][metrics]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = all", "linger.ms = 5"}), "t", {"--metrics", "127.0.0.1:0"});
+  REQUIRE(p.metrics_port() > 0);
+  std::string during;
+  std::thread scraper([&] {
+    std::this_thread::sleep_for(1500ms);
+    during = http_get(p.metrics_port(), "/metrics");
+  });
+  REQUIRE(p.send({"-c", "4", "-n", "100000", "-r", "40000"}) == 0);
+  scraper.join();
+  INFO(during);
+  CHECK(prometheus_sum(during, "sluice_source_events_received_total") > 0);
+  CHECK(prometheus_sum(during, "sluice_source_events_received_total") < 100000);
+
+  std::string report;
+  REQUIRE(p.verify(report) == 0);
+  const std::string text = http_get(p.metrics_port(), "/metrics");
+  const std::string json = http_get(p.metrics_port(), "/metrics.json");
+  INFO(text << json);
+  CHECK(prometheus_sum(text, "sluice_source_events_received_total") == 100000);
+  CHECK(prometheus_sum(text, "sluice_source_bytes_received_total") == 100000 * 120);
+  CHECK(prometheus_sum(text, "sluice_channel_events_put_total") == 100000);
+  CHECK(prometheus_sum(text, "sluice_channel_events") == 0);
+  CHECK(prometheus_sum(text, "sluice_sink_events_sent_total") == 100000);
+  CHECK(prometheus_sum(text, "sluice_sink_batch_seconds_count") > 0);
+  CHECK(prometheus_sum(text, "sluice_source_connections_accepted_total") == 4);
+  CHECK(p.stored() == 100000);
+
+  CHECK(flume_sum(json, "SOURCE.", "EventReceivedCount") == 100000);
+  CHECK(flume_sum(json, "SOURCE.", "EventAcceptedCount") == 100000);
+  CHECK(flume_sum(json, "CHANNEL.", "ChannelSize") == 0);
+  CHECK(flume_sum(json, "CHANNEL.", "EventPutSuccessCount") == 100000);
+  CHECK(flume_sum(json, "SINK.", "EventDrainSuccessCount") == 100000);
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
