@@ -44,10 +44,11 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   const Deadline deadline = Clock::now() + timeout;
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
-  uint64_t lost = 0;
+  uint64_t lost = 0, unread = 0;
   for (auto& source : sources_) {
     source->stop(deadline);
     lost += source->counters().events_dropped_at_shutdown;
+    unread += source->counters().bytes_unread_at_shutdown;
   }
   for (auto& sink : sinks_) sink->stop(deadline);
   for (auto& channel : channels_) {
@@ -59,8 +60,8 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
     }
   }
   const AgentTotals t = totals();
-  spdlog::info("stopped: {} events in, {} sent, {} failed, {} lost at shutdown", t.events_in, t.events_out,
-               t.events_failed, lost);
+  spdlog::info("stopped: {} events in, {} sent, {} failed, {} lost at shutdown, {} bytes left unread", t.events_in,
+               t.events_out, t.events_failed, lost, unread);
   return lost;
 }
 

@@ -14,6 +14,7 @@ inline constexpr const char* kSourceBlankLines = "sluice_source_blank_lines_tota
 inline constexpr const char* kSourceAcceptErrors = "sluice_source_accept_errors_total";
 inline constexpr const char* kSourceReadErrors = "sluice_source_read_errors_total";
 inline constexpr const char* kSourceDroppedAtShutdown = "sluice_source_events_dropped_at_shutdown_total";
+inline constexpr const char* kSourceUnreadAtShutdown = "sluice_source_bytes_unread_at_shutdown_total";
 
 inline constexpr const char* kChannelEvents = "sluice_channel_events";
 inline constexpr const char* kChannelBytes = "sluice_channel_bytes";

@@ -83,6 +83,8 @@ std::string prometheus_text(const Agent& agent) {
     f.add(names::kSourceReadErrors, T::Counter, "Connections ended by a read error.", {{"source", n}}, c.read_errors);
     f.add(names::kSourceDroppedAtShutdown, T::Counter, "Events read but not put into a channel by the shutdown deadline.",
           {{"source", n}}, c.events_dropped_at_shutdown);
+    f.add(names::kSourceUnreadAtShutdown, T::Counter, "Bytes senders had delivered, left unread when the shutdown grace ended.",
+          {{"source", n}}, c.bytes_unread_at_shutdown);
   }
   for (const auto& channel : agent.channels()) {
     const ChannelCounters c = channel->counters();

@@ -3,10 +3,11 @@
 #
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4]
-#                     [--variants "kafka kafka-shared null acks-all ramp rsyslog"]
+#                     [--variants "kafka kafka-shared kafka-scraped null acks-all ramp rsyslog"]
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
-# kafka-shared (the 10 sinks share one librdkafka producer), null (sinks discard: the agent's own cost),
+# kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (metrics endpoint on, both
+# endpoints scraped every second), null (sinks discard: the agent's own cost),
 # acks-all (acks=all, linger 5 ms), ramp (the sender rises to --rate over a third of the run),
 # rsyslog (the tuned peer from ../shared/peers on the same load and broker).
 #
@@ -65,11 +66,12 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local broker=$!
   wait_file "$dir/bootstrap"
   local bootstrap; bootstrap=$(head -1 "$dir/bootstrap")
-  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false
+  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
   case "$variant" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
     kafka-shared) share=true ;;
+    kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
   esac
@@ -98,9 +100,20 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         fi
       done
     } > "$dir/agent.properties"
-    "$bin/sluice" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s >"$dir/agent.log" 2>&1 &
+    "$bin/sluice" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s "${metrics[@]}" \
+      >"$dir/agent.log" 2>&1 &
     agent=$!
     wait_file "$dir/ready" || { cat "$dir/agent.log"; exit 1; }
+    if [ ${#metrics[@]} -gt 0 ]; then  # a Prometheus-like scraper: both endpoints once a second
+      local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
+      ( while kill -0 "$agent" 2>/dev/null; do
+          for path in /metrics /metrics.json; do
+            { exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET %s HTTP/1.0\r\n\r\n' "$path" >&3 && cat <&3 >/dev/null; } 2>/dev/null || true
+          done
+          sleep 1
+        done ) &
+      scraper=$!
+    fi
     for port in $(sed -n 's/^source.r1.ports=//p' "$dir/ready"); do targets+=(-t "127.0.0.1:$port"); done
   fi
   local cpu0 bcpu0; cpu0=$(cpu_seconds "$agent"); bcpu0=$(cpu_seconds "$broker")
@@ -131,6 +144,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   fi
   local cpu1 bcpu1 rss; cpu1=$(cpu_seconds "$agent"); bcpu1=$(cpu_seconds "$broker"); rss=$(peak_rss_mb "$agent")
   stop_pid "$agent"; wait "$agent" 2>/dev/null || true
+  [ -z "$scraper" ] || { kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; }
   kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
   stop_pid "$broker"; wait "$broker" 2>/dev/null || true
   if [ "$variant" = null ]; then stored=$(sed -n 's/.* \([0-9]*\) sent,.*/\1/p' "$dir/agent.log" | tail -1); fi

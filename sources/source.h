@@ -24,6 +24,7 @@ struct SourceCounters {
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
+  uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
   std::vector<PortCounters> per_port;
 };
 

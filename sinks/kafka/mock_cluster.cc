@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <sstream>
+#include <vector>
 #include <stdexcept>
 
 namespace sluice::kafka {
@@ -51,8 +52,10 @@ void MockCluster::set_broker_rtt(int32_t broker, int rtt_ms) {
 namespace sluice::kafka {
 
 void MockCluster::push_request_errors(int16_t api_key, int count, int error_code) {
-  rd_kafka_mock_push_request_errors(cluster_, api_key, static_cast<size_t>(count),
-                                    static_cast<rd_kafka_resp_err_t>(error_code));
+  // The variadic rd_kafka_mock_push_request_errors wants `count` error arguments; the array
+  // form takes the same error repeated.
+  const std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(count), static_cast<rd_kafka_resp_err_t>(error_code));
+  rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
 }
 
 std::string MockCluster::apply_command(const std::string& command) {

@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -25,10 +27,10 @@ namespace {
 constexpr size_t kReadChunk = 256 * 1024;
 constexpr auto kPutSlice = std::chrono::milliseconds(500);
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
-// At shutdown, open connections are still read for up to kDrainGrace, each until it has been
-// quiet for kQuietClose: what senders already wrote is in our socket buffers, not lost.
-constexpr uint64_t kDrainGraceMs = 2000;
-constexpr uint64_t kQuietCloseMs = 200;
+// At shutdown, each open connection is still read until what its kernel buffer held at that
+// moment has been read (what senders had already delivered is not lost), or until half of
+// the shutdown time left, at most kDrainGraceMaxMs, has passed.
+constexpr int64_t kDrainGraceMaxMs = 10000;
 
 std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component,
                                                std::vector<Channel*> channels, BuildContext&) {
@@ -188,6 +190,7 @@ class SyslogTcpSource::Worker {
     c.accept_errors += accept_errors_.get();
     c.read_errors += read_errors_.get();
     c.events_dropped_at_shutdown += dropped_.get();
+    c.bytes_unread_at_shutdown += unread_at_shutdown_.get();
   }
 
  private:
@@ -205,6 +208,7 @@ class SyslogTcpSource::Worker {
     size_t port_index;  // into the source's ports, for the per-port counters
     LineFramer framer;
     uint64_t last_read_ms = 0;  // uv_now() of the last bytes
+    int64_t drain_left = 0;     // at shutdown: bytes still to read of what was buffered then
     Connection(Worker* w, uint16_t p, size_t index, size_t max_frame)
         : worker(w), port(p), port_index(index), framer(max_frame) {}
   };
@@ -322,6 +326,7 @@ class SyslogTcpSource::Worker {
     Worker* self = conn->worker;
     if (nread > 0) {
       conn->last_read_ms = uv_now(&self->loop_);
+      conn->drain_left -= nread;
       self->bytes_.add(static_cast<uint64_t>(nread));
       self->port_bytes_[conn->port_index].add(static_cast<uint64_t>(nread));
       self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)), false);
@@ -417,32 +422,45 @@ class SyslogTcpSource::Worker {
     uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
   }
 
-  // On the loop thread: accept no more; keep reading open connections until each is quiet or
-  // at its end, within the grace period; then put what was read into the channels.
+  static int64_t unread_bytes(Connection* conn) {
+    uv_os_fd_t fd = -1;
+    int pending = 0;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&conn->handle), &fd) != 0 || ::ioctl(fd, SIOCINQ, &pending) != 0)
+      return 0;
+    return pending;
+  }
+
+  // On the loop thread: accept no more; read each open connection until what its kernel
+  // buffer held now has been read, within the grace period; then put it all into the channels.
   void shut_down() {
     stopping_ = true;
     close_listeners();
-    uint64_t grace = kDrainGraceMs;
+    int64_t grace = kDrainGraceMaxMs;
     {
       std::lock_guard lock(mutex_);
       if (shutdown_deadline_ != Deadline::max())
-        grace = std::min<uint64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                   shutdown_deadline_ - Clock::now()).count()));
+        grace = std::min<int64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                   shutdown_deadline_ - Clock::now()).count() / 2));
     }
-    drain_until_ms_ = uv_now(&loop_) + grace;
+    for (Connection* conn : connections_) conn->drain_left = unread_bytes(conn);
+    drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(grace);
     drain_timer_ = std::make_unique<uv_timer_t>();
     uv_timer_init(&loop_, drain_timer_.get());
     drain_timer_->data = this;
-    uv_timer_start(drain_timer_.get(), [](uv_timer_t* t) { static_cast<Worker*>(t->data)->drain_step(); }, 0, 20);
+    uv_timer_start(drain_timer_.get(), [](uv_timer_t* t) { static_cast<Worker*>(t->data)->drain_step(); }, 0, 10);
   }
 
   void drain_step() {
     const uint64_t now = uv_now(&loop_);
     for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-      if (now >= drain_until_ms_ || now - conn->last_read_ms >= kQuietCloseMs) {
-        consume(*conn, {}, true);
-        close_connection(conn);
+      if (conn->drain_left > 0 && now < drain_until_ms_) continue;
+      if (const int64_t unread = unread_bytes(conn); unread > 0 && conn->drain_left > 0) {
+        unread_at_shutdown_.add(static_cast<uint64_t>(unread));
+        spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
+                      "lost (counted as bytes_unread_at_shutdown)", source_.name_, unread);
       }
+      consume(*conn, {}, true);
+      close_connection(conn);
     }
     if (!connections_.empty()) return;
     uv_timer_stop(drain_timer_.get());
@@ -476,7 +494,7 @@ class SyslogTcpSource::Worker {
   Clock::time_point last_accept_log_{};
 
   Counter events_, bytes_, invalid_, truncated_, blank_, accepted_, closed_, accept_errors_,
-      read_errors_, dropped_;
+      read_errors_, dropped_, unread_at_shutdown_;
   // Per configured port, in the source's order; sized before the loop runs.
   std::vector<Counter> port_events_, port_bytes_;
 };

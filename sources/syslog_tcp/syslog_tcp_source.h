@@ -8,8 +8,9 @@
 // for I/O. A put that finds the channel full blocks that io thread: its sockets stop being
 // read and TCP pushes back on the senders. Nothing is dropped while the agent runs.
 //
-// stop(): listeners close first; open connections are still read for up to 2 s, each until
-// it has been quiet for 200 ms or ends, so that what senders already wrote is not lost.
+// stop(): listeners close first; each open connection is still read until what its kernel
+// buffer held at that moment has been read (what senders had delivered is not lost), within
+// half the shutdown time left (at most 10 s); bytes left unread then are counted and logged.
 
 #include <atomic>
 #include <memory>

@@ -84,7 +84,12 @@ TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and m
   INFO(report << p.agent_log());
   CHECK(verified == 0);
   CHECK(rss_kb > 0);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan keeps up to 256 MB of freed memory in quarantine, plus its shadow memory.
+  CHECK(rss_kb < 768 * 1024);
+#else
   CHECK(rss_kb < 256 * 1024);
+#endif
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
 

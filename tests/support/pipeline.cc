@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -82,7 +83,11 @@ int Pipeline::send(const std::vector<std::string>& args, std::chrono::millisecon
   std::vector<std::string> argv{bin("sluice-loadgen"), "-q", "--summary-json", dir_.file("sent.json")};
   argv.insert(argv.end(), targets_.begin(), targets_.end());
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv, dir_.file("loadgen.log"), timeout);
+  const int code = run(argv, dir_.file("loadgen.log"), timeout);
+  if (code != 0)
+    std::fprintf(stderr, "sluice-loadgen exited %d:\n%s\nthe agent's log:\n%s\n", code,
+                 read_file(dir_.file("loadgen.log")).c_str(), agent_log().c_str());
+  return code;
 }
 
 int Pipeline::verify(std::string& report, const std::string& bootstrap) {
