@@ -32,6 +32,9 @@ inline constexpr const char* kSinkEventsDiscarded = "sluice_sink_events_discarde
 inline constexpr const char* kSinkEventsRolledBack = "sluice_sink_events_rolled_back_total";
 inline constexpr const char* kSinkBatchSeconds = "sluice_sink_batch_seconds";
 inline constexpr const char* kSinkKafkaQueue = "sluice_sink_kafka_queue_messages";
+inline constexpr const char* kKafkaBrokerUp = "sluice_kafka_broker_up";
+inline constexpr const char* kKafkaBrokerRttAvg = "sluice_kafka_broker_rtt_avg_seconds";
+inline constexpr const char* kKafkaBrokerRttP99 = "sluice_kafka_broker_rtt_p99_seconds";
 inline constexpr const char* kKafkaClientErrors = "sluice_kafka_client_errors_total";
 
 }  // namespace sluice::metric_names

@@ -114,6 +114,15 @@ std::string prometheus_text(const Agent& agent) {
     f.add_histogram(names::kSinkBatchSeconds, "Time from take to commit, per batch.", l, c.batch_seconds);
     f.add(names::kSinkKafkaQueue, T::Gauge, "Messages waiting in the sink's Kafka producer.", l,
           static_cast<double>(c.queue_messages));
+    for (const SinkCounters::Broker& b : c.brokers) {
+      const std::vector<ClientMetric::Label> bl{{"sink", sink->name()}, {"broker", b.name}};
+      f.add(names::kKafkaBrokerUp, T::Gauge, "1 if the sink's producer is connected to the broker (librdkafka state UP).",
+            bl, b.up ? 1 : 0);
+      f.add(names::kKafkaBrokerRttAvg, T::Gauge, "Average request round-trip time to the broker (librdkafka statistics).",
+            bl, b.rtt_avg_seconds);
+      f.add(names::kKafkaBrokerRttP99, T::Gauge, "99th percentile request round-trip time to the broker.", bl,
+            b.rtt_p99_seconds);
+    }
   }
   f.add(names::kKafkaClientErrors, T::Counter, "Errors librdkafka reported about the cluster (unreachable, auth, ...).",
         {}, static_cast<double>(kafka::client_errors()));

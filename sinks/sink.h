@@ -31,6 +31,12 @@ struct SinkCounters {
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
   DurationHistogram batch_seconds;  // take → committed (or rolled back)
   int64_t queue_messages = 0;       // messages waiting in the sink's Kafka producer
+  struct Broker {
+    std::string name;
+    bool up = false;
+    double rtt_avg_seconds = 0, rtt_p99_seconds = 0;
+  };
+  std::vector<Broker> brokers;      // as the sink's producer last saw them
   uint64_t batches = 0;
 };
 

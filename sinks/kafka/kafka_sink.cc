@@ -361,7 +361,11 @@ SinkCounters KafkaSink::counters() const {
     c.batch_seconds.count += c.batch_seconds.counts[b];
   }
   c.batch_seconds.sum_seconds = counters_->batch_nanoseconds.load() / 1e9;
-  if (auto producer = std::atomic_load(&producer_)) c.queue_messages = producer->queue_length();
+  if (auto producer = std::atomic_load(&producer_)) {
+    c.queue_messages = producer->queue_length();
+    for (const BrokerStats& b : producer->broker_stats())
+      c.brokers.push_back({b.name, b.up, b.rtt_avg_seconds, b.rtt_p99_seconds});
+  }
   c.batches = counters_->batches.load();
   return c;
 }

@@ -129,6 +129,9 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
       c.producer.erase(it);
     }
   }
+  // Broker state and round-trip times for the metrics endpoint, once a second.
+  if (!c.producer.count("statistics.interval.ms"))
+    c.producer["statistics.interval.ms"] = ProducerSetting{"1000", {}, "statistics.interval.ms (default)"};
   // Flume's KafkaSink defaults to acks=1; librdkafka's default would be all.
   if (!c.producer.count("acks")) c.producer["acks"] = ProducerSetting{"1", {}, "acks (default)"};
   c.acks = c.producer["acks"].value;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
 
 #include "agent/log_limiter.h"
 
@@ -88,6 +89,28 @@ void on_log(const rd_kafka_t*, int level, const char* facility, const char* text
   else spdlog::warn("librdkafka {}: {}{}", facility, text, suppressed_note(suppressed));
 }
 
+// librdkafka's statistics JSON (YAML is a superset of JSON): broker state and round-trip time.
+int on_statistics(rd_kafka_t*, char* json, size_t, void* opaque) {
+  std::vector<BrokerStats> brokers;
+  try {
+    const YAML::Node root = YAML::Load(json);
+    for (const auto& entry : root["brokers"]) {
+      const YAML::Node b = entry.second;
+      if (b["nodeid"].as<int>(-1) < 0) continue;  // bootstrap pseudo-brokers
+      BrokerStats s;
+      s.name = b["name"].as<std::string>("");
+      s.up = b["state"].as<std::string>("") == "UP";
+      s.rtt_avg_seconds = b["rtt"]["avg"].as<double>(0) / 1e6;
+      s.rtt_p99_seconds = b["rtt"]["p99"].as<double>(0) / 1e6;
+      brokers.push_back(std::move(s));
+    }
+  } catch (const YAML::Exception&) {
+    return 0;  // a statistics report we cannot read changes nothing
+  }
+  static_cast<Producer*>(opaque)->set_broker_stats(std::move(brokers));
+  return 0;  // librdkafka frees the JSON
+}
+
 // Applies every setting; throws ConfigError naming the first one librdkafka refuses.
 rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
@@ -130,6 +153,8 @@ Producer::Producer(const ProducerSettings& settings) {
   rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery_report);
   rd_kafka_conf_set_error_cb(conf, &on_error);
   rd_kafka_conf_set_log_cb(conf, &on_log);
+  rd_kafka_conf_set_stats_cb(conf, &on_statistics);
+  rd_kafka_conf_set_opaque(conf, this);
   char error[512];
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
   if (!rk_) {
@@ -208,5 +233,15 @@ int Producer::flush(int timeout_ms) {
 void Producer::purge() { rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT); }
 
 int Producer::queue_length() const { return rd_kafka_outq_len(rk_); }
+
+std::vector<BrokerStats> Producer::broker_stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return broker_stats_;
+}
+
+void Producer::set_broker_stats(std::vector<BrokerStats> stats) {
+  std::lock_guard lock(stats_mutex_);
+  broker_stats_ = std::move(stats);
+}
 
 }  // namespace sluice::kafka

@@ -71,6 +71,14 @@ struct OutgoingMessage {
   int32_t partition = -1;  // used when produce() is asked for per-message partitions
 };
 
+// From librdkafka's statistics (statistics.interval.ms), per broker.
+struct BrokerStats {
+  std::string name;
+  bool up = false;
+  double rtt_avg_seconds = 0;
+  double rtt_p99_seconds = 0;
+};
+
 class Producer {
  public:
   // Checks every setting with librdkafka without creating a handle (no network). Throws
@@ -99,6 +107,9 @@ class Producer {
   // Drops what is still queued; its trackers are told (error) during the next poll().
   void purge();
   int queue_length() const;
+  // The latest statistics librdkafka reported (empty before the first report).
+  std::vector<BrokerStats> broker_stats() const;
+  void set_broker_stats(std::vector<BrokerStats> stats);
   const std::string& bootstrap_servers() const { return bootstrap_; }
 
  private:
@@ -106,6 +117,8 @@ class Producer {
 
   rd_kafka_s* rk_ = nullptr;
   std::string bootstrap_;
+  mutable std::mutex stats_mutex_;
+  std::vector<BrokerStats> broker_stats_;
   std::mutex topics_mutex_;
   std::map<std::string, rd_kafka_topic_s*> topics_;
 };

@@ -61,6 +61,9 @@ TEST_CASE("the counters on /metrics and /metrics.json equal what was sent and wh
   CHECK(prometheus_sum(text, "sluice_sink_events_sent_total") == 100000);
   CHECK(prometheus_sum(text, "sluice_sink_batch_seconds_count") > 0);
   CHECK(prometheus_sum(text, "sluice_source_connections_accepted_total") == 4);
+  CHECK(prometheus_sum(text, "sluice_kafka_broker_up") == 10);  // each sink's producer sees the one broker
+  // Round-trip times are per statistics interval: an idle interval reports 0.
+  CHECK_THAT(text, Catch::Contains("sluice_kafka_broker_rtt_p99_seconds{sink=\"k9\""));
   CHECK(p.stored() == 100000);
 
   CHECK(flume_sum(json, "SOURCE.", "EventReceivedCount") == 100000);
