@@ -1,6 +1,7 @@
 // sluice: syslog over TCP in, Kafka out. Usage mirrors `flume-ng agent -f FILE -n AGENT`.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -73,6 +74,19 @@ std::string metrics_address_from_defines(const std::vector<std::string>& defines
       throw config::ConfigError("-D" + d + ": unknown (supported: flume.monitoring.type=http, flume.monitoring.port=N)");
   }
   return address;
+}
+
+// Each connection is a file descriptor: take all the kernel allows, and say when that is little.
+void raise_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  if (limit.rlim_cur < 65536)
+    spdlog::warn("file descriptor limit is {}: at most about that many connections; raise it (LimitNOFILE=2000000 in "
+                 "sluice.service, ulimit -n, fs.nr_open in sysctl/99-sluice.conf)", limit.rlim_cur);
 }
 
 // Waits for SIGINT/SIGTERM, printing a status line every `interval`.
@@ -165,6 +179,7 @@ int main(int argc, char** argv) {
     if (!metrics_address.empty()) address = metrics_address;
     if (address.empty()) address = model.monitoring_address.value;
     if (address == "none") address.clear();
+    raise_file_limit();
     agent.start();
     std::unique_ptr<MetricsEndpoint> metrics;
     if (!address.empty()) {
