@@ -20,6 +20,7 @@
 #include "agent/config/properties_file.h"
 #include "agent/config/property_values.h"
 #include "agent/http_endpoint.h"
+#include "agent/systemd_notify.h"
 
 namespace {
 
@@ -89,31 +90,41 @@ void raise_file_limit() {
                  "sluice.service, ulimit -n, fs.nr_open in sysctl/99-sluice.conf)", limit.rlim_cur);
 }
 
-// Waits for SIGINT/SIGTERM, printing a status line every `interval`.
+// Waits for SIGINT/SIGTERM, printing a status line every `interval` and keeping systemd's
+// watchdog fed (at half its period) if the unit has one.
 void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  const std::chrono::milliseconds watchdog = systemd_watchdog_interval() / 2;
+  std::chrono::milliseconds wake = interval;
+  if (watchdog.count() && (!wake.count() || watchdog < wake)) wake = watchdog;
   AgentTotals last = agent.totals();
   auto last_time = Clock::now();
   while (true) {
-    timespec timeout{static_cast<time_t>(interval.count() / 1000), static_cast<long>(interval.count() % 1000) * 1'000'000};
-    const int sig = sigtimedwait(&signals, nullptr, interval.count() ? &timeout : nullptr);
+    timespec timeout{static_cast<time_t>(wake.count() / 1000), static_cast<long>(wake.count() % 1000) * 1'000'000};
+    const int sig = sigtimedwait(&signals, nullptr, wake.count() ? &timeout : nullptr);
     if (sig == SIGINT || sig == SIGTERM) {
       spdlog::info("received {}", sig == SIGINT ? "SIGINT" : "SIGTERM");
+      notify_systemd("STOPPING=1");
       return;
     }
-    const AgentTotals now = agent.totals();
+    if (watchdog.count()) notify_systemd("WATCHDOG=1");
     const auto now_time = Clock::now();
+    if (!interval.count() || now_time - last_time < interval) continue;
+    const AgentTotals now = agent.totals();
     const double seconds = std::chrono::duration<double>(now_time - last_time).count();
     // Enough to see which stage saturates: sources blocked on a full channel, or Kafka's queue growing.
-    spdlog::info("status: in {:.0f} ev/s, out {:.0f} ev/s, channel {:.1f}% full ({} events), sources blocked {:.0f}%, "
-                 "kafka queue {} msgs, {} failed so far",
-                 (now.events_in - last.events_in) / seconds, (now.events_out - last.events_out) / seconds,
-                 now.channel_capacity ? 100.0 * now.channel_held / now.channel_capacity : 0.0, now.channel_held,
-                 100.0 * std::chrono::duration<double>(now.put_blocked - last.put_blocked).count() / seconds,
-                 now.kafka_queue, now.events_failed);
+    const std::string status = fmt::format(
+        "in {:.0f} ev/s, out {:.0f} ev/s, channel {:.1f}% full ({} events), sources blocked {:.0f}%, "
+        "kafka queue {} msgs, {} failed so far",
+        (now.events_in - last.events_in) / seconds, (now.events_out - last.events_out) / seconds,
+        now.channel_capacity ? 100.0 * now.channel_held / now.channel_capacity : 0.0, now.channel_held,
+        100.0 * std::chrono::duration<double>(now.put_blocked - last.put_blocked).count() / seconds, now.kafka_queue,
+        now.events_failed);
+    spdlog::info("status: {}", status);
+    notify_systemd("STATUS=" + status);
     last = now;
     last_time = now_time;
   }
@@ -186,6 +197,7 @@ int main(int argc, char** argv) {
       metrics = std::make_unique<MetricsEndpoint>(address, agent);
       spdlog::info("metrics: http://{}/metrics and /metrics.json (port {})", address, metrics->port());
     }
+    notify_systemd("READY=1");
     if (!ready_file.empty())
       write_ready_file(ready_file, agent.ready_info() + (metrics ? "metrics.port=" + std::to_string(metrics->port()) + "\n" : ""));
     run_until_signal(agent, interval);
