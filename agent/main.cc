@@ -17,7 +17,7 @@
 
 #include "agent/agent.h"
 #include "agent/component_registry.h"
-#include "agent/config/properties_file.h"
+#include "agent/config/config_file.h"
 #include "agent/config/property_values.h"
 #include "agent/http_endpoint.h"
 #include "agent/systemd_notify.h"
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   std::string log_level = "info", metrics_address;
   std::vector<std::string> defines;
   bool check = false, print_reference = false;
-  app.add_option("-f,--conf-file", file, "Configuration file (Flume properties)");
+  app.add_option("-f,--conf-file", file, "Configuration file: Flume properties, or YAML (.yaml/.yml)");
   app.add_option("-n,--name", agent_name, "Agent name: the first part of every key (as flume-ng -n)")->capture_default_str();
   app.add_flag("--check", check, "Validate the configuration and exit 0 (valid) or 1; opens no socket, contacts no Kafka");
   app.add_option("--shutdown-timeout", shutdown_timeout,
@@ -155,7 +155,23 @@ int main(int argc, char** argv) {
   app.add_option("-D", defines, "flume-ng style: -Dflume.monitoring.type=http -Dflume.monitoring.port=34545");
   app.add_flag("--print-config-reference", print_reference, "Print every component's properties (Markdown) and exit");
   app.set_version_flag("-V,--version", "sluice " SLUICE_VERSION);
+  CLI::App* config_command = app.add_subcommand("config", "Configuration tools");
+  std::string convert_file;
+  config_command->add_subcommand("convert", "Print FILE in the other format (properties <-> YAML)")
+      ->add_option("FILE", convert_file, "A .properties or .yaml file")->required();
+  config_command->require_subcommand(1);
   CLI11_PARSE(app, argc, argv);
+  if (!convert_file.empty()) {
+    try {
+      const config::FlatConfig flat = config::load_config_file(convert_file);
+      std::cout << (config::format_of(convert_file) == config::FileFormat::yaml ? config::to_properties(flat)
+                                                                               : config::to_yaml(flat));
+      return 0;
+    } catch (const config::ConfigError& e) {
+      std::cerr << "sluice: " << e.what() << "\n";
+      return 1;
+    }
+  }
 
   set_up_logging(log_level);
   if (print_reference) {
@@ -178,8 +194,7 @@ int main(int argc, char** argv) {
   try {
     const auto drain = duration_option(shutdown_timeout, "--shutdown-timeout");
     const auto interval = duration_option(status_interval, "--status-interval");
-    const config::AgentConfig model =
-        config::assemble(config::parse_properties(config::read_config_file(file), file), agent_name, file);
+    const config::AgentConfig model = config::assemble(config::load_config_file(file), agent_name, file);
     Agent agent(model);
     if (check) {
       std::cout << file << ": configuration of agent '" << agent_name << "' is valid (" << agent.source_count()
