@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the .deb with cpack, unpacks it into a scratch root (dpkg-deb -x, not installed on this
+# machine) and checks its files, conffiles, dependencies and that the unpacked agent runs.
+set -euo pipefail
+build=$1
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+(cd "$build" && cpack -G DEB -B "$scratch/out" >/dev/null)
+deb=$(ls "$scratch"/out/sluice_*_amd64.deb)
+dpkg-deb -x "$deb" "$scratch/root"
+dpkg-deb -e "$deb" "$scratch/control"
+fail() { echo "package_test: $*" >&2; exit 1; }
+for f in usr/bin/sluice usr/bin/sluice-loadgen usr/bin/sluice-kafka-mock etc/sluice/agent.properties \
+         etc/sluice/agent.yaml etc/default/sluice lib/systemd/system/sluice.service lib/systemd/system/sluice@.service \
+         usr/lib/sysctl.d/99-sluice.conf usr/lib/sluice/tune.sh usr/share/doc/sluice/README.md \
+         usr/share/doc/sluice/REFERENCE.md; do
+  [ -e "$scratch/root/$f" ] || fail "missing /$f"
+done
+for f in /etc/sluice/agent.properties /etc/sluice/agent.yaml /etc/default/sluice; do
+  grep -qx "$f" "$scratch/control/conffiles" || fail "$f is not a conffile"
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in librdkafka1 libuv1 adduser; do [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"; done
+grep -q "adduser --system" "$scratch/control/postinst" || fail "postinst does not create the user"
+file "$scratch/root/usr/bin/sluice" | grep -q "stripped" || fail "binaries are not stripped"
+"$scratch/root/usr/bin/sluice" --version | grep -q "sluice" || fail "the unpacked agent does not run"
+"$scratch/root/usr/bin/sluice" --check -f "$scratch/root/etc/sluice/agent.yaml" -n tier2 >/dev/null 2>&1 ||
+  fail "the packaged configuration does not pass --check"
+echo "package_test: $(basename "$deb") ok ($(du -k "$deb" | cut -f1) KiB)"
