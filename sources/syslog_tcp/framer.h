@@ -94,7 +94,14 @@ void LineFramer::feed(std::string_view data, OnFrame&& on_frame, FramerCounters&
 
 template <class OnFrame>
 void LineFramer::finish(OnFrame&& on_frame, FramerCounters& counters) {
-  if (!carry_.empty() && !skipping_) emit(carry_, false, on_frame, counters);
+  if (!carry_.empty() && !skipping_) {
+    // The carry may hold one byte more than max_frame, kept for a CR that an LF would have
+    // dropped; at the end of the stream no LF comes, so cut it like any oversized frame.
+    std::string_view frame = carry_;
+    if (frame.back() == '\r') frame.remove_suffix(1);
+    const bool truncated = frame.size() > max_frame_;
+    emit(truncated ? frame.substr(0, max_frame_) : frame, truncated, on_frame, counters);
+  }
   carry_.clear();
   skipping_ = false;
 }

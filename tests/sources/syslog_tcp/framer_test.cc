@@ -82,3 +82,10 @@ TEST_CASE("framer never buffers more than eventSize for a sender that never send
   }
   CHECK(frames == 1);  // the first 100 bytes, truncated; the rest is skipped until a newline
 }
+
+TEST_CASE("framer cuts an unterminated last frame one byte over eventSize at end of stream", "[framer]") {
+  // Found by the fuzzer: the carry keeps one extra byte for a possible CR.
+  const Framed f = frame_in_pieces("0123456789X", {4}, 10);
+  CHECK(f.frames == std::vector<std::string>{"0123456789"});
+  CHECK(f.truncated == std::vector<bool>{true});
+}
