@@ -8,6 +8,7 @@ inline constexpr const char* kSourceEventsReceived = "sluice_source_events_recei
 inline constexpr const char* kSourceBytesReceived = "sluice_source_bytes_received_total";
 inline constexpr const char* kSourceConnections = "sluice_source_connections";
 inline constexpr const char* kSourceConnectionsAccepted = "sluice_source_connections_accepted_total";
+inline constexpr const char* kSourceConnectionsRefused = "sluice_source_connections_refused_total";
 inline constexpr const char* kSourceFramesInvalid = "sluice_source_frames_invalid_total";
 inline constexpr const char* kSourceFramesTruncated = "sluice_source_frames_truncated_total";
 inline constexpr const char* kSourceBlankLines = "sluice_source_blank_lines_total";

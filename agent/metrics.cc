@@ -73,6 +73,10 @@ std::string prometheus_text(const Agent& agent) {
     f.add(names::kSourceConnections, T::Gauge, "Open connections.", {{"source", n}},
           static_cast<double>(c.connections_accepted - c.connections_closed));
     f.add(names::kSourceConnectionsAccepted, T::Counter, "Connections accepted.", {{"source", n}}, c.connections_accepted);
+    f.add(names::kSourceConnectionsRefused, T::Counter, "Connections closed at once, by reason.",
+          {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
+    f.add(names::kSourceConnectionsRefused, T::Counter, "Connections closed at once, by reason.",
+          {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
     f.add(names::kSourceFramesInvalid, T::Counter, "Frames without a valid syslog header (kept, status Invalid).",
           {{"source", n}}, c.events_invalid);
     f.add(names::kSourceFramesTruncated, T::Counter, "Frames longer than eventSize (cut, status Incomplete).",

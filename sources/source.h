@@ -20,7 +20,9 @@ struct SourceCounters {
   uint64_t events_truncated = 0;  // longer than eventSize: cut, status Incomplete
   uint64_t blank_lines = 0;
   uint64_t connections_accepted = 0;
-  uint64_t connections_closed = 0;
+  uint64_t connections_closed = 0;          // includes refused ones
+  uint64_t connections_refused_denied = 0;  // by the allow/deny lists
+  uint64_t connections_refused_limit = 0;   // over maxConnections
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;

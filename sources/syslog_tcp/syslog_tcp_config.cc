@@ -1,6 +1,7 @@
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 
 #include <thread>
+#include <tuple>
 
 namespace sluice::syslog_tcp {
 
@@ -22,6 +23,12 @@ const config::PropertyTable<C> kSyslogTcpProperties{
     {"numProcessors", &C::num_processors, "0",
      "io threads, each an event loop serving a share of the connections; 0 = half the CPUs (at least 1).",
      {.min = 0, .max = 256}},
+    {"maxConnections", &C::max_connections, "100000",
+     "Open connections at most; more are closed at once, counted (connections_refused) and logged.",
+     {.min = 1, .max = 100'000'000}},
+    {"allow", &C::allow_text, "",
+     "Client networks that may connect (CIDR, e.g. 10.0.0.0/8 ::1); empty: any. Others are refused and counted."},
+    {"deny", &C::deny_text, "", "Client networks refused even if allowed (CIDR)."},
     {"backlog", &C::backlog, "4096",
      "listen() backlog: connections the kernel queues before the source accepts them (capped by net.core.somaxconn).",
      {.min = 1, .max = 1'000'000}},
@@ -34,6 +41,16 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
     const config::ValueContext ctx{component.full_key("ports"), component.where("ports")};
     c.ports.push_back(static_cast<uint16_t>(config::parse_integer(text, ctx, {.min = 0, .max = 65535})));
   }
+  std::vector<Network> allow, deny;
+  for (const auto& [property, texts, networks] :
+       {std::tuple{"allow", &c.allow_text, &allow}, std::tuple{"deny", &c.deny_text, &deny}}) {
+    for (const std::string& text : *texts) {
+      const auto network = parse_network(text);
+      if (!network) component.fail(property, "\"" + text + "\" is not a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)");
+      networks->push_back(*network);
+    }
+  }
+  c.clients = ClientFilter(std::move(allow), std::move(deny));
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "agent/config/property_table.h"
+#include "sources/syslog_tcp/client_filter.h"
 
 namespace sluice::syslog_tcp {
 
@@ -15,8 +16,12 @@ struct SyslogTcpConfig {
   config::ByteSize read_buffer_size;
   int64_t num_processors = 0;
   int64_t backlog = 0;
+  int64_t max_connections = 0;
+  std::vector<std::string> allow_text;
+  std::vector<std::string> deny_text;
 
   std::vector<uint16_t> ports;  // parsed from ports_text by parse_syslog_tcp_config
+  ClientFilter clients;         // parsed from allow_text and deny_text
 };
 
 extern const config::PropertyTable<SyslogTcpConfig> kSyslogTcpProperties;

@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/log_limiter.h"
 #include "sources/syslog_tcp/framer.h"
 #include "sources/syslog_tcp/syslog_parser.h"
 
@@ -191,6 +192,8 @@ class SyslogTcpSource::Worker {
     c.read_errors += read_errors_.get();
     c.events_dropped_at_shutdown += dropped_.get();
     c.bytes_unread_at_shutdown += unread_at_shutdown_.get();
+    c.connections_refused_denied += refused_denied_.get();
+    c.connections_refused_limit += refused_limit_.get();
   }
 
  private:
@@ -241,6 +244,7 @@ class SyslogTcpSource::Worker {
       if (stop) {
         ::close(fd);
         self->closed_.add(1);
+        self->source_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
       } else {
         self->open_connection(fd, port);
       }
@@ -257,7 +261,10 @@ class SyslogTcpSource::Worker {
     auto& workers = self->source_.workers_;
     // Bounded per wake-up so that one busy port cannot starve the loop's connections.
     for (int i = 0; i < 256; ++i) {
-      const int fd = ::accept4(listener->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof peer;
+      const int fd = ::accept4(listener->fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
         self->accept_errors_.add(1);
@@ -266,10 +273,43 @@ class SyslogTcpSource::Worker {
         return;
       }
       self->accepted_.add(1);
+      if (!self->admit(fd, peer)) continue;
       Worker* target = workers[self->next_worker_++ % workers.size()].get();
       if (target == self) self->open_connection(fd, listener->port);
       else target->hand_over(fd, listener->port);
     }
+  }
+
+  // On the acceptor thread: the allow/deny lists and maxConnections. A refused connection is
+  // closed at once, counted by reason, and logged (rate-limited; the client's address only in
+  // the log line, never in a metric label).
+  bool admit(int fd, const sockaddr_storage& peer) {
+    const SyslogTcpConfig& c = source_.config_;
+    const char* reason = nullptr;
+    if (c.clients.filters() && !c.clients.admits(peer)) {
+      refused_denied_.add(1);
+      reason = "not in allow or in deny";
+    } else if (source_.open_connections_.load(std::memory_order_relaxed) >= c.max_connections) {
+      refused_limit_.add(1);
+      reason = "maxConnections reached";
+    }
+    if (!reason) {
+      source_.open_connections_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    ::close(fd);
+    closed_.add(1);
+    uint64_t suppressed = 0;
+    if (refusal_log_.allow(suppressed)) {
+      char address[INET6_ADDRSTRLEN] = "?";
+      if (peer.ss_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
+      else if (peer.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
+      spdlog::warn("source {}: refused a connection from {}: {}{}", source_.name_, address, reason,
+                   suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+    }
+    return false;
   }
 
   void log_accept_error(int err) {
@@ -308,6 +348,7 @@ class SyslogTcpSource::Worker {
       uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
                [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
       closed_.add(1);
+      source_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
       return;
     }
     connections_.insert(conn);
@@ -400,6 +441,7 @@ class SyslogTcpSource::Worker {
   void close_connection(Connection* conn) {
     if (!connections_.erase(conn)) return;
     closed_.add(1);
+    source_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
     uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
              [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
   }
@@ -494,7 +536,8 @@ class SyslogTcpSource::Worker {
   Clock::time_point last_accept_log_{};
 
   Counter events_, bytes_, invalid_, truncated_, blank_, accepted_, closed_, accept_errors_,
-      read_errors_, dropped_, unread_at_shutdown_;
+      read_errors_, dropped_, unread_at_shutdown_, refused_denied_, refused_limit_;
+  LogLimiter refusal_log_;
   // Per configured port, in the source's order; sized before the loop runs.
   std::vector<Counter> port_events_, port_bytes_;
 };

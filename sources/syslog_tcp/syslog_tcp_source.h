@@ -46,6 +46,7 @@ class SyslogTcpSource final : public Source {
   const std::vector<Channel*> channels_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<uint16_t> bound_ports_;
+  std::atomic<int64_t> open_connections_{0};  // over all io threads, for maxConnections
   bool started_ = false;
 };
 

@@ -1,0 +1,38 @@
+#pragma once
+// Which clients may connect: allow/deny lists of networks (CIDR), checked once per accepted
+// connection. An exposed port need not be open to the world.
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::syslog_tcp {
+
+struct Network {
+  int family = 0;                    // AF_INET or AF_INET6
+  std::array<uint8_t, 16> address{};
+  int prefix_bits = 0;
+  bool contains(const sockaddr_storage& peer) const;
+};
+
+// "10.0.0.0/8", "192.168.1.7" (/32), "::1", "fd00::/8"; nullopt if not a network.
+std::optional<Network> parse_network(const std::string& text);
+
+class ClientFilter {
+ public:
+  ClientFilter() = default;
+  ClientFilter(std::vector<Network> allow, std::vector<Network> deny)
+      : allow_(std::move(allow)), deny_(std::move(deny)) {}
+  // Denied if in a deny network, or if allow networks are given and it is in none of them.
+  bool admits(const sockaddr_storage& peer) const;
+  bool filters() const { return !allow_.empty() || !deny_.empty(); }
+
+ private:
+  std::vector<Network> allow_, deny_;
+};
+
+}  // namespace sluice::syslog_tcp
