@@ -47,8 +47,9 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   uint64_t lost = 0, unread = 0;
   for (auto& source : sources_) {
     source->stop(deadline);
-    lost += source->counters().events_dropped_at_shutdown;
-    unread += source->counters().bytes_unread_at_shutdown;
+    const SourceCounters c = source->counters();
+    lost += c.events_dropped_at_shutdown;
+    unread += c.bytes_unread_at_shutdown;
   }
   for (auto& sink : sinks_) sink->stop(deadline);
   for (auto& channel : channels_) {

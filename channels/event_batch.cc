@@ -19,10 +19,6 @@ std::optional<EventField> event_field_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-bool is_numeric(EventField field) {
-  return field == EventField::facility || field == EventField::severity || field == EventField::port;
-}
-
 int32_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
   switch (f) {
     case EventField::facility: return e.facility;

@@ -41,7 +41,6 @@ struct EventRecord {
 enum class EventField : uint8_t { none, host, app, facility, severity, port };
 // "host", "app", "Facility", "Severity", "port" (any case); nullopt for anything else.
 std::optional<EventField> event_field_from_name(std::string_view name);
-bool is_numeric(EventField field);
 
 struct EventStorage {
   std::vector<char> bytes;

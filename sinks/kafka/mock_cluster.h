@@ -24,7 +24,6 @@ class MockCluster {
   // Creates the topic, or fails if it exists with fewer partitions. Throws std::runtime_error.
   void create_topic(const std::string& topic, int partitions);
   const std::string& bootstrap_servers() const { return bootstrap_; }
-  int brokers() const { return brokers_; }
 
   // Fault injection: broker ids are 1..brokers(); 0 means every broker.
   void set_broker_down(int32_t broker, bool down);

@@ -161,7 +161,6 @@ Producer::Producer(const ProducerSettings& settings) {
     rd_kafka_conf_destroy(conf);
     throw config::ConfigError(std::string("cannot create a Kafka producer: ") + error);
   }
-  if (auto it = settings.find("bootstrap.servers"); it != settings.end()) bootstrap_ = it->second.value;
 }
 
 Producer::~Producer() {

@@ -110,13 +110,11 @@ class Producer {
   // The latest statistics librdkafka reported (empty before the first report).
   std::vector<BrokerStats> broker_stats() const;
   void set_broker_stats(std::vector<BrokerStats> stats);
-  const std::string& bootstrap_servers() const { return bootstrap_; }
 
  private:
   rd_kafka_topic_s* topic_handle(const std::string& topic);
 
   rd_kafka_s* rk_ = nullptr;
-  std::string bootstrap_;
   mutable std::mutex stats_mutex_;
   std::vector<BrokerStats> broker_stats_;
   std::mutex topics_mutex_;

@@ -12,6 +12,7 @@
 #include "sinks/kafka/mock_cluster.h"
 #include "sinks/kafka/topic_reader.h"
 #include "sources/syslog_tcp/syslog_parser.h"
+#include "tests/support/component.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -19,16 +20,9 @@ using namespace std::chrono_literals;
 namespace {
 
 config::ComponentConfig sink_component(const std::string& bootstrap, std::map<std::string, std::string> properties) {
-  config::ComponentConfig c;
-  c.kind = config::Kind::sink;
-  c.name = "k";
-  c.key_prefix = "a.sinks.k";
-  c.type = "kafka";
-  c.channels = {"c"};
   properties.emplace("brokerList", bootstrap);
   properties.emplace("topic", "t");
-  for (auto& [key, value] : properties) c.properties[key] = config::PropertyValue{value, {"test", 1}};
-  return c;
+  return test::component(config::Kind::sink, "k", "kafka", properties);
 }
 
 // A sink on its own channel and Kafka environment, against `cluster`.

@@ -11,6 +11,7 @@
 #include "channels/memory/memory_channel.h"
 #include "sources/syslog_tcp/client_filter.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "tests/support/component.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -30,16 +31,9 @@ sockaddr_storage address(const char* text) {
 }
 
 config::ComponentConfig source_component(std::map<std::string, std::string> properties) {
-  config::ComponentConfig c;
-  c.kind = config::Kind::source;
-  c.name = "s";
-  c.key_prefix = "a.sources.s";
-  c.type = "multiport_syslogtcp";
-  c.channels = {"c"};
   properties.emplace("host", "127.0.0.1");
   properties.emplace("ports", "0");
-  for (auto& [k, v] : properties) c.properties[k] = config::PropertyValue{v, {"test", 1}};
-  return c;
+  return test::component(config::Kind::source, "s", "multiport_syslogtcp", properties);
 }
 
 int connect_to(uint16_t port) {
