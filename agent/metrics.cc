@@ -66,9 +66,16 @@ std::string prometheus_text(const Agent& agent) {
     const SourceCounters c = source->counters();
     const std::string& n = source->name();
     for (const PortCounters& p : c.per_port) {
-      const std::string port = std::to_string(p.port);
-      f.add(names::kSourceEventsReceived, T::Counter, "Events read from senders.", {{"source", n}, {"port", port}}, p.events);
-      f.add(names::kSourceBytesReceived, T::Counter, "Bytes read from senders.", {{"source", n}, {"port", port}}, p.bytes);
+      const std::vector<ClientMetric::Label> l{{"source", n}, {"port", std::to_string(p.port)}};
+      f.add(names::kSourceEventsReceived, T::Counter, "Events read from senders.", l, p.events);
+      f.add(names::kSourceBytesReceived, T::Counter, "Bytes read from senders.", l, p.bytes);
+      f.add(names::kSourceFramesInvalid, T::Counter, "Frames without a valid PRI (kept, status Invalid).", l, p.invalid);
+      f.add(names::kSourceFramesTruncated, T::Counter, "Frames longer than eventSize (cut, status Incomplete).", l,
+            p.truncated);
+      f.add(names::kSourceBlankLines, T::Counter, "Empty frames skipped.", l, p.blank_lines);
+      f.add(names::kSourceFramesOctetCounted, T::Counter, "Frames that came RFC 6587 octet-counted.", l, p.octet_counted);
+      f.add(names::kSourceEventsInvalidUtf8, T::Counter, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
+            p.invalid_utf8);
     }
     f.add(names::kSourceConnections, T::Gauge, "Open connections.", {{"source", n}},
           static_cast<double>(c.connections_accepted - c.connections_closed));
@@ -77,11 +84,8 @@ std::string prometheus_text(const Agent& agent) {
           {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
     f.add(names::kSourceConnectionsRefused, T::Counter, "Connections closed at once, by reason.",
           {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
-    f.add(names::kSourceFramesInvalid, T::Counter, "Frames without a valid syslog header (kept, status Invalid).",
-          {{"source", n}}, c.events_invalid);
-    f.add(names::kSourceFramesTruncated, T::Counter, "Frames longer than eventSize (cut, status Incomplete).",
-          {{"source", n}}, c.events_truncated);
-    f.add(names::kSourceBlankLines, T::Counter, "Empty lines skipped.", {{"source", n}}, c.blank_lines);
+    f.add(names::kSourceConnectionsIdleClosed, T::Counter, "Connections closed by idleTimeout.", {{"source", n}},
+          c.connections_idle_closed);
     f.add(names::kSourceAcceptErrors, T::Counter, "accept() failures (e.g. out of file descriptors).", {{"source", n}},
           c.accept_errors);
     f.add(names::kSourceReadErrors, T::Counter, "Connections ended by a read error.", {{"source", n}}, c.read_errors);

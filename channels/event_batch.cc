@@ -15,27 +15,36 @@ std::optional<EventField> event_field_from_name(std::string_view name) {
   if (lower == "app" || lower == "appname" || lower == "program") return EventField::app;
   if (lower == "facility") return EventField::facility;
   if (lower == "severity") return EventField::severity;
+  if (lower == "procid" || lower == "pid") return EventField::procid;
+  if (lower == "msgid") return EventField::msgid;
   if (lower == "port") return EventField::port;
+  if (lower == "timestamp") return EventField::timestamp;
+  if (lower == "clientip" || lower == "client_ip") return EventField::client_ip;
+  if (lower == "clienthostname" || lower == "client_hostname") return EventField::client_host;
   return std::nullopt;
 }
 
-int32_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
+int64_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
   switch (f) {
     case EventField::facility: return e.facility;
     case EventField::severity: return e.severity;
     case EventField::port: return e.port;
+    case EventField::timestamp: return e.timestamp_ms;
     default: return -1;
   }
 }
 
 std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scratch) const {
-  const char* base = storage_->bytes.data() + e.offset;
   switch (f) {
-    case EventField::host: return {base + e.host_offset, e.host_length};
-    case EventField::app: return {base + e.app_offset, e.app_length};
+    case EventField::host: return text(e, e.host);
+    case EventField::app: return text(e, e.app);
+    case EventField::procid: return text(e, e.procid);
+    case EventField::msgid: return text(e, e.msgid);
+    case EventField::client_ip: return client_ip(e);
+    case EventField::client_host: return client_host(e);
     case EventField::none: return {};
     default: {
-      const auto [end, ec] = std::to_chars(scratch, scratch + 8, numeric_field(e, f));
+      const auto [end, ec] = std::to_chars(scratch, scratch + 24, numeric_field(e, f));
       return {scratch, ec == std::errc() ? static_cast<size_t>(end - scratch) : 0};
     }
   }
@@ -78,7 +87,15 @@ EventRecord& EventBatchBuilder::append(std::string_view frame) {
   EventRecord& e = storage_->events.emplace_back();
   e.offset = static_cast<uint32_t>(offset);
   e.length = static_cast<uint32_t>(frame.size());
+  e.body_length = e.length;
   return e;
+}
+
+uint32_t EventBatchBuilder::append_to_last(std::string_view extra) {
+  auto& bytes = storage_->bytes;
+  const uint32_t relative = static_cast<uint32_t>(bytes.size() - storage_->events.back().offset);
+  bytes.insert(bytes.end(), extra.begin(), extra.end());
+  return relative;
 }
 
 EventBatch EventBatchBuilder::seal() {
@@ -88,6 +105,7 @@ EventBatch EventBatchBuilder::seal() {
   batch.bytes_ = bytes_;
   expected_events_ = batch.end_ + batch.end_ / 4;
   expected_bytes_ = bytes_ + bytes_ / 4;
+  storage_->header_names = header_names_;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage_));
   storage_ = std::make_unique<EventStorage>();
   storage_->events.reserve(expected_events_);

@@ -21,30 +21,56 @@ enum class EventStatus : uint8_t {
   incomplete = 2,  // truncated at the source's eventSize: Flume's "Incomplete"
 };
 
+// A field inside an event's frame: offset relative to the frame's start; length 0 = absent.
+struct Span {
+  uint16_t offset = 0;
+  uint16_t length = 0;
+};
+
 // One event: offsets into its batch's buffer plus the fields the source parsed.
 struct EventRecord {
   uint32_t offset = 0;       // the received frame, without its terminator
   uint32_t length = 0;
-  uint32_t body_offset = 0;  // where the message body starts, relative to offset
+  uint32_t body_offset = 0;  // the body (Flume's: the line without the header fields that
+  uint32_t body_length = 0;  // keepFields drops), relative to offset; may lie past the frame
+  Span host;                 // HOSTNAME
+  Span app;                  // APP-NAME / the RFC 3164 TAG without [pid] and ':'
+  Span procid;               // PROCID / the RFC 3164 TAG's [pid]
+  Span msgid;                // RFC 5424 MSGID
+  Span structured_data;      // RFC 5424 STRUCTURED-DATA, brackets included
+  uint32_t message_offset = 0;  // MSG (after the TAG, or STRUCTURED-DATA and a BOM) to the end
+  uint32_t client_offset = 0;  // relative to offset, past the frame: client IP then hostname
+  uint8_t client_ip_length = 0;
+  uint8_t client_host_length = 0;
   uint16_t port = 0;         // local port it arrived on
   uint8_t facility = 1;      // RFC 3164: a line without PRI is user.notice (1, 5)
   uint8_t severity = 5;
   EventStatus status = EventStatus::ok;
-  uint16_t host_offset = 0;  // HOSTNAME, relative to offset; length 0 when absent
-  uint16_t host_length = 0;
-  uint16_t app_offset = 0;   // APP-NAME / the RFC 3164 TAG without [pid] and ':'
-  uint16_t app_length = 0;
+  uint8_t version = 0;       // 1 for RFC 5424, 0 otherwise
+  bool timestamp_from_header = false;
   int64_t timestamp_ms = 0;  // from the header when present, else the time it was received
 };
 
-// The parsed fields a sink can route by (Flume's header names where Flume has one).
-enum class EventField : uint8_t { none, host, app, facility, severity, port };
-// "host", "app", "Facility", "Severity", "port" (any case); nullopt for anything else.
+// The parsed fields a sink can route by or key on (Flume's header names where Flume has one).
+enum class EventField : uint8_t {
+  none, host, app, procid, msgid, facility, severity, port, timestamp, client_ip, client_host
+};
+// "host", "app", "procid", "msgid", "Facility", "Severity", "port", "timestamp", "clientIP",
+// "clientHostname" (any case, a few synonyms); nullopt for anything else.
 std::optional<EventField> event_field_from_name(std::string_view name);
+
+// What the source named the optional per-event headers (Flume's portHeader, clientIPHeader,
+// clientHostnameHeader); empty names are not emitted. Shared by every batch of the source.
+struct HeaderNames {
+  std::string port;
+  std::string client_ip;
+  std::string client_host;
+};
 
 struct EventStorage {
   std::vector<char> bytes;
   std::vector<EventRecord> events;
+  std::shared_ptr<const HeaderNames> header_names;
 };
 
 class EventBatch {
@@ -74,13 +100,26 @@ class EventBatch {
     return {storage_->bytes.data() + e.offset, e.length};
   }
   std::string_view body(const EventRecord& e) const {
-    return {storage_->bytes.data() + e.offset + e.body_offset, e.length - e.body_offset};
+    return {storage_->bytes.data() + e.offset + e.body_offset, e.body_length};
   }
+  std::string_view text(const EventRecord& e, Span span) const {
+    return {storage_->bytes.data() + e.offset + span.offset, span.length};
+  }
+  std::string_view message(const EventRecord& e) const {
+    return {storage_->bytes.data() + e.offset + e.message_offset, e.length - e.message_offset};
+  }
+  std::string_view client_ip(const EventRecord& e) const {
+    return {storage_->bytes.data() + e.offset + e.client_offset, e.client_ip_length};
+  }
+  std::string_view client_host(const EventRecord& e) const {
+    return {storage_->bytes.data() + e.offset + e.client_offset + e.client_ip_length, e.client_host_length};
+  }
+  const HeaderNames* header_names() const { return storage_ ? storage_->header_names.get() : nullptr; }
 
-  // The field's text; numeric fields are formatted into `scratch` (at least 8 bytes).
+  // The field's text; numeric fields are formatted into `scratch` (at least 24 bytes).
   std::string_view field(const EventRecord& e, EventField f, char* scratch) const;
-  // Numeric fields only; -1 for text fields.
-  static int32_t numeric_field(const EventRecord& e, EventField f);
+  // Numeric fields only (timestamp in ms); -1 for text fields.
+  static int64_t numeric_field(const EventRecord& e, EventField f);
 
   // Moves the first n events into a new batch that shares this one's storage.
   EventBatch split_front(size_t n);
@@ -104,6 +143,10 @@ class EventBatchBuilder {
 
   // Copies the frame in and returns its record for the parser to fill in.
   EventRecord& append(std::string_view frame);
+  // Copies bytes that belong to the last appended event (a composed body, the client's
+  // address) after it; returns their offset relative to that event's frame.
+  uint32_t append_to_last(std::string_view bytes);
+  void set_header_names(std::shared_ptr<const HeaderNames> names) { header_names_ = std::move(names); }
   size_t size() const { return storage_->events.size(); }
   bool empty() const { return storage_->events.empty(); }
   uint64_t bytes() const { return bytes_; }
@@ -113,6 +156,7 @@ class EventBatchBuilder {
 
  private:
   std::unique_ptr<EventStorage> storage_;
+  std::shared_ptr<const HeaderNames> header_names_;
   uint64_t bytes_ = 0;
   size_t expected_events_;
   size_t expected_bytes_;

@@ -11,6 +11,11 @@ struct PortCounters {
   uint16_t port = 0;
   uint64_t events = 0;
   uint64_t bytes = 0;
+  uint64_t invalid = 0;
+  uint64_t truncated = 0;
+  uint64_t blank_lines = 0;
+  uint64_t octet_counted = 0;  // frames that came RFC 6587 octet-counted
+  uint64_t invalid_utf8 = 0;   // events whose invalid UTF-8 was replaced by U+FFFD
 };
 
 struct SourceCounters {
@@ -19,7 +24,9 @@ struct SourceCounters {
   uint64_t events_invalid = 0;    // no valid syslog header: kept whole, status Invalid
   uint64_t events_truncated = 0;  // longer than eventSize: cut, status Incomplete
   uint64_t blank_lines = 0;
+  uint64_t events_invalid_utf8 = 0;
   uint64_t connections_accepted = 0;
+  uint64_t connections_idle_closed = 0;     // by idleTimeout
   uint64_t connections_closed = 0;          // includes refused ones
   uint64_t connections_refused_denied = 0;  // by the allow/deny lists
   uint64_t connections_refused_limit = 0;   // over maxConnections
@@ -27,7 +34,7 @@ struct SourceCounters {
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
   uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
-  std::vector<PortCounters> per_port;
+  std::vector<PortCounters> per_port;  // the event counters above, per port
 };
 
 // Lifecycle: constructed (config validated) → start() (binds, may throw ConfigError, e.g. a

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/log_limiter.h"
+#include "channels/event_json.h"
 
 namespace sluice::kafka {
 namespace {
@@ -193,9 +194,17 @@ void KafkaSink::run() {
 
 void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker) {
   OutgoingMessage& m = messages_.emplace_back();
-  const std::string_view payload = config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
-  m.payload = payload.data();
-  m.length = payload.size();
+  if (config_.format == PayloadFormat::json) {
+    // The arena may still move as it grows: offsets now, pointers in produce_messages().
+    const size_t start = json_.size();
+    append_event_json(batch, e, json_);
+    m.payload = reinterpret_cast<const char*>(start);
+    m.length = json_.size() - start;
+  } else {
+    const std::string_view payload = config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
+    m.payload = payload.data();
+    m.length = payload.size();
+  }
   m.tracker = tracker;
   if (config_.key_field != EventField::none) {
     // librdkafka copies keys, but only at produce(): numeric keys need a home until then.
@@ -206,9 +215,9 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
       m.key_length = key.size();
     }
   }
-  if (config_.partition_field != EventField::none) m.partition = EventBatch::numeric_field(e, config_.partition_field);
+  if (config_.partition_field != EventField::none) m.partition = static_cast<int32_t>(EventBatch::numeric_field(e, config_.partition_field));
   if (config_.topic_field != EventField::none) {
-    char unused[8];
+    char unused[24];
     topics_.push_back(batch.field(e, config_.topic_field, unused));
   }
 }
@@ -217,8 +226,11 @@ void KafkaSink::produce_messages() {
   const int32_t partition =
       config_.partition_field != EventField::none ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
   give_up_ = past_deadline();
+  const bool json = config_.format == PayloadFormat::json;
+  if (json)
+    for (OutgoingMessage& m : messages_) m.payload = json_.data() + reinterpret_cast<size_t>(m.payload);
   if (config_.topic_field == EventField::none) {
-    producer_->produce(config_.topic, partition, messages_, give_up_);
+    producer_->produce(config_.topic, partition, messages_, give_up_, json);
     return;
   }
   // Per-event topics: one produce call per run of events bound for the same topic; events
@@ -228,7 +240,7 @@ void KafkaSink::produce_messages() {
   for (size_t i = 1; i <= messages_.size(); ++i) {
     if (i < messages_.size() && topics_[i] == topics_[start]) continue;
     const std::string topic = topics_[start].empty() ? config_.topic : std::string(topics_[start]);
-    producer_->produce(topic, partition, all.subspan(start, i - start), give_up_);
+    producer_->produce(topic, partition, all.subspan(start, i - start), give_up_, json);
     start = i;
   }
 }
@@ -237,6 +249,7 @@ bool KafkaSink::past_deadline() const { return draining_.load() && Clock::now() 
 
 void KafkaSink::send(Take take) {
   messages_.clear();
+  json_.clear();
   key_scratch_.clear();
   topics_.clear();
   key_scratch_.reserve(config_.key_field != EventField::none ? take.events : 0);

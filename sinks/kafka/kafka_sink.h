@@ -59,7 +59,8 @@ class KafkaSink final : public Sink {
   Deadline drain_deadline_ = Deadline::max();
   std::shared_ptr<Counters> counters_;
   std::vector<OutgoingMessage> messages_;  // reused for every take
-  std::vector<std::array<char, 8>> key_scratch_;  // numeric keys, formatted
+  std::string json_;                       // format json: the take's payloads, copied by librdkafka
+  std::vector<std::array<char, 24>> key_scratch_;  // numeric keys, formatted
   std::vector<std::string_view> topics_;          // per-event topics, when topicHeader applies
   std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
 };

@@ -8,7 +8,7 @@
 
 namespace sluice::kafka {
 
-enum class PayloadFormat { body, raw };
+enum class PayloadFormat { body, raw, json };
 
 struct KafkaSinkConfig {
   std::string topic;

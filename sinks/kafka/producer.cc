@@ -178,7 +178,7 @@ rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
 }
 
 bool Producer::produce(const std::string& topic, int32_t partition,
-                       std::span<const OutgoingMessage> messages, const bool& give_up) {
+                       std::span<const OutgoingMessage> messages, const bool& give_up, bool copy_payloads) {
   rd_kafka_topic_t* rkt = topic_handle(topic);
   thread_local std::vector<rd_kafka_message_t> batch;
   batch.resize(messages.size());
@@ -194,7 +194,7 @@ bool Producer::produce(const std::string& topic, int32_t partition,
   }
   const bool per_message = partition == kPerMessage;
   const int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
-  const int flags = per_message ? RD_KAFKA_MSG_F_PARTITION : 0;
+  const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
   while (!batch.empty()) {
     const int accepted = rd_kafka_produce_batch(rkt, target, flags, batch.data(), static_cast<int>(batch.size()));
     if (static_cast<size_t>(accepted) == batch.size()) return true;

@@ -97,8 +97,9 @@ class Producer {
   // failed at once. Returns false only if `give_up` became true while waiting.
   // partition = kPerMessage: each message's own partition field (-1 there: the partitioner).
   static constexpr int32_t kPerMessage = -1000;
+  // copy_payloads: librdkafka copies them (their memory is reused once produce returns).
   bool produce(const std::string& topic, int32_t partition, std::span<const OutgoingMessage> messages,
-               const bool& give_up);
+               const bool& give_up, bool copy_payloads = false);
 
   // Serves delivery reports (and errors) for up to timeout_ms.
   void poll(int timeout_ms);

@@ -2,10 +2,18 @@
 // Splits one connection's byte stream into syslog frames. Owned by the connection; used on
 // its io thread only.
 //
-// Non-transparent framing (RFC 6587 3.4.2): a frame ends at LF; a CR before the LF is
-// dropped. A frame longer than max_frame is cut at max_frame (marked truncated) and the rest,
-// up to the next LF, is skipped without being buffered. Empty lines are counted and skipped.
-// A partial frame waits in the connection's carry-over buffer, never longer than max_frame.
+// Framing is detected per frame, as rsyslog's imtcp does (RFC 6587):
+//  - octet counting (3.4.1): a frame that starts with a digit 1-9 is "<length> <bytes>";
+//  - non-transparent framing (3.4.2): anything else (normally '<') ends at LF or NUL; a CR
+//    before the terminator is dropped.
+// Digits not followed by a space within 10 characters are the start of an ordinary line.
+// With auto-detection off (framing = non-transparent) every frame is a line.
+//
+// A frame longer than max_frame is cut at max_frame (marked truncated) and its rest is
+// skipped without being buffered: up to the next terminator for a line, exactly the counted
+// bytes for an octet-counted frame. Empty frames are counted and skipped. A partial frame
+// waits in the connection's carry-over buffer, never longer than max_frame + 1 bytes: this is
+// the per-connection buffer limit.
 
 #include <algorithm>
 #include <cstdint>
@@ -17,37 +25,63 @@ namespace sluice::syslog_tcp {
 
 struct FramerCounters {
   uint64_t frames = 0;
+  uint64_t octet_counted = 0;  // of frames
   uint64_t blank_lines = 0;
   uint64_t truncated = 0;
 };
 
-class LineFramer {
+class Framer {
  public:
-  explicit LineFramer(size_t max_frame) : max_frame_(max_frame) {}
+  explicit Framer(size_t max_frame, bool detect_octet_counting = true)
+      : max_frame_(max_frame), detect_octets_(detect_octet_counting) {}
 
   // Calls on_frame(std::string_view frame, bool truncated) for each complete frame in data.
   // The view is valid only during the call.
   template <class OnFrame>
   void feed(std::string_view data, OnFrame&& on_frame, FramerCounters& counters);
 
-  // End of stream: an unterminated last frame is still a frame.
+  // End of stream: an unterminated last line is still a frame; an octet-counted frame cut
+  // short is emitted as truncated.
   template <class OnFrame>
   void finish(OnFrame&& on_frame, FramerCounters& counters);
 
   size_t buffered() const { return carry_.size(); }
 
  private:
+  enum class State : uint8_t { frame_start, line, skip_line, octet_length, octet_body };
+  static constexpr size_t kMaxLengthDigits = 10;
+
   template <class OnFrame>
   void emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters);
+  template <class OnFrame>
+  void feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters& counters);
+  template <class OnFrame>
+  void feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounters& counters);
+  // The end of a line: the first LF or NUL in data, or data.size().
+  static size_t terminator(std::string_view data, bool& found);
 
   const size_t max_frame_;
-  std::string carry_;        // the start of a frame whose end has not arrived
-  bool skipping_ = false;    // dropping the remainder of an oversized frame until LF
+  const bool detect_octets_;
+  State state_ = State::frame_start;
+  std::string carry_;      // the start of a frame whose end has not arrived
+  uint64_t counted_ = 0;   // octet counting: the frame's declared length
+  uint64_t remaining_ = 0; // octet counting: bytes of the frame still to come
 };
 
+inline size_t Framer::terminator(std::string_view data, bool& found) {
+  const char* lf = static_cast<const char*>(std::memchr(data.data(), '\n', data.size()));
+  size_t end = lf ? static_cast<size_t>(lf - data.data()) : data.size();
+  // NUL terminators are rare; looking for one only inside the line keeps the scan short.
+  if (const void* nul = std::memchr(data.data(), '\0', end))
+    end = static_cast<size_t>(static_cast<const char*>(nul) - data.data());
+  found = end < data.size();
+  return end;
+}
+
 template <class OnFrame>
-void LineFramer::emit(std::string_view frame, bool truncated, OnFrame& on_frame,
-                      FramerCounters& counters) {
+void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters) {
+  // An octet-counted frame may carry its sender's line end inside the count.
+  if (!frame.empty() && frame.back() == '\n') frame.remove_suffix(1);
   if (!frame.empty() && frame.back() == '\r') frame.remove_suffix(1);
   if (frame.empty()) {
     ++counters.blank_lines;
@@ -59,51 +93,119 @@ void LineFramer::emit(std::string_view frame, bool truncated, OnFrame& on_frame,
 }
 
 template <class OnFrame>
-void LineFramer::feed(std::string_view data, OnFrame&& on_frame, FramerCounters& counters) {
+void Framer::feed(std::string_view data, OnFrame&& on_frame, FramerCounters& counters) {
   while (!data.empty()) {
-    const char* lf = static_cast<const char*>(std::memchr(data.data(), '\n', data.size()));
-    const size_t chunk = lf ? static_cast<size_t>(lf - data.data()) : data.size();
-    if (skipping_) {
-      if (lf) skipping_ = false;
-    } else {
-      // The frame's length without the CR of a CRLF; an unterminated chunk may end in that CR.
-      const bool cr_before_lf =
-          lf && (chunk ? data[chunk - 1] == '\r' : !carry_.empty() && carry_.back() == '\r');
-      const size_t length = carry_.size() + chunk - (cr_before_lf ? 1 : 0);
-      const size_t limit = lf ? max_frame_ : max_frame_ + 1;
-      if (length > limit) {
-        carry_.append(data.data(), max_frame_ - std::min(max_frame_, carry_.size()));
-        carry_.resize(max_frame_);
-        emit(carry_, true, on_frame, counters);
-        carry_.clear();
-        skipping_ = !lf;
-      } else if (lf && carry_.empty()) {
-        emit(data.substr(0, chunk), false, on_frame, counters);  // the fast path: no copy
-      } else if (lf) {
-        carry_.append(data.data(), chunk);
-        emit(carry_, false, on_frame, counters);
-        carry_.clear();
-      } else {
-        carry_.append(data.data(), chunk);
-      }
+    switch (state_) {
+      case State::frame_start:
+        if (detect_octets_ && data[0] >= '1' && data[0] <= '9') {
+          state_ = State::octet_length;
+          counted_ = 0;
+        } else {
+          state_ = State::line;
+        }
+        break;
+      case State::line:
+      case State::skip_line:
+        feed_line(data, on_frame, counters);
+        break;
+      case State::octet_length:
+      case State::octet_body:
+        feed_octets(data, on_frame, counters);
+        break;
     }
-    if (!lf) return;
-    data.remove_prefix(chunk + 1);
   }
 }
 
 template <class OnFrame>
-void LineFramer::finish(OnFrame&& on_frame, FramerCounters& counters) {
-  if (!carry_.empty() && !skipping_) {
-    // The carry may hold one byte more than max_frame, kept for a CR that an LF would have
-    // dropped; at the end of the stream no LF comes, so cut it like any oversized frame.
+void Framer::feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters& counters) {
+  bool ended = false;
+  const size_t chunk = terminator(data, ended);
+  if (state_ == State::skip_line) {
+    if (ended) state_ = State::frame_start;
+  } else {
+    // The frame's length without the CR before its terminator; an unterminated chunk may end
+    // in that CR, so one byte more than max_frame is kept until the terminator shows.
+    const bool cr_before_end =
+        ended && (chunk ? data[chunk - 1] == '\r' : !carry_.empty() && carry_.back() == '\r');
+    const size_t length = carry_.size() + chunk - (cr_before_end ? 1 : 0);
+    const size_t limit = ended ? max_frame_ : max_frame_ + 1;
+    if (length > limit) {
+      carry_.append(data.data(), max_frame_ - std::min(max_frame_, carry_.size()));
+      carry_.resize(max_frame_);
+      emit(carry_, true, on_frame, counters);
+      carry_.clear();
+      state_ = ended ? State::frame_start : State::skip_line;
+    } else if (ended && carry_.empty()) {
+      emit(data.substr(0, chunk), false, on_frame, counters);  // the fast path: no copy
+      state_ = State::frame_start;
+    } else if (ended) {
+      carry_.append(data.data(), chunk);
+      emit(carry_, false, on_frame, counters);
+      carry_.clear();
+      state_ = State::frame_start;
+    } else {
+      carry_.append(data.data(), chunk);
+    }
+  }
+  data.remove_prefix(ended ? chunk + 1 : chunk);
+}
+
+template <class OnFrame>
+void Framer::feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounters& counters) {
+  if (state_ == State::octet_length) {
+    // The digits are kept in carry_ so that a "length" that turns out not to be one can
+    // become the start of an ordinary line.
+    size_t i = 0;
+    while (i < data.size() && data[i] >= '0' && data[i] <= '9' && carry_.size() < kMaxLengthDigits) {
+      counted_ = counted_ * 10 + static_cast<uint64_t>(data[i] - '0');
+      carry_.push_back(data[i++]);
+    }
+    if (i == data.size()) {
+      data.remove_prefix(i);
+      return;
+    }
+    if (data[i] != ' ') {  // not octet counting after all
+      data.remove_prefix(i);
+      state_ = State::line;
+      return;
+    }
+    data.remove_prefix(i + 1);
+    carry_.clear();
+    remaining_ = counted_;
+    state_ = State::octet_body;
+    ++counters.octet_counted;
+  }
+  const size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size()));
+  const bool oversized = counted_ > max_frame_;
+  if (take == remaining_ && carry_.empty() && !oversized) {
+    emit(data.substr(0, take), false, on_frame, counters);  // the whole frame in this read
+  } else {
+    const size_t room = max_frame_ - std::min(max_frame_, carry_.size());
+    carry_.append(data.data(), std::min(take, room));
+    if (take == remaining_) emit(carry_, oversized, on_frame, counters);
+  }
+  remaining_ -= take;
+  data.remove_prefix(take);
+  if (remaining_ == 0) {
+    carry_.clear();
+    state_ = State::frame_start;
+  }
+}
+
+template <class OnFrame>
+void Framer::finish(OnFrame&& on_frame, FramerCounters& counters) {
+  if (!carry_.empty() && (state_ == State::line || state_ == State::octet_length)) {
+    // The carry may hold one byte more than max_frame, kept for a CR that a terminator would
+    // have dropped; at the end of the stream none comes, so cut it like any oversized frame.
     std::string_view frame = carry_;
     if (frame.back() == '\r') frame.remove_suffix(1);
     const bool truncated = frame.size() > max_frame_;
     emit(truncated ? frame.substr(0, max_frame_) : frame, truncated, on_frame, counters);
+  } else if (state_ == State::octet_body && !carry_.empty()) {
+    emit(carry_, true, on_frame, counters);  // the sender promised more bytes than it sent
   }
   carry_.clear();
-  skipping_ = false;
+  state_ = State::frame_start;
 }
 
 }  // namespace sluice::syslog_tcp

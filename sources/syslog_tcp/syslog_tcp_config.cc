@@ -1,5 +1,6 @@
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 
+#include <algorithm>
 #include <thread>
 #include <tuple>
 
@@ -29,13 +30,75 @@ const config::PropertyTable<C> kSyslogTcpProperties{
     {"allow", &C::allow_text, "",
      "Client networks that may connect (CIDR, e.g. 10.0.0.0/8 ::1); empty: any. Others are refused and counted."},
     {"deny", &C::deny_text, "", "Client networks refused even if allowed (CIDR)."},
+    {"framing", &C::framing, "auto",
+     "auto: each frame is RFC 6587 octet-counted if it starts with a digit 1-9, else a line ended by LF, CRLF or NUL; "
+     "non-transparent: lines only (for senders whose lines start with digits and have no PRI).",
+     {}, {"auto", "non-transparent"}},
+    {"keepFields", &C::keep_fields_text, "none",
+     "Header fields kept in the body: none, all, or a list of priority version timestamp hostname (Flume's; "
+     "true = all, false = none).", {}, {}},
+    {"portHeader", &C::port_header, "",
+     "If set, the name under which each event carries the local port it arrived on (json format; keyField port)."},
+    {"clientIPHeader", &C::client_ip_header, "",
+     "If set, the name under which each event carries the sender's IP address (json format; keyField clientIP)."},
+    {"clientHostnameHeader", &C::client_hostname_header, "",
+     "If set, the name under which each event carries the sender's host name, from reverse DNS done off the event loop "
+     "once per connection (cached for hostnameCacheTtl; the IP when it has no name); a new connection is read once "
+     "its name is known."},
+    {"hostnameCacheTtl", &C::hostname_cache_ttl, "5m",
+     "How long a reverse DNS answer for clientHostnameHeader is reused.", {.min = 0}},
+    {"charset.default", &C::default_charset_name, "UTF-8",
+     "Encoding of the frames: UTF-8 (invalid sequences become U+FFFD and are counted), ISO-8859-1 (converted to "
+     "UTF-8), or none (bytes passed unchecked). charset.port.<port> sets it for one port."},
+    {"idleTimeout", &C::idle_timeout, "0",
+     "Close a connection that has sent nothing for this long (counted as connections_idle_closed); 0 = never.",
+     {.min = 0}},
     {"backlog", &C::backlog, "4096",
      "listen() backlog: connections the kernel queues before the source accepts them (capped by net.core.somaxconn).",
      {.min = 1, .max = 1'000'000}},
 };
 
+namespace {
+
+Charset charset_or_fail(const config::ComponentConfig& component, const std::string& key, const std::string& name) {
+  const auto charset = charset_from_name(name);
+  if (!charset) component.fail(key, "\"" + name + "\" is not a supported charset (UTF-8, ISO-8859-1, none)");
+  return *charset;
+}
+
+uint8_t parse_keep_fields(const config::ComponentConfig& component, const std::vector<std::string>& words) {
+  uint8_t keep = 0;
+  for (const std::string& word : words) {
+    if (word == "all" || word == "true") keep |= keep_all;
+    else if (word == "none" || word == "false") continue;
+    else if (word == "priority") keep |= keep_priority;
+    else if (word == "version") keep |= keep_version;
+    else if (word == "timestamp") keep |= keep_timestamp;
+    else if (word == "hostname") keep |= keep_hostname;
+    else component.fail("keepFields", "\"" + word + "\": expected none, all, or some of priority version timestamp hostname");
+  }
+  return keep;
+}
+
+}  // namespace
+
 SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component) {
-  SyslogTcpConfig c = config::bind(kSyslogTcpProperties, component);
+  std::vector<std::pair<std::string, std::string>> port_charsets;  // charset.port.<port> = name
+  auto extra = [&](const std::string& key, const config::PropertyValue& given) {
+    if (!key.starts_with("charset.port.")) return false;
+    port_charsets.emplace_back(key, given.value);
+    return true;
+  };
+  SyslogTcpConfig c = config::bind(kSyslogTcpProperties, component, extra);
+  c.detect_octet_counting = c.framing == "auto";
+  c.keep_fields = parse_keep_fields(component, c.keep_fields_text);
+  c.default_charset = charset_or_fail(component, "charset.default", c.default_charset_name);
+  for (const auto& [key, name] : port_charsets) {
+    const config::ValueContext ctx{component.full_key(key), component.where(key)};
+    const auto port = static_cast<uint16_t>(config::parse_integer(key.substr(13), ctx, {.min = 1, .max = 65535}));
+    c.port_charsets[port] = charset_or_fail(component, key, name);
+  }
+  c.header_names = std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, c.client_hostname_header});
   if (c.ports_text.empty()) component.fail("ports", "is missing: list at least one TCP port to listen on");
   for (const std::string& text : c.ports_text) {
     const config::ValueContext ctx{component.full_key("ports"), component.where("ports")};
@@ -51,6 +114,9 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
     }
   }
   c.clients = ClientFilter(std::move(allow), std::move(deny));
+  for (const auto& [port, charset] : c.port_charsets)
+    if (std::find(c.ports.begin(), c.ports.end(), port) == c.ports.end())
+      component.fail("charset.port." + std::to_string(port), "names a port that is not in ports");
   return c;
 }
 

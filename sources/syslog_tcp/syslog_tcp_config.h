@@ -1,9 +1,14 @@
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agent/config/property_table.h"
+#include "channels/event_batch.h"
+#include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/client_filter.h"
 
 namespace sluice::syslog_tcp {
@@ -19,9 +24,37 @@ struct SyslogTcpConfig {
   int64_t max_connections = 0;
   std::vector<std::string> allow_text;
   std::vector<std::string> deny_text;
+  std::string framing;
+  std::vector<std::string> keep_fields_text;
+  std::string port_header;
+  std::string client_ip_header;
+  std::string client_hostname_header;
+  std::string default_charset_name;
+  std::chrono::milliseconds idle_timeout{0};
+  std::chrono::milliseconds hostname_cache_ttl{0};
 
-  std::vector<uint16_t> ports;  // parsed from ports_text by parse_syslog_tcp_config
-  ClientFilter clients;         // parsed from allow_text and deny_text
+  // Parsed by parse_syslog_tcp_config from the texts above:
+  std::vector<uint16_t> ports;
+  ClientFilter clients;
+  bool detect_octet_counting = true;
+  uint8_t keep_fields = 0;  // KeepField bits
+  Charset default_charset = Charset::utf8;
+  std::map<uint16_t, Charset> port_charsets;  // charset.port.<port>
+  std::shared_ptr<const HeaderNames> header_names;
+
+  Charset charset_of(uint16_t port) const {
+    const auto it = port_charsets.find(port);
+    return it == port_charsets.end() ? default_charset : it->second;
+  }
+};
+
+// Header fields that keepFields keeps in the body (Flume's names).
+enum KeepField : uint8_t {
+  keep_priority = 1,
+  keep_version = 2,
+  keep_timestamp = 4,
+  keep_hostname = 8,
+  keep_all = 15,
 };
 
 extern const config::PropertyTable<SyslogTcpConfig> kSyslogTcpProperties;

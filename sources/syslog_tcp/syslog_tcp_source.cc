@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
@@ -45,6 +46,29 @@ struct Counter {
   void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
   uint64_t get() const { return value.load(std::memory_order_relaxed); }
 };
+
+// The event counters of one port, written by one io thread, read by any.
+struct PortCounterSet {
+  Counter events, bytes, invalid, truncated, blank_lines, octet_counted, invalid_utf8;
+  void add_to(PortCounters& c) const {
+    c.events += events.get();
+    c.bytes += bytes.get();
+    c.invalid += invalid.get();
+    c.truncated += truncated.get();
+    c.blank_lines += blank_lines.get();
+    c.octet_counted += octet_counted.get();
+    c.invalid_utf8 += invalid_utf8.get();
+  }
+};
+
+std::string address_text(const sockaddr_storage& peer) {
+  char address[INET6_ADDRSTRLEN] = "?";
+  if (peer.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
+  else if (peer.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
+  return address;
+}
 
 // Resolves host:port into a socket address; throws ConfigError.
 sockaddr_storage resolve(const config::ComponentConfig& component, const std::string& host,
@@ -89,14 +113,22 @@ class SyslogTcpSource::Worker {
         builder_(static_cast<size_t>(source.config_.batch_size),
                  static_cast<size_t>(source.config_.batch_size) * 128),
         read_buffer_(kReadChunk),
-        port_events_(source.config_.ports.size()),
-        port_bytes_(source.config_.ports.size()) {
+        per_port_(source.config_.ports.size()),
+        clock_(ParseClock::now()) {
+    builder_.set_header_names(source.config_.header_names);
     uv_loop_init(&loop_);
     uv_async_init(&loop_, &wakeup_, &Worker::on_wakeup);
     wakeup_.data = this;
     uv_prepare_init(&loop_, &prepare_);
     prepare_.data = this;
     uv_prepare_start(&prepare_, &Worker::on_prepare);
+    if (const auto timeout = source.config_.idle_timeout.count(); timeout > 0) {
+      idle_timer_ = std::make_unique<uv_timer_t>();
+      uv_timer_init(&loop_, idle_timer_.get());
+      idle_timer_->data = this;
+      const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(timeout / 4, 10, 1000));
+      uv_timer_start(idle_timer_.get(), [](uv_timer_t* t) { static_cast<Worker*>(t->data)->close_idle(); }, every, every);
+    }
   }
 
   ~Worker() {
@@ -155,10 +187,10 @@ class SyslogTcpSource::Worker {
   }
 
   // Any thread: this loop takes over an accepted connection.
-  void hand_over(int fd, uint16_t port) {
+  void hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
     {
       std::lock_guard lock(mutex_);
-      incoming_.push_back({fd, port});
+      incoming_.push_back({fd, port, peer});
     }
     uv_async_send(&wakeup_);
   }
@@ -177,16 +209,19 @@ class SyslogTcpSource::Worker {
   }
 
   void add_counters(SourceCounters& c) const {
-    for (size_t i = 0; i < port_events_.size() && i < c.per_port.size(); ++i) {
-      c.per_port[i].events += port_events_[i].get();
-      c.per_port[i].bytes += port_bytes_[i].get();
+    for (size_t i = 0; i < per_port_.size() && i < c.per_port.size(); ++i) {
+      PortCounters port;
+      per_port_[i].add_to(port);
+      per_port_[i].add_to(c.per_port[i]);
+      c.events_received += port.events;
+      c.bytes_received += port.bytes;
+      c.events_invalid += port.invalid;
+      c.events_truncated += port.truncated;
+      c.blank_lines += port.blank_lines;
+      c.events_invalid_utf8 += port.invalid_utf8;
     }
-    c.events_received += events_.get();
-    c.bytes_received += bytes_.get();
-    c.events_invalid += invalid_.get();
-    c.events_truncated += truncated_.get();
-    c.blank_lines += blank_.get();
     c.connections_accepted += accepted_.get();
+    c.connections_idle_closed += idle_closed_.get();
     c.connections_closed += closed_.get();
     c.accept_errors += accept_errors_.get();
     c.read_errors += read_errors_.get();
@@ -209,11 +244,23 @@ class SyslogTcpSource::Worker {
     Worker* worker;
     uint16_t port;
     size_t port_index;  // into the source's ports, for the per-port counters
-    LineFramer framer;
+    Framer framer;
+    Charset charset;
     uint64_t last_read_ms = 0;  // uv_now() of the last bytes
     int64_t drain_left = 0;     // at shutdown: bytes still to read of what was buffered then
-    Connection(Worker* w, uint16_t p, size_t index, size_t max_frame)
-        : worker(w), port(p), port_index(index), framer(max_frame) {}
+    // The client's address and host name as events carry them (clientIPHeader,
+    // clientHostnameHeader): the IP's text, then the name's.
+    std::string client;
+    uint8_t client_ip_length = 0;
+    uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
+    Connection(Worker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
+        : worker(w), port(p), port_index(index), framer(static_cast<size_t>(c.event_size), c.detect_octet_counting),
+          charset(c.charset_of(p)) {}
+  };
+
+  struct CachedName {
+    std::string name;
+    uint64_t expires_ms;
   };
 
   static void apply_receive_buffer(int fd, uint64_t bytes) {
@@ -233,20 +280,20 @@ class SyslogTcpSource::Worker {
 
   static void on_wakeup(uv_async_t* handle) {
     auto* self = static_cast<Worker*>(handle->data);
-    std::vector<std::pair<int, uint16_t>> incoming;
+    std::vector<Incoming> incoming;
     bool stop = false;
     {
       std::lock_guard lock(self->mutex_);
       incoming.swap(self->incoming_);
       stop = self->stop_requested_;
     }
-    for (auto [fd, port] : incoming) {
+    for (const Incoming& in : incoming) {
       if (stop) {
-        ::close(fd);
+        ::close(in.fd);
         self->closed_.add(1);
         self->source_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
       } else {
-        self->open_connection(fd, port);
+        self->open_connection(in.fd, in.port, in.peer);
       }
     }
     if (stop && !self->stopping_) self->shut_down();
@@ -275,8 +322,8 @@ class SyslogTcpSource::Worker {
       self->accepted_.add(1);
       if (!self->admit(fd, peer)) continue;
       Worker* target = workers[self->next_worker_++ % workers.size()].get();
-      if (target == self) self->open_connection(fd, listener->port);
-      else target->hand_over(fd, listener->port);
+      if (target == self) self->open_connection(fd, listener->port, peer);
+      else target->hand_over(fd, listener->port, peer);
     }
   }
 
@@ -301,12 +348,7 @@ class SyslogTcpSource::Worker {
     closed_.add(1);
     uint64_t suppressed = 0;
     if (refusal_log_.allow(suppressed)) {
-      char address[INET6_ADDRSTRLEN] = "?";
-      if (peer.ss_family == AF_INET)
-        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
-      else if (peer.ss_family == AF_INET6)
-        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
-      spdlog::warn("source {}: refused a connection from {}: {}{}", source_.name_, address, reason,
+      spdlog::warn("source {}: refused a connection from {}: {}{}", source_.name_, address_text(peer), reason,
                    suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
     }
     return false;
@@ -337,10 +379,10 @@ class SyslogTcpSource::Worker {
     }, 100, 0);
   }
 
-  void open_connection(int fd, uint16_t port) {
+  void open_connection(int fd, uint16_t port, const sockaddr_storage& peer) {
     size_t index = 0;
     while (index + 1 < source_.bound_ports_.size() && source_.bound_ports_[index] != port) ++index;
-    auto* conn = new Connection(this, port, index, static_cast<size_t>(source_.config_.event_size));
+    auto* conn = new Connection(this, port, index, source_.config_);
     uv_tcp_init(&loop_, &conn->handle);
     conn->handle.data = conn;
     if (uv_tcp_open(&conn->handle, fd) != 0) {
@@ -353,7 +395,71 @@ class SyslogTcpSource::Worker {
     }
     connections_.insert(conn);
     conn->last_read_ms = uv_now(&loop_);
+    const HeaderNames& names = *source_.config_.header_names;
+    if (!names.client_ip.empty() || !names.client_host.empty()) {
+      conn->client = address_text(peer);
+      conn->client_ip_length = static_cast<uint8_t>(conn->client.size());
+      if (!names.client_host.empty() && !start_lookup(conn, peer)) return;  // reads once the name is known
+    }
+    start_reading(conn);
+  }
+
+  void start_reading(Connection* conn) {
     uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &Worker::on_alloc, &Worker::on_read);
+  }
+
+  // clientHostnameHeader: the name from this loop's cache, or a reverse lookup on libuv's
+  // thread pool (getnameinfo blocks). Returns true when the name is already known.
+  bool start_lookup(Connection* conn, const sockaddr_storage& peer) {
+    const std::string ip = conn->client;
+    if (const auto it = names_.find(ip); it != names_.end() && it->second.expires_ms > uv_now(&loop_)) {
+      conn->client += it->second.name;
+      return true;
+    }
+    auto* request = new uv_getnameinfo_t;
+    request->data = conn;
+    conn->pending_lookup = request;
+    const int rc = uv_getnameinfo(&loop_, request, &Worker::on_name, reinterpret_cast<const sockaddr*>(&peer), NI_NAMEREQD);
+    if (rc == 0) return false;
+    delete request;
+    conn->pending_lookup = nullptr;
+    conn->client += ip;  // as Flume: no name, the address
+    return true;
+  }
+
+  static void on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*) {
+    auto* conn = static_cast<Connection*>(request->data);
+    delete request;
+    if (!conn) return;  // the connection closed while its name was looked up
+    Worker* self = conn->worker;
+    conn->pending_lookup = nullptr;
+    const std::string ip = conn->client.substr(0, conn->client_ip_length);
+    const std::string name = status == 0 && hostname && *hostname ? std::string(hostname).substr(0, 255) : ip;
+    const uint64_t ttl = static_cast<uint64_t>(self->source_.config_.hostname_cache_ttl.count());
+    if (self->names_.size() > 100'000) self->names_.clear();  // bounded: a scan of many addresses
+    self->names_[ip] = CachedName{name, uv_now(&self->loop_) + ttl};
+    conn->client += name;
+    self->start_reading(conn);  // at shutdown too: the drain reads what it sent
+  }
+
+  // idleTimeout: connections that sent nothing for that long are closed (what they had sent
+  // is framed and kept, as at end of stream).
+  void close_idle() {
+    const uint64_t now = uv_now(&loop_);
+    const auto timeout = static_cast<uint64_t>(source_.config_.idle_timeout.count());
+    uint64_t closed = 0;
+    for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+      if (now - conn->last_read_ms < timeout || conn->pending_lookup) continue;
+      consume(*conn, {}, true);
+      close_connection(conn);
+      ++closed;
+    }
+    if (!closed) return;
+    idle_closed_.add(closed);
+    uint64_t suppressed = 0;
+    if (idle_log_.allow(suppressed))
+      spdlog::info("source {}: closed {} connection(s) idle for {} ms (idleTimeout){}", source_.name_, closed, timeout,
+                   suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
   }
 
   static void on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
@@ -368,8 +474,7 @@ class SyslogTcpSource::Worker {
     if (nread > 0) {
       conn->last_read_ms = uv_now(&self->loop_);
       conn->drain_left -= nread;
-      self->bytes_.add(static_cast<uint64_t>(nread));
-      self->port_bytes_[conn->port_index].add(static_cast<uint64_t>(nread));
+      self->per_port_[conn->port_index].bytes.add(static_cast<uint64_t>(nread));
       self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)), false);
     } else if (nread < 0) {
       if (nread != UV_EOF) self->read_errors_.add(1);
@@ -380,26 +485,66 @@ class SyslogTcpSource::Worker {
 
   void consume(Connection& conn, std::string_view data, bool end_of_stream) {
     FramerCounters framed;
-    uint64_t invalid = 0;
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count();
-    const size_t batch_size = static_cast<size_t>(source_.config_.batch_size);
+    uint64_t invalid = 0, invalid_utf8 = 0;
+    refresh_clock();
+    const SyslogTcpConfig& c = source_.config_;
+    const size_t batch_size = static_cast<size_t>(c.batch_size);
+    const bool compose_body = c.keep_fields != 0 && c.keep_fields != keep_all;
     auto on_frame = [&](std::string_view frame, bool truncated) {
+      if (needs_conversion(conn.charset, frame)) {
+        if (convert_to_utf8(conn.charset, frame, converted_) > 0) ++invalid_utf8;
+        frame = converted_;
+      }
       EventRecord& e = builder_.append(frame);
-      parse_syslog_header(frame, e);
+      HeaderLayout layout;
+      parse_syslog(frame, clock_, e, compose_body ? &layout : nullptr);
       e.port = conn.port;
-      e.timestamp_ms = now_ms;
       if (truncated) e.status = EventStatus::incomplete;
       if (e.status == EventStatus::invalid) ++invalid;
+      if (c.keep_fields == keep_all) {
+        e.body_offset = 0;
+        e.body_length = e.length;
+      } else if (compose_body && e.status != EventStatus::invalid) {
+        keep_header_fields(frame, layout, e);
+      }
+      if (!conn.client.empty()) {
+        e.client_offset = builder_.append_to_last(conn.client);
+        e.client_ip_length = conn.client_ip_length;
+        e.client_host_length = static_cast<uint8_t>(conn.client.size() - conn.client_ip_length);
+      }
       if (builder_.size() >= batch_size) flush();
     };
     if (end_of_stream) conn.framer.finish(on_frame, framed);
     else conn.framer.feed(data, on_frame, framed);
-    events_.add(framed.frames);
-    port_events_[conn.port_index].add(framed.frames);
-    truncated_.add(framed.truncated);
-    blank_.add(framed.blank_lines);
-    invalid_.add(invalid);
+    PortCounterSet& port = per_port_[conn.port_index];
+    port.events.add(framed.frames);
+    port.truncated.add(framed.truncated);
+    port.blank_lines.add(framed.blank_lines);
+    port.octet_counted.add(framed.octet_counted);
+    port.invalid.add(invalid);
+    port.invalid_utf8.add(invalid_utf8);
+  }
+
+  // keepFields with some of priority/version/timestamp/hostname: the body is those fields, in
+  // their order and spelling, followed by the usual body; written after the frame.
+  void keep_header_fields(std::string_view frame, const HeaderLayout& layout, EventRecord& e) {
+    const uint8_t keep = source_.config_.keep_fields;
+    composed_.clear();
+    if (keep & keep_priority) composed_.append(frame.substr(0, layout.pri_end));
+    for (const auto& [bit, span] : {std::pair{keep_version, layout.version}, std::pair{keep_timestamp, layout.timestamp},
+                                    std::pair{keep_hostname, layout.hostname}})
+      if ((keep & bit) && span.length) composed_.append(frame.substr(span.offset, span.length));
+    composed_.append(frame.substr(e.body_offset, e.body_length));
+    e.body_offset = builder_.append_to_last(composed_);
+    e.body_length = static_cast<uint32_t>(composed_.size());
+  }
+
+  // The arrival time for this read's events; the zone is looked up at most once a second.
+  void refresh_clock() {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+    if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms) clock_ = ParseClock::now();
+    else clock_.now_ms = now_ms;
   }
 
   // Puts the pending batch into every channel, waiting for room as long as it takes (that
@@ -440,6 +585,7 @@ class SyslogTcpSource::Worker {
 
   void close_connection(Connection* conn) {
     if (!connections_.erase(conn)) return;
+    if (conn->pending_lookup) conn->pending_lookup->data = nullptr;  // on_name must not touch it
     closed_.add(1);
     source_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
     uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
@@ -455,6 +601,7 @@ class SyslogTcpSource::Worker {
       uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
     }
     if (pause_timer_) uv_close(reinterpret_cast<uv_handle_t*>(pause_timer_.get()), nullptr);
+    if (idle_timer_) uv_close(reinterpret_cast<uv_handle_t*>(idle_timer_.get()), nullptr);
   }
 
   void close_all_handles() {
@@ -517,14 +664,20 @@ class SyslogTcpSource::Worker {
   uv_prepare_t prepare_;
   std::unique_ptr<uv_timer_t> pause_timer_;
   std::unique_ptr<uv_timer_t> drain_timer_;
+  std::unique_ptr<uv_timer_t> idle_timer_;
   uint64_t drain_until_ms_ = 0;
   bool listeners_closed_ = false;
   std::thread thread_;
   bool ran_ = false;
   bool stopping_ = false;
 
+  struct Incoming {
+    int fd;
+    uint16_t port;
+    sockaddr_storage peer;
+  };
   std::mutex mutex_;  // guards the three below
-  std::vector<std::pair<int, uint16_t>> incoming_;
+  std::vector<Incoming> incoming_;
   bool stop_requested_ = false;
   Deadline shutdown_deadline_ = Deadline::max();
 
@@ -533,13 +686,17 @@ class SyslogTcpSource::Worker {
   size_t next_worker_ = 0;
   EventBatchBuilder builder_;
   std::vector<char> read_buffer_;
+  std::string converted_;  // a frame re-encoded as UTF-8
+  std::string composed_;   // a body composed for keepFields
+  std::unordered_map<std::string, CachedName> names_;  // clientHostnameHeader: IP -> name
   Clock::time_point last_accept_log_{};
 
-  Counter events_, bytes_, invalid_, truncated_, blank_, accepted_, closed_, accept_errors_,
-      read_errors_, dropped_, unread_at_shutdown_, refused_denied_, refused_limit_;
-  LogLimiter refusal_log_;
+  Counter accepted_, closed_, accept_errors_, read_errors_, dropped_, unread_at_shutdown_, refused_denied_,
+      refused_limit_, idle_closed_;
+  LogLimiter refusal_log_, idle_log_;
   // Per configured port, in the source's order; sized before the loop runs.
-  std::vector<Counter> port_events_, port_bytes_;
+  std::vector<PortCounterSet> per_port_;
+  ParseClock clock_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -576,7 +733,7 @@ void SyslogTcpSource::stop(Deadline deadline) {
 
 SourceCounters SyslogTcpSource::counters() const {
   SourceCounters c;
-  for (uint16_t port : bound_ports_) c.per_port.push_back(PortCounters{port, 0, 0});
+  for (uint16_t port : bound_ports_) c.per_port.push_back(PortCounters{.port = port});
   for (const auto& w : workers_) w->add_counters(c);
   return c;
 }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "channels/event_batch.h"
+#include "channels/event_json.h"
+#include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/framer.h"
 #include "sources/syslog_tcp/syslog_parser.h"
 
@@ -25,18 +27,30 @@ struct Frame {
   bool operator==(const Frame&) const = default;
 };
 
-std::vector<Frame> frame(std::string_view stream, size_t max_frame, const std::vector<size_t>& cuts) {
+std::vector<Frame> frame(std::string_view stream, size_t max_frame, bool octets, const std::vector<size_t>& cuts) {
   std::vector<Frame> frames;
-  LineFramer framer(max_frame);
+  Framer framer(max_frame, octets);
   FramerCounters counters;
   EventBatchBuilder builder;
   auto on_frame = [&](std::string_view f, bool truncated) {
     if (f.size() > max_frame) __builtin_trap();
     EventRecord& e = builder.append(f);
-    parse_syslog_header(f, e);
-    if (e.body_offset > e.length) __builtin_trap();
-    if (e.host_length && size_t{e.host_offset} + e.host_length > e.length) __builtin_trap();
-    if (e.app_length && size_t{e.app_offset} + e.app_length > e.length) __builtin_trap();
+    HeaderLayout layout;
+    parse_syslog(f, ParseClock::at(1'764'504'000'000), e, &layout);
+    if (size_t{e.body_offset} + e.body_length != e.length || e.message_offset > e.length) __builtin_trap();
+    for (Span s : {e.host, e.app, e.procid, e.msgid, e.structured_data, layout.version, layout.timestamp, layout.hostname})
+      if (s.length && size_t{s.offset} + s.length > e.length) __builtin_trap();
+    if (layout.pri_end > e.length) __builtin_trap();
+    // The json writer and the charset conversion see every frame too, and give UTF-8.
+    std::string json;
+    const EventBatch batch = builder.seal();
+    append_event_json(batch, batch[0], json);
+    if (!is_valid_utf8(json)) __builtin_trap();
+    std::string utf8;
+    convert_to_utf8(Charset::utf8, f, utf8);
+    if (!is_valid_utf8(utf8)) __builtin_trap();
+    convert_to_utf8(Charset::latin1, f, utf8);
+    if (!is_valid_utf8(utf8)) __builtin_trap();
     frames.push_back({std::string(f), truncated});
   };
   size_t from = 0;
@@ -59,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view stream(reinterpret_cast<const char*>(data + 2), size - 2);
   std::vector<size_t> cuts;
   for (size_t at = step; at < stream.size(); at += step + (at % 7)) cuts.push_back(at);
-  if (frame(stream, max_frame, {}) != frame(stream, max_frame, cuts)) __builtin_trap();
+  const bool octets = (data[1] & 0x80) == 0;  // octet-counting detection on or off
+  if (frame(stream, max_frame, octets, {}) != frame(stream, max_frame, octets, cuts)) __builtin_trap();
   return 0;
 }

@@ -40,7 +40,7 @@ struct SinkUnderTest {
 
 EventBatch parsed_batch(const std::vector<std::string>& lines) {
   EventBatchBuilder builder;
-  for (const std::string& line : lines) syslog_tcp::parse_syslog_header(line, builder.append(line));
+  for (const std::string& line : lines) syslog_tcp::parse_syslog(line, syslog_tcp::ParseClock::now(), builder.append(line));
   return builder.seal();
 }
 

@@ -14,7 +14,7 @@ struct Framed {
 
 Framed frame_in_pieces(const std::string& stream, const std::vector<size_t>& cuts, size_t max_frame = 2500) {
   Framed out;
-  LineFramer framer(max_frame);
+  Framer framer(max_frame);
   auto on_frame = [&](std::string_view f, bool t) {
     out.frames.emplace_back(f);
     out.truncated.push_back(t);
@@ -73,7 +73,7 @@ TEST_CASE("framer does not count the CR of a CRLF against eventSize", "[framer]"
 }
 
 TEST_CASE("framer never buffers more than eventSize for a sender that never sends a newline", "[framer]") {
-  LineFramer framer(100);
+  Framer framer(100);
   FramerCounters counters;
   int frames = 0;
   for (int i = 0; i < 1000; ++i) {
@@ -88,4 +88,66 @@ TEST_CASE("framer cuts an unterminated last frame one byte over eventSize at end
   const Framed f = frame_in_pieces("0123456789X", {4}, 10);
   CHECK(f.frames == std::vector<std::string>{"0123456789"});
   CHECK(f.truncated == std::vector<bool>{true});
+}
+
+namespace {
+
+// Every way of cutting `stream` into two or three reads must give the same frames.
+void check_all_splits(const std::string& stream, const std::vector<std::string>& expected, size_t max_frame = 2500) {
+  CHECK(frame_in_pieces(stream, {}, max_frame).frames == expected);
+  for (size_t a = 0; a <= stream.size(); ++a) {
+    INFO("cut at " << a);
+    REQUIRE(frame_in_pieces(stream, {a}, max_frame).frames == expected);
+    for (size_t b = a; b <= stream.size(); b += 7) REQUIRE(frame_in_pieces(stream, {a, b}, max_frame).frames == expected);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("framer reads RFC 6587 octet-counted frames including LF inside them", "[framer]") {
+  const std::string stream = "12 <13>one\ntwo!26 <14>1 - - - - - - hi\nthere";
+  const Framed f = frame_in_pieces(stream, {});
+  CHECK(f.frames == std::vector<std::string>{"<13>one\ntwo!", "<14>1 - - - - - - hi\nthere"});
+  CHECK(f.counters.octet_counted == 2);
+  check_all_splits(stream, f.frames);
+}
+
+TEST_CASE("framer detects the framing per frame in a mixed stream", "[framer]") {
+  const std::string stream = "<13>line one\n9 <13>octet<13>line two\r\n10 <13>octet\n<13>three";
+  check_all_splits(stream, {"<13>line one", "<13>octet", "<13>line two", "<13>octet", "<13>three"});
+}
+
+TEST_CASE("framer treats digits without a following space as an ordinary line", "[framer]") {
+  check_all_splits("2026-11-30 12:00:00 no priority\n12345678901 too many digits\n7x\n",
+                   {"2026-11-30 12:00:00 no priority", "12345678901 too many digits", "7x"});
+}
+
+TEST_CASE("framer ends a line at NUL as well as LF", "[framer]") {
+  check_all_splits(std::string("<13>a\0<13>b\r\0<13>c\n", 18), {"<13>a", "<13>b", "<13>c"});
+}
+
+TEST_CASE("framer cuts an oversized octet-counted frame and skips exactly its counted rest", "[framer]") {
+  const std::string big(100, 'x');
+  const std::string stream = "100 " + big + "5 <13>z<13>after\n";
+  for (size_t cut : {0, 3, 4, 20, 50, 104, 106}) {
+    const Framed f = frame_in_pieces(stream, {cut}, 40);
+    REQUIRE(f.frames == std::vector<std::string>{std::string(40, 'x'), "<13>z", "<13>after"});
+    CHECK(f.truncated == std::vector<bool>{true, false, false});
+    CHECK(f.counters.truncated == 1);
+  }
+}
+
+TEST_CASE("framer gives an octet-counted frame cut short by end of stream as truncated", "[framer]") {
+  const Framed f = frame_in_pieces("50 <13>only this", {});
+  CHECK(f.frames == std::vector<std::string>{"<13>only this"});
+  CHECK(f.truncated == std::vector<bool>{true});
+}
+
+TEST_CASE("framer with octet detection off reads digit-led frames as lines", "[framer]") {
+  Framer framer(2500, false);
+  FramerCounters counters;
+  std::vector<std::string> frames;
+  framer.feed("5 <13>x\n", [&](std::string_view f, bool) { frames.emplace_back(f); }, counters);
+  CHECK(frames == std::vector<std::string>{"5 <13>x"});
+  CHECK(counters.octet_counted == 0);
 }

@@ -1,0 +1,115 @@
+#include "sources/syslog_tcp/charset.h"
+
+#include <cctype>
+#include <cstring>
+
+namespace sluice::syslog_tcp {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+bool ascii_word(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  return (word & 0x8080808080808080ULL) == 0;
+}
+
+// The length of the valid UTF-8 sequence at s[i], or 0 (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF).
+size_t sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
+  else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return length;
+}
+
+}  // namespace
+
+std::optional<Charset> charset_from_name(std::string_view name) {
+  std::string lower;
+  for (char c : name)
+    if (c != '-' && c != '_') lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "utf8") return Charset::utf8;
+  if (lower == "iso88591" || lower == "latin1" || lower == "l1") return Charset::latin1;
+  if (lower == "none" || lower == "binary" || lower == "bytes") return Charset::bytes;
+  return std::nullopt;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (i + 8 <= s.size() && ascii_word(s.data() + i)) {
+      i += 8;
+      continue;
+    }
+    const size_t length = sequence_length(s, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+bool needs_conversion(Charset charset, std::string_view frame) {
+  switch (charset) {
+    case Charset::utf8: return !is_valid_utf8(frame);
+    case Charset::latin1:
+      for (char c : frame)
+        if (static_cast<unsigned char>(c) >= 0x80) return true;
+      return false;
+    case Charset::bytes: return false;
+  }
+  return false;
+}
+
+size_t convert_to_utf8(Charset charset, std::string_view frame, std::string& out) {
+  out.clear();
+  size_t replaced = 0;
+  if (charset == Charset::latin1) {
+    for (char c : frame) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x80) {
+        out += c;
+      } else {
+        out += static_cast<char>(0xC0 | (byte >> 6));
+        out += static_cast<char>(0x80 | (byte & 0x3F));
+      }
+    }
+    return 0;
+  }
+  if (charset == Charset::bytes) {
+    out.assign(frame);
+    return 0;
+  }
+  for (size_t i = 0; i < frame.size();) {
+    const size_t length = sequence_length(frame, i);
+    if (length == 0) {
+      out += kReplacement;
+      ++replaced;
+      ++i;
+    } else {
+      out.append(frame.data() + i, length);
+      i += length;
+    }
+  }
+  return replaced;
+}
+
+}  // namespace sluice::syslog_tcp
