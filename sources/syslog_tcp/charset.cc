@@ -8,10 +8,19 @@ namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
-bool ascii_word(const char* p) {
-  uint64_t word;
-  std::memcpy(&word, p, 8);
-  return (word & 0x8080808080808080ULL) == 0;
+// Whether every byte is below 0x80: one OR over the whole text, which the compiler
+// vectorises; the common case of a syslog line costs a few nanoseconds.
+bool is_ascii(std::string_view s) {
+  uint64_t any = 0;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    any |= word;
+  }
+  uint8_t tail = 0;
+  for (; i < s.size(); ++i) tail |= static_cast<uint8_t>(s[i]);
+  return ((any & 0x8080808080808080ULL) | (tail & 0x80)) == 0;
 }
 
 // The length of the valid UTF-8 sequence at s[i], or 0 (RFC 3629: no overlong forms, no
@@ -54,10 +63,11 @@ std::optional<Charset> charset_from_name(std::string_view name) {
 }
 
 bool is_valid_utf8(std::string_view s) {
+  if (is_ascii(s)) return true;
   size_t i = 0;
   while (i < s.size()) {
-    if (i + 8 <= s.size() && ascii_word(s.data() + i)) {
-      i += 8;
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
       continue;
     }
     const size_t length = sequence_length(s, i);
@@ -70,10 +80,7 @@ bool is_valid_utf8(std::string_view s) {
 bool needs_conversion(Charset charset, std::string_view frame) {
   switch (charset) {
     case Charset::utf8: return !is_valid_utf8(frame);
-    case Charset::latin1:
-      for (char c : frame)
-        if (static_cast<unsigned char>(c) >= 0x80) return true;
-      return false;
+    case Charset::latin1: return !is_ascii(frame);
     case Charset::bytes: return false;
   }
   return false;

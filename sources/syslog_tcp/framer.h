@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "sources/syslog_tcp/byte_scan.h"
+
 namespace sluice::syslog_tcp {
 
 struct FramerCounters {
@@ -69,11 +71,7 @@ class Framer {
 };
 
 inline size_t Framer::terminator(std::string_view data, bool& found) {
-  const char* lf = static_cast<const char*>(std::memchr(data.data(), '\n', data.size()));
-  size_t end = lf ? static_cast<size_t>(lf - data.data()) : data.size();
-  // NUL terminators are rare; looking for one only inside the line keeps the scan short.
-  if (const void* nul = std::memchr(data.data(), '\0', end))
-    end = static_cast<size_t>(static_cast<const char*>(nul) - data.data());
+  const size_t end = find_either(data, 0, '\n', '\0');
   found = end < data.size();
   return end;
 }

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "sources/syslog_tcp/byte_scan.h"
+
 namespace sluice::syslog_tcp {
 namespace {
 
@@ -30,10 +32,7 @@ Span span(size_t from, size_t to) {
 }
 
 // The end of the space-delimited token at pos.
-size_t token_end(std::string_view s, size_t pos) {
-  const size_t space = s.find(' ', pos);
-  return space == npos ? s.size() : space;
-}
+size_t token_end(std::string_view s, size_t pos) { return find_either(s, pos, ' ', ' '); }
 
 // "<PRI>" with 1-3 digits, value 0..191, no leading zero unless "0" (RFC 5424 6.2.1).
 // Returns the header length consumed, or 0 when there is no valid PRI.
@@ -63,6 +62,20 @@ int64_t clock_ms(int64_t days, int hour, int minute, int second) {
   return days * kDayMs + ((hour * 60 + minute) * 60 + std::min(second, 59)) * int64_t{1000};
 }
 
+// days_from_civil for the date of the previous call on this thread, which is nearly always
+// the date asked for again.
+int64_t days_of(int64_t year, unsigned month, unsigned day) {
+  thread_local int64_t last_year = -1, last_days = 0;
+  thread_local unsigned last_month = 0, last_day = 0;
+  if (year != last_year || month != last_month || day != last_day) {
+    last_days = days_from_civil(year, month, day);
+    last_year = year;
+    last_month = month;
+    last_day = day;
+  }
+  return last_days;
+}
+
 // RFC 3339 (RFC 5424's TIMESTAMP): YYYY-MM-DDThh:mm:ss[.frac](Z|+hh:mm|-hh:mm). Returns the
 // end of the timestamp, or npos.
 size_t parse_rfc3339(std::string_view s, size_t pos, int64_t& ms) {
@@ -88,20 +101,23 @@ size_t parse_rfc3339(std::string_view s, size_t pos, int64_t& ms) {
   } else {
     return npos;
   }
-  ms = clock_ms(days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute,
+  ms = clock_ms(days_of(year, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute,
                 second) - offset_minutes * int64_t{60'000} + fraction;
   return i;
 }
 
 int month_of(std::string_view m) {
-  static constexpr std::string_view kMonths = "janfebmaraprmayjunjulaugsepoctnovdec";
   if (m.size() != 3) return 0;
-  char lower[3];
-  for (int k = 0; k < 3; ++k) lower[k] = static_cast<char>(m[static_cast<size_t>(k)] | 0x20);
-  for (size_t i = 0; i < kMonths.size(); i += 3)
-    if (std::string_view(lower, 3) == kMonths.substr(i, 3)) return static_cast<int>(i / 3 + 1);
+  // The three letters, lower-cased, as one number: one comparison per month.
+  const uint32_t key = (uint32_t(m[0] | 0x20) << 16) | (uint32_t(m[1] | 0x20) << 8) | uint32_t(m[2] | 0x20);
+  constexpr auto k = [](const char* name) { return (uint32_t(name[0]) << 16) | (uint32_t(name[1]) << 8) | uint32_t(name[2]); };
+  static constexpr uint32_t kMonths[] = {k("jan"), k("feb"), k("mar"), k("apr"), k("may"), k("jun"),
+                                         k("jul"), k("aug"), k("sep"), k("oct"), k("nov"), k("dec")};
+  for (int i = 0; i < 12; ++i)
+    if (kMonths[i] == key) return i + 1;
   return 0;
 }
+
 
 // BSD: "Mmm dd hh:mm:ss", "Mmm  d hh:mm:ss", "Mmm dd yyyy hh:mm:ss", each with an optional
 // ".fff" (Cisco), in the agent's zone; the year, when absent, is the one that puts the time
@@ -124,7 +140,7 @@ size_t parse_bsd(std::string_view s, size_t pos, const ParseClock& clock, int64_
   i += 8;
   const int fraction = parse_fraction(s, i);
   auto at = [&](int y) {
-    return clock_ms(days_from_civil(y, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute,
+    return clock_ms(days_of(y, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute,
                     second) - clock.local_offset_s * int64_t{1000} + fraction;
   };
   if (year >= 0) {
@@ -187,13 +203,19 @@ void parse_rfc5424(std::string_view s, size_t pos, EventRecord& e, HeaderLayout*
     // One or more [SD-ID param="value" ...] elements; values may escape \" \\ \].
     while (pos < s.size() && s[pos] == '[') {
       bool in_value = false;
-      for (++pos; pos < s.size(); ++pos) {
-        const char c = s[pos];
-        if (in_value && c == '\\') { ++pos; continue; }
-        if (c == '"') in_value = !in_value;
-        else if (c == ']' && !in_value) break;
+      for (++pos; pos < s.size();) {
+        pos = in_value ? find_either(s, pos, '"', '\\') : find_either(s, pos, '"', ']');
+        if (pos >= s.size()) break;
+        if (s[pos] == '\\') {
+          pos += 2;  // the escaped character, whatever it is
+        } else if (s[pos] == '"') {
+          in_value = !in_value;
+          ++pos;
+        } else {
+          ++pos;  // past ']'
+          break;
+        }
       }
-      if (pos < s.size()) ++pos;  // past ']'
     }
     pos = std::min(pos, s.size());
     e.structured_data = span(sd_start, pos);

@@ -20,8 +20,8 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/log_limiter.h"
+#include "sources/syslog_tcp/event_decoder.h"
 #include "sources/syslog_tcp/framer.h"
-#include "sources/syslog_tcp/syslog_parser.h"
 
 namespace sluice::syslog_tcp {
 namespace {
@@ -113,6 +113,7 @@ class SyslogTcpSource::Worker {
         builder_(static_cast<size_t>(source.config_.batch_size),
                  static_cast<size_t>(source.config_.batch_size) * 128),
         read_buffer_(kReadChunk),
+        decoder_(source.config_.keep_fields),
         per_port_(source.config_.ports.size()),
         clock_(ParseClock::now()) {
     builder_.set_header_names(source.config_.header_names);
@@ -489,24 +490,10 @@ class SyslogTcpSource::Worker {
     refresh_clock();
     const SyslogTcpConfig& c = source_.config_;
     const size_t batch_size = static_cast<size_t>(c.batch_size);
-    const bool compose_body = c.keep_fields != 0 && c.keep_fields != keep_all;
     auto on_frame = [&](std::string_view frame, bool truncated) {
-      if (needs_conversion(conn.charset, frame)) {
-        if (convert_to_utf8(conn.charset, frame, converted_) > 0) ++invalid_utf8;
-        frame = converted_;
-      }
-      EventRecord& e = builder_.append(frame);
-      HeaderLayout layout;
-      parse_syslog(frame, clock_, e, compose_body ? &layout : nullptr);
+      EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
       e.port = conn.port;
-      if (truncated) e.status = EventStatus::incomplete;
       if (e.status == EventStatus::invalid) ++invalid;
-      if (c.keep_fields == keep_all) {
-        e.body_offset = 0;
-        e.body_length = e.length;
-      } else if (compose_body && e.status != EventStatus::invalid) {
-        keep_header_fields(frame, layout, e);
-      }
       if (!conn.client.empty()) {
         e.client_offset = builder_.append_to_last(conn.client);
         e.client_ip_length = conn.client_ip_length;
@@ -523,20 +510,6 @@ class SyslogTcpSource::Worker {
     port.octet_counted.add(framed.octet_counted);
     port.invalid.add(invalid);
     port.invalid_utf8.add(invalid_utf8);
-  }
-
-  // keepFields with some of priority/version/timestamp/hostname: the body is those fields, in
-  // their order and spelling, followed by the usual body; written after the frame.
-  void keep_header_fields(std::string_view frame, const HeaderLayout& layout, EventRecord& e) {
-    const uint8_t keep = source_.config_.keep_fields;
-    composed_.clear();
-    if (keep & keep_priority) composed_.append(frame.substr(0, layout.pri_end));
-    for (const auto& [bit, span] : {std::pair{keep_version, layout.version}, std::pair{keep_timestamp, layout.timestamp},
-                                    std::pair{keep_hostname, layout.hostname}})
-      if ((keep & bit) && span.length) composed_.append(frame.substr(span.offset, span.length));
-    composed_.append(frame.substr(e.body_offset, e.body_length));
-    e.body_offset = builder_.append_to_last(composed_);
-    e.body_length = static_cast<uint32_t>(composed_.size());
   }
 
   // The arrival time for this read's events; the zone is looked up at most once a second.
@@ -686,8 +659,7 @@ class SyslogTcpSource::Worker {
   size_t next_worker_ = 0;
   EventBatchBuilder builder_;
   std::vector<char> read_buffer_;
-  std::string converted_;  // a frame re-encoded as UTF-8
-  std::string composed_;   // a body composed for keepFields
+  EventDecoder decoder_;
   std::unordered_map<std::string, CachedName> names_;  // clientHostnameHeader: IP -> name
   Clock::time_point last_accept_log_{};
 
