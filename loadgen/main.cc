@@ -2,6 +2,9 @@
 // connection id and sequence number; --verify reads them back from Kafka and proves none was
 // lost or duplicated; --receive is a discard receiver to measure senders against.
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -80,6 +83,20 @@ int receive(uint16_t port, std::chrono::milliseconds duration, bool quiet) {
 
 }  // namespace
 
+// Each connection is a file descriptor: raise the soft limit as far as `connections` need,
+// and say so clearly when the hard limit does not allow them.
+static void ensure_file_limit(uint64_t connections) {
+  const uint64_t needed = connections + 64;  // stdio, the Kafka client, the CSV file
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return;
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, needed);
+  setrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < needed)
+    throw std::invalid_argument("--connections " + std::to_string(connections) + " needs " + std::to_string(needed) +
+                                " file descriptors; the hard limit is " + std::to_string(limit.rlim_max) +
+                                " (raise it: ulimit -Hn, LimitNOFILE)");
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"sluice-loadgen: send numbered syslog events over TCP; --verify reads them back from Kafka"};
   std::vector<std::string> targets;
@@ -155,6 +172,7 @@ int main(int argc, char** argv) {
     }
     send.format.framing = framing == "octet" ? Framing::octet_counting : Framing::lf;
     send.csv_path = csv;
+    ensure_file_limit(static_cast<uint64_t>(send.connections));
     if (quiet) send.progress_interval = std::chrono::milliseconds(0);
     const SendResult result = send_events(send);
     std::fprintf(stderr,

@@ -13,15 +13,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The sum of every sample of a Prometheus metric (all label sets).
-double prometheus_sum(const std::string& text, const std::string& name) {
-  double sum = 0;
-  const std::regex sample("^" + name + "(\\{[^}]*\\})? ([0-9.e+]+)$", std::regex::multiline);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), sample); it != std::sregex_iterator(); ++it)
-    sum += std::stod((*it)[2]);
-  return sum;
-}
-
 // The sum of a Flume JSON field over every component whose key starts with `prefix`.
 uint64_t flume_sum(const std::string& json, const std::string& prefix, const std::string& field) {
   uint64_t sum = 0;

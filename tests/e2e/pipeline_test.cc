@@ -3,9 +3,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
+#include <atomic>
 #include <fstream>
 #include <regex>
+#include <thread>
 
+#include "sinks/kafka/topic_reader.h"
 #include "tests/support/pipeline.h"
 
 using namespace sluice::test;
@@ -71,4 +76,64 @@ TEST_CASE("sluice --check accepts the seed's file and refuses a broken one namin
   CHECK(run({bin("sluice"), "--check", "-f", dir.file("bad.properties"), "-n", "a"}, dir.file("bad.log"), 30s) == 1);
   CHECK_THAT(read_file(dir.file("bad.log")),
              Catch::Contains("bad.properties:8: a.channels.c.capacity: \"lots\" is not an integer"));
+}
+
+TEST_CASE("10000 concurrent connections are served at once and every event of each lands in Kafka", "[e2e][connections]") {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_max < 10'200) {  // the agent and the load generator each need 10,000 descriptors
+    WARN("the hard file descriptor limit " << limit.rlim_max << " is below 10200: this machine cannot hold the test");
+    return;
+  }
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 1", "linger.ms = 5"}), "t", {"--metrics", "127.0.0.1:0"});
+  double most_open = 0;
+  std::atomic<bool> sending{true};
+  std::thread watcher([&] {
+    while (sending) {
+      most_open = std::max(most_open, prometheus_sum(http_get(p.metrics_port(), "/metrics"), "sluice_source_connections"));
+      std::this_thread::sleep_for(200ms);
+    }
+  });
+  const int sent = p.send({"-c", "10000", "-n", "200000", "-r", "25000", "-d", "60s"});
+  sending = false;
+  watcher.join();
+  REQUIRE(sent == 0);
+  CHECK(most_open == 10000);
+  std::string report;
+  CHECK(p.verify(report) == 0);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique 200000, duplicates 0, missing 0"));
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
+
+TEST_CASE("octet-counted RFC 5424 input leaves as one JSON object per event keyed by host", "[e2e][format]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent("t.sources = r1\nt.channels = c1\nt.sinks = k1\n"
+                "t.sources.r1.type = multiport_syslogtcp\nt.sources.r1.host = 127.0.0.1\nt.sources.r1.ports = 0\n"
+                "t.sources.r1.channels = c1\nt.sources.r1.portHeader = port\n"
+                "t.channels.c1.type = memory\nt.channels.c1.capacity = 10000\n"
+                "t.sinks.k1.type = kafka\nt.sinks.k1.channel = c1\nt.sinks.k1.brokerList = " + p.bootstrap() +
+                "\nt.sinks.k1.topic = ApacheLog\nt.sinks.k1.format = json\nt.sinks.k1.keyField = host\n"
+                "t.sinks.k1.kafka.producer.acks = 1\n");
+  REQUIRE(p.send({"-c", "2", "-n", "5000", "--template", "rfc5424", "--framing", "octet"}) == 0);
+  std::string report;
+  CHECK(p.verify(report) == 0);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique 5000, duplicates 0, missing 0"));
+  CHECK(partitions_with_events(report) == 1);  // one host, one key, one partition
+
+  sluice::kafka::TopicReader reader(p.bootstrap(), "ApacheLog");
+  std::vector<std::string> payloads;
+  reader.read_all([&](int32_t, int64_t, int64_t, std::string_view payload) { payloads.emplace_back(payload); },
+                  sluice::kafka::ReadOptions{});
+  REQUIRE(payloads.size() == 5000);
+  const std::regex shape(R"(\{"timestamp":\d+,"Facility":16,"Severity":6,"version":1,"host":"lg","app":"httpd",)"
+                         R"("procid":"4242","msgid":"access","port":\d+,"message":"GET /lg/\d+/\d+\?a* HTTP/1.1 200 512"\})");
+  for (const std::string& payload : payloads) {
+    INFO(payload);
+    REQUIRE(std::regex_match(payload, shape));
+  }
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -127,6 +128,14 @@ std::string value_of(const std::string& text, const std::string& key) {
   for (std::string line; std::getline(lines, line);)
     if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
   return "";
+}
+
+double prometheus_sum(const std::string& text, const std::string& name) {
+  double sum = 0;
+  const std::regex sample("^" + name + "(\\{[^}]*\\})? ([0-9.e+]+)$", std::regex::multiline);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), sample); it != std::sregex_iterator(); ++it)
+    sum += std::stod((*it)[2]);
+  return sum;
 }
 
 }  // namespace sluice::test

@@ -54,6 +54,8 @@ std::string read_file(const std::string& path);
 std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout);
 // GET http://127.0.0.1:port/path; returns the body, or "" if the request failed.
 std::string http_get(int port, const std::string& path);
+// The sum of every sample of a Prometheus metric in `text` (all label sets).
+double prometheus_sum(const std::string& text, const std::string& name);
 
 // From "key=value" lines.
 std::string value_of(const std::string& text, const std::string& key);
