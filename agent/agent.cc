@@ -32,6 +32,7 @@ Agent::~Agent() {
 }
 
 void Agent::start() {
+  for (auto& channel : channels_) channel->open();
   kafka_.start();
   for (auto& sink : sinks_) sink->start();
   running_ = true;
@@ -53,11 +54,13 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   }
   for (auto& sink : sinks_) sink->stop(deadline);
   for (auto& channel : channels_) {
+    channel->close();
     const ChannelCounters c = channel->counters();
-    if (c.events_held) {
-      spdlog::error("channel {}: {} events were still in the channel at exit and are lost", channel->name(),
-                    c.events_held);
-      lost += c.events_held;
+    if (c.events_on_disk)
+      spdlog::info("channel {}: {} events kept on disk for the next start", channel->name(), c.events_on_disk);
+    if (const uint64_t gone = c.events_held - c.events_on_disk) {
+      spdlog::error("channel {}: {} events were still in the channel at exit and are lost", channel->name(), gone);
+      lost += gone;
     }
   }
   const AgentTotals t = totals();

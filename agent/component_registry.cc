@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "channels/memory/memory_channel.h"
+#include "channels/spillable/spillable_channel.h"
 #include "sinks/kafka/kafka_sink.h"
 #include "sinks/null/null_sink.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
@@ -13,6 +14,8 @@ namespace {
 const ComponentSpec* const kComponents[] = {
     &syslog_tcp::kSyslogTcpSourceSpec,
     &kMemoryChannelSpec,
+    &kSpillableChannelSpec,
+    &kFileChannelSpec,
     &kafka::kKafkaSinkSpec,
     &kNullSinkSpec,
 };

@@ -28,6 +28,12 @@ inline constexpr const char* kChannelTaken = "sluice_channel_events_taken_total"
 inline constexpr const char* kChannelCommitted = "sluice_channel_events_committed_total";
 inline constexpr const char* kChannelRolledBack = "sluice_channel_events_rolled_back_total";
 inline constexpr const char* kChannelPutBlocked = "sluice_channel_put_blocked_seconds_total";
+inline constexpr const char* kChannelDiskEvents = "sluice_channel_disk_events";
+inline constexpr const char* kChannelDiskBytes = "sluice_channel_disk_bytes";
+inline constexpr const char* kChannelSpilled = "sluice_channel_events_spilled_total";
+inline constexpr const char* kChannelRecovered = "sluice_channel_events_recovered_total";
+inline constexpr const char* kChannelCorruptTails = "sluice_channel_corrupt_tails_total";
+inline constexpr const char* kChannelUnreadable = "sluice_channel_events_unreadable_total";
 
 inline constexpr const char* kSinkEventsTaken = "sluice_sink_events_taken_total";
 inline constexpr const char* kSinkEventsSent = "sluice_sink_events_sent_total";

@@ -106,6 +106,17 @@ std::string prometheus_text(const Agent& agent) {
     f.add(names::kChannelRolledBack, T::Counter, "Events a sink put back for another attempt.", l, c.events_rolled_back);
     f.add(names::kChannelPutBlocked, T::Counter, "Time sources waited for room: backpressure.", l,
           std::chrono::duration<double>(c.put_blocked).count());
+    if (c.has_disk) {
+      f.add(names::kChannelDiskEvents, T::Gauge, "Events held in records on disk (kept across restarts).", l,
+            c.events_on_disk);
+      f.add(names::kChannelDiskBytes, T::Gauge, "Bytes of segment files and commit log.", l, c.bytes_on_disk);
+      f.add(names::kChannelSpilled, T::Counter, "Events put to disk because memory was full.", l, c.events_spilled);
+      f.add(names::kChannelRecovered, T::Counter, "Events found on disk at start and replayed.", l, c.events_recovered);
+      f.add(names::kChannelCorruptTails, T::Counter, "Segments cut at a torn or corrupt record at start.", l,
+            c.corrupt_tails);
+      f.add(names::kChannelUnreadable, T::Counter, "Events of records whose CRC failed when read back: lost.", l,
+            c.events_unreadable);
+    }
   }
   for (const auto& sink : agent.sinks()) {
     const SinkCounters c = sink->counters();

@@ -37,11 +37,25 @@ struct ChannelCounters {
   uint64_t events_held = 0;  // queued plus taken-but-not-committed
   uint64_t bytes_held = 0;
   std::chrono::nanoseconds put_blocked{0};
+  // Disk-backed channels only (has_disk):
+  bool has_disk = false;
+  uint64_t events_on_disk = 0;     // of events_held: in records on disk, kept across restarts
+  uint64_t bytes_on_disk = 0;      // segment files and commit log
+  uint64_t events_spilled = 0;     // put to disk because memory was full
+  uint64_t events_recovered = 0;   // found on disk at start, replayed
+  uint64_t corrupt_tails = 0;      // segments cut at a torn or corrupt record (at start)
+  uint64_t corrupt_bytes = 0;
+  uint64_t events_unreadable = 0;  // records whose CRC failed when read back: lost, logged
 };
 
 class Channel {
  public:
   virtual ~Channel() = default;
+  // Before any sink or source starts: a disk-backed channel locks its directory and recovers
+  // what it holds (throws config::ConfigError naming the property). after every sink stopped:
+  // close() keeps what is still held, if the channel can.
+  virtual void open() {}
+  virtual void close() {}
   virtual const std::string& name() const = 0;
 
   // All events of `batch` or none: false when the deadline passed first (batch untouched).

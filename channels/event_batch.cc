@@ -50,6 +50,14 @@ std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scr
   }
 }
 
+EventBatch EventBatch::of(std::shared_ptr<const EventStorage> storage) {
+  EventBatch batch;
+  batch.end_ = storage->events.size();
+  for (const EventRecord& e : storage->events) batch.bytes_ += e.length;
+  batch.storage_ = std::move(storage);
+  return batch;
+}
+
 EventBatch EventBatch::split_front(size_t n) {
   if (n >= size()) return std::exchange(*this, EventBatch{});
   EventBatch front;

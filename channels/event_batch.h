@@ -67,10 +67,19 @@ struct HeaderNames {
   std::string client_host;
 };
 
+// Told how many events of a stored batch were committed downstream, by every channel commit
+// of any slice of it: how a disk-backed channel knows when a record on disk may go.
+class CommitTracker {
+ public:
+  virtual ~CommitTracker() = default;
+  virtual void committed(size_t events) = 0;
+};
+
 struct EventStorage {
   std::vector<char> bytes;
   std::vector<EventRecord> events;
   std::shared_ptr<const HeaderNames> header_names;
+  std::shared_ptr<CommitTracker> tracker;  // set by a channel that must hear of commits
 };
 
 class EventBatch {
@@ -115,6 +124,11 @@ class EventBatch {
     return {storage_->bytes.data() + e.offset + e.client_offset + e.client_ip_length, e.client_host_length};
   }
   const HeaderNames* header_names() const { return storage_ ? storage_->header_names.get() : nullptr; }
+  CommitTracker* tracker() const { return storage_ ? storage_->tracker.get() : nullptr; }
+  const EventStorage* storage() const { return storage_.get(); }
+
+  // All events of `storage` as one batch (a channel re-reading what it stored).
+  static EventBatch of(std::shared_ptr<const EventStorage> storage);
 
   // The field's text; numeric fields are formatted into `scratch` (at least 24 bytes).
   std::string_view field(const EventRecord& e, EventField f, char* scratch) const;

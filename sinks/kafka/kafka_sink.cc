@@ -255,7 +255,7 @@ void KafkaSink::send(Take take) {
   key_scratch_.reserve(config_.key_field != EventField::none ? take.events : 0);
   if (!config_.wait_for_delivery) {
     // acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises.
-    const Take handed{{}, take.events, take.bytes};
+    const Take handed{take.batches, take.events, take.bytes};  // shares the batches: no copy of events
     auto* in_flight = new HandedOverTake(std::move(take), counters_);
     for (const EventBatch& batch : in_flight->take().batches)
       for (const EventRecord& e : batch) add_message(batch, e, in_flight);
@@ -290,27 +290,27 @@ void KafkaSink::settle(AwaitedTake& awaited) {
   Take finished, retry;
   uint64_t failed_by_reason[kDeliveryErrorKinds] = {};
   size_t index = 0;
+  auto add_slice = [](Take& to, EventBatch part) {
+    to.events += part.size();
+    to.bytes += part.bytes();
+    to.batches.push_back(std::move(part));
+  };
   for (const EventBatch& batch : take.batches) {
-    size_t run_start = 0, run_length = 0;
+    // Consecutive events with the same fate go back to the channel (retry) or leave it
+    // (finished: delivered or discarded) as one slice; a disk-backed channel needs the slices.
+    size_t run_start = 0;
+    bool run_retries = false;
     for (size_t i = 0; i < batch.size(); ++i, ++index) {
       const DeliveryError error = awaited.error(index);
       const bool retriable = error != DeliveryError::none && !is_permanent(error);
       if (error != DeliveryError::none) ++failed_by_reason[static_cast<int>(error)];
-      if (retriable) {
-        if (run_length == 0) run_start = i;
-        ++run_length;
-      } else {
-        finished.events += 1;
-        finished.bytes += batch[i].length;
+      if (i > 0 && retriable != run_retries) {
+        add_slice(run_retries ? retry : finished, batch.slice(run_start, i - run_start));
+        run_start = i;
       }
-      if (run_length && (!retriable || i + 1 == batch.size())) {
-        EventBatch part = batch.slice(run_start, run_length);
-        retry.events += part.size();
-        retry.bytes += part.bytes();
-        retry.batches.push_back(std::move(part));
-        run_length = 0;
-      }
+      run_retries = retriable;
     }
+    if (!batch.empty()) add_slice(run_retries ? retry : finished, batch.slice(run_start, batch.size() - run_start));
   }
   const std::string text = awaited.text();
   for (int r = 0; r < kDeliveryErrorKinds; ++r) {

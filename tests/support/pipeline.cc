@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <stdexcept>
 
 namespace sluice::test {
@@ -77,6 +78,19 @@ long Pipeline::agent_peak_rss_kb() const {
 std::optional<int> Pipeline::stop_agent(std::chrono::milliseconds timeout) {
   agent_->signal(SIGTERM);
   return agent_->wait(timeout);
+}
+
+int Pipeline::send_through_outage(std::chrono::milliseconds after, std::chrono::milliseconds outage,
+                                  const std::vector<std::string>& args) {
+  std::thread broker_outage([&] {
+    std::this_thread::sleep_for(after);
+    control_broker("down");
+    std::this_thread::sleep_for(outage);
+    control_broker("up");
+  });
+  const int sent = send(args);
+  broker_outage.join();
+  return sent;
 }
 
 int Pipeline::send(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {

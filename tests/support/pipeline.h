@@ -16,6 +16,11 @@ namespace sluice::test {
 // `kafka.producer.<line>`.
 std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer);
 
+// acks=all with idempotence: retries inside librdkafka cannot duplicate; short reconnect
+// backoff so that tests do not wait out librdkafka's default 10 s after the broker returns.
+inline const std::vector<std::string> kAcksAll{"acks = all", "enable.idempotence = true", "linger.ms = 5",
+                                               "compression.codec = snappy", "reconnect.backoff.max.ms = 500"};
+
 class Pipeline {
  public:
   Pipeline();
@@ -37,6 +42,9 @@ class Pipeline {
 
   // sluice-loadgen against the agent's ports with `args`; the summary goes to sent.json.
   int send(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  // send(args) while the broker goes down `after` the start and comes back `outage` later.
+  int send_through_outage(std::chrono::milliseconds after, std::chrono::milliseconds outage,
+                          const std::vector<std::string>& args);
   // The verifier against sent.json; `report` gets what it printed.
   int verify(std::string& report, const std::string& bootstrap = "");
   // Messages stored in ApacheLog (sum of high watermarks).

@@ -1,0 +1,26 @@
+#pragma once
+// An EventBatch as bytes on disk and back: the records (fixed-size, copied as they are: the
+// segment's header names the record layout so that another build refuses rather than
+// misreads them), the header names of the source, then the event bytes; Snappy-compressed.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "channels/event_batch.h"
+
+namespace sluice::spill {
+
+// Identifies the record layout: a segment written with another one is not read.
+uint32_t event_layout_version();
+
+// Appends the compressed form of `batch` to `out`.
+void encode_batch(const EventBatch& batch, std::string& out);
+
+// The batch `compressed` holds, or nullopt if it is not a well-formed encoding; `tracker`
+// (may be null) hears of its commits.
+std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_ptr<CommitTracker> tracker = nullptr);
+
+}  // namespace sluice::spill

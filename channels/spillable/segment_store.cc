@@ -1,0 +1,364 @@
+#include "channels/spillable/segment_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "channels/spillable/crc32c.h"
+
+namespace sluice::spill {
+namespace {
+
+constexpr char kSegmentMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'G'};
+constexpr size_t kSegmentHeader = 16;
+constexpr uint32_t kRecordMagic = 0x43455253;  // "SREC"
+constexpr uint32_t kMaxPayload = 1u << 30;
+constexpr uint64_t kLogEntry = 16;
+
+[[noreturn]] void fail(const std::string& what, const std::filesystem::path& path) {
+  throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+void write_all(int fd, const void* data, size_t length, uint64_t offset, const std::filesystem::path& path) {
+  const char* p = static_cast<const char*>(data);
+  while (length > 0) {
+    const ssize_t n = ::pwrite(fd, p, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("cannot write", path);
+    p += n;
+    length -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+}
+
+bool read_all(int fd, void* data, size_t length, uint64_t offset) {
+  char* p = static_cast<char*>(data);
+  while (length > 0) {
+    const ssize_t n = ::pread(fd, p, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    length -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+uint32_t record_crc(uint32_t events, std::string_view payload) {
+  return crc32c(payload.data(), payload.size(), crc32c(&events, sizeof events));
+}
+
+// "segment-<16 hex digits>.sls" -> id, else 0.
+uint64_t segment_id(const std::string& name) {
+  if (name.size() != 8 + 16 + 4 || name.rfind("segment-", 0) != 0 || name.substr(24) != ".sls") return 0;
+  uint64_t id = 0;
+  for (char c : name.substr(8, 16)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return 0;
+    id = id * 16 + static_cast<uint64_t>(digit);
+  }
+  return id;
+}
+
+}  // namespace
+
+SegmentStore::SegmentStore(SegmentStoreConfig config, uint32_t layout_version, RecoveryReport& report,
+                           std::vector<RecordRef>& replay)
+    : config_(std::move(config)), layout_version_(layout_version) {
+  std::error_code ec;
+  for (const auto& dir : {config_.data_dir, config_.checkpoint_dir}) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+  }
+  lock_directory();
+  const auto committed = read_commit_log();
+  std::vector<uint64_t> ids;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.data_dir))
+    if (const uint64_t id = segment_id(entry.path().filename().string())) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (uint64_t id : ids) recover(id, committed, report, replay);
+  report.segments = ids.size();
+  if (!ids.empty()) next_id_ = ids.back() + 1;
+  rewrite_commit_log();  // only the entries of segments still here
+}
+
+SegmentStore::~SegmentStore() {
+  if (config_.fsync != FsyncPolicy::never) sync();
+  std::lock_guard lock(mutex_);
+  for (auto& [id, s] : segments_) ::close(s.fd);
+  if (log_fd_ >= 0) ::close(log_fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+std::filesystem::path SegmentStore::segment_path(uint64_t id) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "segment-%016llx.sls", static_cast<unsigned long long>(id));
+  return config_.data_dir / name;
+}
+
+void SegmentStore::lock_directory() {
+  const auto path = config_.checkpoint_dir / "lock";
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) fail("cannot open", path);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    [[maybe_unused]] const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    std::string holder(pid);
+    holder.erase(std::remove(holder.begin(), holder.end(), '\n'), holder.end());
+    throw std::runtime_error(config_.checkpoint_dir.string() + " is in use by another agent (pid " +
+                             (holder.empty() ? "unknown" : holder) + ", lock " + path.string() + ")");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) == 0) write_all(lock_fd_, pid.data(), pid.size(), 0, path);
+}
+
+std::map<uint64_t, std::vector<uint64_t>> SegmentStore::read_commit_log() {
+  std::map<uint64_t, std::vector<uint64_t>> committed;
+  const auto path = config_.checkpoint_dir / "commits.log";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return committed;
+  uint64_t entry[2];
+  // A torn last entry (a crash mid-write) is shorter than kLogEntry and ignored: its record
+  // is replayed, at worst once more.
+  for (uint64_t at = 0; read_all(fd, entry, kLogEntry, at); at += kLogEntry) committed[entry[0]].push_back(entry[1]);
+  ::close(fd);
+  for (auto& [id, offsets] : committed) std::sort(offsets.begin(), offsets.end());
+  return committed;
+}
+
+void SegmentStore::recover(uint64_t id, const std::map<uint64_t, std::vector<uint64_t>>& committed,
+                           RecoveryReport& report, std::vector<RecordRef>& replay) {
+  const auto path = segment_path(id);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) fail("cannot open", path);
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  const uint64_t file_size = end > 0 ? static_cast<uint64_t>(end) : 0;
+  char header[kSegmentHeader];
+  if (file_size < kSegmentHeader || !read_all(fd, header, kSegmentHeader, 0) ||
+      std::memcmp(header, kSegmentMagic, sizeof kSegmentMagic) != 0) {
+    // Torn while being created (or not ours): nothing in it can be read.
+    ++report.corrupt_tails;
+    report.corrupt_bytes += file_size;
+    report.problems.push_back(path.string() + ": no valid segment header; " + std::to_string(file_size) +
+                              " bytes removed");
+    ::close(fd);
+    std::filesystem::remove(path);
+    return;
+  }
+  uint32_t layout;
+  std::memcpy(&layout, header + 8, 4);
+  if (layout != layout_version_) {
+    ::close(fd);
+    throw std::runtime_error(path.string() + " was written by a build with another event layout (" +
+                             std::to_string(layout) + ", this one " + std::to_string(layout_version_) +
+                             "): deliver it with that build, or move it away");
+  }
+  Segment segment{fd, file_size, 0, 0, {}, false};
+  const auto done = committed.find(id);
+  auto is_committed = [&](uint64_t offset) {
+    return done != committed.end() && std::binary_search(done->second.begin(), done->second.end(), offset);
+  };
+  uint64_t at = kSegmentHeader;
+  std::string payload;
+  while (at < file_size) {
+    uint32_t h[4];  // magic, length, events, crc
+    const char* problem = nullptr;
+    if (file_size - at < kRecordHeader || !read_all(fd, h, kRecordHeader, at)) problem = "torn record header";
+    else if (h[0] != kRecordMagic || h[1] > kMaxPayload) problem = "bad record header";
+    else if (file_size - at - kRecordHeader < h[1]) problem = "torn record";
+    if (!problem) {
+      payload.resize(h[1]);
+      if (!read_all(fd, payload.data(), h[1], at + kRecordHeader) || record_crc(h[2], payload) != h[3])
+        problem = "CRC mismatch";
+    }
+    if (problem) {
+      ++report.corrupt_tails;
+      report.corrupt_bytes += file_size - at;
+      report.problems.push_back(path.string() + ": " + problem + " at offset " + std::to_string(at) + "; cut " +
+                                std::to_string(file_size - at) + " bytes there");
+      if (::ftruncate(fd, static_cast<off_t>(at)) != 0) fail("cannot truncate", path);
+      segment.size = at;
+      break;
+    }
+    const RecordRef record{id, at, static_cast<uint32_t>(kRecordHeader + h[1]), h[2]};
+    ++segment.records;
+    if (is_committed(at)) {
+      ++segment.released;
+      segment.released_offsets.push_back(at);
+      ++report.records_committed;
+    } else {
+      replay.push_back(record);
+      ++report.records_replayed;
+      report.events_replayed += h[2];
+    }
+    at += record.stored;
+  }
+  bytes_on_disk_ += segment.size;
+  segments_.emplace(id, std::move(segment));
+  if (segments_[id].released == segments_[id].records) delete_segment(id);
+}
+
+void SegmentStore::open_new_segment() {
+  const uint64_t id = next_id_++;
+  const auto path = segment_path(id);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create", path);
+  char header[kSegmentHeader] = {};
+  std::memcpy(header, kSegmentMagic, sizeof kSegmentMagic);
+  std::memcpy(header + 8, &layout_version_, 4);
+  write_all(fd, header, sizeof header, 0, path);
+  segments_.emplace(id, Segment{fd, kSegmentHeader, 0, 0, {}, true});
+  bytes_on_disk_ += kSegmentHeader;
+  active_ = id;
+  // The new file's name must survive a power loss too, or its records would vanish with it.
+  if (config_.fsync != FsyncPolicy::never) sync_directory();
+}
+
+RecordRef SegmentStore::append(std::string_view payload, uint32_t events) {
+  std::lock_guard lock(mutex_);
+  const uint64_t stored = kRecordHeader + payload.size();
+  if (active_ != 0) {
+    Segment& current = segments_.at(active_);
+    if (current.records > 0 && current.size + stored > config_.max_file_size) {
+      if (config_.fsync != FsyncPolicy::never) ::fdatasync(current.fd);
+      current.dirty = false;
+      const uint64_t full = active_;
+      active_ = 0;
+      if (current.released == current.records) delete_segment(full);
+    }
+  }
+  if (active_ == 0) open_new_segment();
+  Segment& s = segments_.at(active_);
+  const uint32_t header[4] = {kRecordMagic, static_cast<uint32_t>(payload.size()), events, record_crc(events, payload)};
+  // Header and payload in one write: a crash leaves either a whole record or a torn tail.
+  std::string bytes(reinterpret_cast<const char*>(header), kRecordHeader);
+  bytes.append(payload);
+  write_all(s.fd, bytes.data(), bytes.size(), s.size, segment_path(active_));
+  const RecordRef record{active_, s.size, static_cast<uint32_t>(stored), events};
+  s.size += stored;
+  ++s.records;
+  bytes_on_disk_ += stored;
+  if (config_.fsync == FsyncPolicy::every_batch) ::fdatasync(s.fd);
+  else s.dirty = true;
+  return record;
+}
+
+std::optional<std::string> SegmentStore::read(const RecordRef& record) const {
+  int fd;
+  {
+    // The file stays open while the record is unreleased: the descriptor outlives the lock.
+    std::lock_guard lock(mutex_);
+    const auto it = segments_.find(record.segment);
+    if (it == segments_.end()) return std::nullopt;
+    fd = it->second.fd;
+  }
+  uint32_t h[4];
+  if (!read_all(fd, h, kRecordHeader, record.offset) || h[0] != kRecordMagic || h[1] != record.stored - kRecordHeader)
+    return std::nullopt;
+  std::string payload(h[1], '\0');
+  if (!read_all(fd, payload.data(), h[1], record.offset + kRecordHeader) || record_crc(h[2], payload) != h[3])
+    return std::nullopt;
+  return payload;
+}
+
+void SegmentStore::release(const RecordRef& record) {
+  std::lock_guard lock(mutex_);
+  const auto it = segments_.find(record.segment);
+  if (it == segments_.end()) return;
+  Segment& s = it->second;
+  ++s.released;
+  s.released_offsets.push_back(record.offset);
+  if (log_fd_ >= 0) {
+    const uint64_t entry[2] = {record.segment, record.offset};
+    write_all(log_fd_, entry, kLogEntry, log_entries_ * kLogEntry, config_.checkpoint_dir / "commits.log");
+    ++log_entries_;
+    bytes_on_disk_ += kLogEntry;
+    if (config_.fsync == FsyncPolicy::every_batch) ::fdatasync(log_fd_);
+    else log_dirty_ = true;
+  }
+  if (s.released == s.records) {
+    // Everything in it delivered: give the space back at once, even for the segment being
+    // written (the next append starts a new one).
+    if (record.segment == active_) active_ = 0;
+    delete_segment(record.segment);
+    // The log keeps entries of deleted segments until it is rewritten; do so when they are
+    // most of it.
+    uint64_t live = 0;
+    for (const auto& [id, seg] : segments_) live += seg.released_offsets.size();
+    if (log_entries_ > 4096 && live * 2 < log_entries_) rewrite_commit_log();
+  }
+}
+
+void SegmentStore::delete_segment(uint64_t id) {
+  const auto it = segments_.find(id);
+  if (it == segments_.end()) return;
+  ::close(it->second.fd);
+  bytes_on_disk_ -= it->second.size;
+  segments_.erase(it);
+  std::error_code ec;
+  std::filesystem::remove(segment_path(id), ec);
+}
+
+// Writes the entries of the segments still on disk to a new log and renames it over the old.
+void SegmentStore::rewrite_commit_log() {
+  const auto path = config_.checkpoint_dir / "commits.log";
+  const auto fresh = config_.checkpoint_dir / "commits.log.new";
+  const int fd = ::open(fresh.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create", fresh);
+  std::string entries;
+  for (const auto& [id, s] : segments_)
+    for (uint64_t offset : s.released_offsets) {
+      const uint64_t entry[2] = {id, offset};
+      entries.append(reinterpret_cast<const char*>(entry), kLogEntry);
+    }
+  write_all(fd, entries.data(), entries.size(), 0, fresh);
+  if (config_.fsync != FsyncPolicy::never) ::fdatasync(fd);
+  if (::rename(fresh.c_str(), path.c_str()) != 0) fail("cannot rename", fresh);
+  if (log_fd_ >= 0) {
+    ::close(log_fd_);
+    bytes_on_disk_ -= log_entries_ * kLogEntry;
+  }
+  log_fd_ = fd;
+  log_entries_ = entries.size() / kLogEntry;
+  bytes_on_disk_ += entries.size();
+  log_dirty_ = false;
+  if (config_.fsync != FsyncPolicy::never) sync_directory();
+}
+
+void SegmentStore::sync() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, s] : segments_) {
+    if (!s.dirty) continue;
+    ::fdatasync(s.fd);
+    s.dirty = false;
+  }
+  if (log_dirty_ && log_fd_ >= 0) {
+    ::fdatasync(log_fd_);
+    log_dirty_ = false;
+  }
+}
+
+void SegmentStore::sync_directory() const {
+  for (const auto& dir : {config_.data_dir, config_.checkpoint_dir}) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+uint64_t SegmentStore::free_space() const {
+  struct statvfs s {};
+  if (::statvfs(config_.data_dir.c_str(), &s) != 0) return UINT64_MAX;
+  return static_cast<uint64_t>(s.f_bavail) * s.f_frsize;
+}
+
+}  // namespace sluice::spill

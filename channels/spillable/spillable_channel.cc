@@ -1,0 +1,396 @@
+#include "channels/spillable/spillable_channel.h"
+
+#include <spdlog/spdlog.h>
+
+#include "channels/spillable/batch_codec.h"
+
+namespace sluice {
+namespace {
+
+constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
+
+using SC = SpillableChannelConfig;
+const config::PropertyTable<SC> kSpillableChannelProperties{
+    {"memoryCapacity", &SC::memory_capacity, "10000",
+     "Events held in memory (queued plus taken); beyond it batches go to disk. Must be 0 for type file.",
+     {.min = 0, .max = 1'000'000'000}},
+    {"overflowCapacity", &SC::overflow_capacity, "100000000",
+     "Events held on disk (in records not yet delivered); beyond it, and beyond memory, puts wait: backpressure.",
+     {.min = 0, .max = 1'000'000'000'000}, {}, {"capacity"}},
+    {"transactionCapacity", &SC::transaction_capacity, "10000",
+     "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
+     {.min = 1, .max = 1'000'000}},
+    {"dataDir", &SC::data_dir, "",
+     "Directory of the segment files (one; Flume's dataDirs is accepted with a single directory). Required.", {}, {},
+     {"dataDirs"}},
+    {"checkpointDir", &SC::checkpoint_dir, "",
+     "Directory of the lock file and the commit log; empty: dataDir. One agent per directory (flock)."},
+    {"maxFileSize", &SC::max_file_size, "64m",
+     "Size at which a segment file is closed and a new one started; a segment is deleted once all its events are "
+     "delivered, so smaller files give disk space back sooner.",
+     {.min = 1 << 16, .max = 1LL << 40}},
+    {"maxBytesOnDisk", &SC::max_bytes_on_disk, "16g",
+     "Bytes the segment files may take; beyond it puts wait (backpressure); one record may exceed it when the disk "
+     "holds none. 0: no bound but overflowCapacity and minimumRequiredSpace.",
+     {.min = 0}},
+    {"minimumRequiredSpace", &SC::minimum_required_space, "500m",
+     "Free space left on the data directory's file system: below it puts wait rather than fill the disk (Flume's).",
+     {.min = 0}},
+    {"fsync", &SC::fsync_name, "interval",
+     "When written records reach the device: batch (each record before its put returns: survives power loss, "
+     "slowest), interval (every fsyncInterval: a power loss may lose that much), never (the kernel decides). A "
+     "killed agent loses nothing written under any policy: the page cache outlives the process.",
+     {}, {"batch", "interval", "never"}},
+    {"fsyncInterval", &SC::fsync_interval, "1s", "With fsync = interval: how often.", {.min = 1}},
+};
+
+SpillableChannelConfig bind_config(const config::ComponentConfig& component, bool disk_only) {
+  SpillableChannelConfig c = config::bind(kSpillableChannelProperties, component);
+  if (disk_only) {
+    if (component.properties.count("memoryCapacity") && c.memory_capacity != 0)
+      component.fail("memoryCapacity", "a file channel keeps nothing in memory: use type spillablememory");
+    c.memory_capacity = 0;
+  }
+  if (c.data_dir.empty()) component.fail("dataDir", "is missing: the directory the channel spills to");
+  if (c.data_dir.find(',') != std::string::npos)
+    component.fail("dataDir", "\"" + c.data_dir + "\": one directory (several data directories are not supported)");
+  if (c.checkpoint_dir.empty()) c.checkpoint_dir = c.data_dir;
+  if (c.memory_capacity + c.overflow_capacity < c.transaction_capacity)
+    component.fail("transactionCapacity", std::to_string(c.transaction_capacity) +
+                                              " exceeds memoryCapacity + overflowCapacity: a transaction must fit");
+  c.fsync = c.fsync_name == "batch" ? spill::FsyncPolicy::every_batch
+            : c.fsync_name == "never" ? spill::FsyncPolicy::never
+                                      : spill::FsyncPolicy::interval;
+  return c;
+}
+
+std::unique_ptr<Channel> make_spillable_channel(const config::ComponentConfig& component) {
+  return std::make_unique<SpillableChannel>(component, bind_config(component, false));
+}
+
+std::unique_ptr<Channel> make_file_channel(const config::ComponentConfig& component) {
+  return std::make_unique<SpillableChannel>(component, bind_config(component, true));
+}
+
+}  // namespace
+
+const ComponentSpec kSpillableChannelSpec{
+    .kind = config::Kind::channel,
+    .type = "spillablememory",
+    .aliases = {"org.apache.flume.channel.SpillableMemoryChannel"},
+    .doc = "Memory first; when memory is full, batches overflow to Snappy-compressed, CRC-checked segment files on "
+           "disk, in order. Records on disk survive restarts and crashes until delivered.",
+    .describe = [] { return config::describe(kSpillableChannelProperties); },
+    .make_channel = &make_spillable_channel,
+};
+
+const ComponentSpec kFileChannelSpec{
+    .kind = config::Kind::channel,
+    .type = "file",
+    .aliases = {"org.apache.flume.channel.file.FileChannel"},
+    .doc = "Every batch on disk before its put returns (the spillable channel with memoryCapacity 0): nothing "
+           "accepted is lost when the agent is killed.",
+    .describe = [] { return config::describe(kSpillableChannelProperties); },
+    .make_channel = &make_file_channel,
+};
+
+// Counts the commits of a batch read back from disk; the record goes once all are in. Called
+// by commit(), with the channel's mutex held.
+class SpillableChannel::RecordTracker final : public CommitTracker {
+ public:
+  RecordTracker(SpillableChannel& channel, spill::RecordRef record)
+      : channel_(channel), record_(record), remaining_(record.events) {}
+  void committed(size_t events) override {
+    if (remaining_ == 0) return;
+    remaining_ -= std::min<size_t>(events, remaining_);
+    if (remaining_ == 0) channel_.release(record_, record_.events);
+  }
+
+ private:
+  SpillableChannel& channel_;
+  const spill::RecordRef record_;
+  size_t remaining_;
+};
+
+SpillableChannel::SpillableChannel(config::ComponentConfig component, SpillableChannelConfig config)
+    : component_(std::move(component)), config_(std::move(config)) {
+  counters_.has_disk = true;
+}
+
+SpillableChannel::~SpillableChannel() { close(); }
+
+void SpillableChannel::open() {
+  if (store_) return;
+  spill::RecoveryReport report;
+  std::vector<spill::RecordRef> replay;
+  try {
+    store_ = std::make_unique<spill::SegmentStore>(
+        spill::SegmentStoreConfig{config_.data_dir, config_.checkpoint_dir,
+                                  static_cast<uint64_t>(config_.max_file_size.bytes), config_.fsync},
+        spill::event_layout_version(), report, replay);
+  } catch (const std::runtime_error& e) {
+    component_.fail("dataDir", e.what());
+  }
+  for (const std::string& problem : report.problems) spdlog::error("channel {}: {}", name(), problem);
+  {
+    std::lock_guard lock(mutex_);
+    for (const spill::RecordRef& record : replay) {
+      queue_.push_back(Entry{{}, record});
+      disk_events_ += record.events;
+    }
+    counters_.events_recovered = report.events_replayed;
+    counters_.corrupt_tails = report.corrupt_tails;
+    counters_.corrupt_bytes = report.corrupt_bytes;
+  }
+  spdlog::info("channel {}: {} events in {} records to deliver from {} segment(s) in {}{}", name(),
+               report.events_replayed, report.records_replayed, report.segments, config_.data_dir,
+               report.corrupt_tails ? fmt::format("; {} corrupt tail(s), {} bytes cut", report.corrupt_tails,
+                                                  report.corrupt_bytes)
+                                    : "");
+  if (config_.fsync == spill::FsyncPolicy::interval)
+    flusher_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      while (!flusher_wake_.wait_for(lock, config_.fsync_interval, [&] { return stopping_; })) {
+        lock.unlock();
+        store_->sync();
+        lock.lock();
+      }
+    });
+}
+
+void SpillableChannel::close() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || !store_) return;
+    stopping_ = true;
+  }
+  flusher_wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  // What is still in memory goes to disk, so that a clean stop loses nothing (it is replayed
+  // after what was already there).
+  std::lock_guard lock(mutex_);
+  uint64_t saved = 0, unsaved = 0;
+  std::string encoded;
+  for (Entry& entry : queue_) {
+    if (entry.disk || entry.batch.empty() || entry.batch.tracker()) continue;  // already on disk
+    const size_t events = entry.batch.size();
+    encoded.clear();
+    spill::encode_batch(entry.batch, encoded);
+    if (disk_refusal(events, encoded.size())) {
+      unsaved += events;
+      continue;
+    }
+    try {
+      entry.disk = store_->append(encoded, static_cast<uint32_t>(events));
+    } catch (const std::runtime_error& e) {
+      spdlog::error("channel {}: {}", name(), e.what());
+      unsaved += events;
+      continue;
+    }
+    memory_events_ -= events;
+    memory_bytes_ -= entry.batch.bytes();
+    disk_events_ += events;
+    entry.batch = EventBatch{};
+    saved += events;
+  }
+  store_->sync();
+  if (saved || unsaved)
+    spdlog::info("channel {}: wrote the {} events left in memory to disk{}", name(), saved,
+                 unsaved ? fmt::format("; {} did not fit and are lost", unsaved) : "");
+}
+
+size_t SpillableChannel::capacity() const {
+  return static_cast<size_t>(config_.memory_capacity + config_.overflow_capacity);
+}
+
+bool SpillableChannel::memory_has_room(size_t events) const {
+  return memory_events_ + events <= static_cast<uint64_t>(config_.memory_capacity);
+}
+
+const char* SpillableChannel::disk_refusal(size_t events, uint64_t stored) const {
+  if (!store_) return "the channel is not open";
+  if (disk_events_ + events > static_cast<uint64_t>(config_.overflow_capacity)) return "overflowCapacity reached";
+  stored += spill::SegmentStore::kRecordHeader;
+  // One record larger than the bound would otherwise wait forever: it may go to an empty disk.
+  if (config_.max_bytes_on_disk.bytes && disk_events_ > 0 &&
+      store_->bytes_on_disk() + stored > static_cast<uint64_t>(config_.max_bytes_on_disk.bytes))
+    return "maxBytesOnDisk reached";
+  if (store_->free_space() < static_cast<uint64_t>(config_.minimum_required_space.bytes) + stored)
+    return "free space below minimumRequiredSpace";
+  return nullptr;
+}
+
+void SpillableChannel::log_blocked(const char* reason) {
+  const auto now = Clock::now();
+  if (now - last_block_log_ < kBlockedLogEvery) return;
+  last_block_log_ = now;
+  spdlog::warn("channel {}: memory full and {}: sources wait (backpressure); {} events in memory, {} on disk, {} "
+               "bytes on disk",
+               name(), reason, memory_events_, disk_events_, store_ ? store_->bytes_on_disk() : 0);
+}
+
+bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
+  if (batch.empty()) return true;
+  const size_t events = batch.size();
+  std::string encoded;  // compressed outside the lock, once memory turns out to be full
+  std::unique_lock lock(mutex_);
+  const auto started = Clock::now();
+  bool waited = false;
+  while (true) {
+    if (memory_has_room(events)) {
+      counters_.events_put += events;
+      memory_events_ += events;
+      memory_bytes_ += batch.bytes();
+      queue_.push_back(Entry{std::move(batch), std::nullopt});
+      break;
+    }
+    if (encoded.empty() && store_ && config_.overflow_capacity > 0) {
+      lock.unlock();
+      spill::encode_batch(batch, encoded);
+      lock.lock();
+      continue;  // memory may have room by now
+    }
+    const char* refusal = encoded.empty() ? "overflowCapacity is 0" : disk_refusal(events, encoded.size());
+    if (!refusal) {
+      try {
+        const spill::RecordRef record = store_->append(encoded, static_cast<uint32_t>(events));
+        queue_.push_back(Entry{{}, record});
+        counters_.events_put += events;
+        counters_.events_spilled += events;
+        disk_events_ += events;
+        break;
+      } catch (const std::runtime_error& e) {
+        spdlog::error("channel {}: cannot spill: {}", name(), e.what());
+        refusal = "the disk refuses writes";
+      }
+    }
+    log_blocked(refusal);
+    waited = true;
+    if (Clock::now() >= deadline) {
+      counters_.put_blocked += Clock::now() - started;
+      return false;
+    }
+    not_full_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(200)));
+  }
+  if (waited) counters_.put_blocked += Clock::now() - started;
+  batch = EventBatch{};
+  lock.unlock();
+  not_empty_.notify_one();
+  return true;
+}
+
+EventBatch SpillableChannel::load(const spill::RecordRef& record) {
+  const auto payload = store_->read(record);
+  auto batch = payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, record)) : std::nullopt;
+  if (!batch || batch->size() != record.events) return {};
+  return std::move(*batch);
+}
+
+Take SpillableChannel::take(size_t max_events, Deadline deadline) {
+  Take take;
+  std::vector<std::optional<spill::RecordRef>> to_read;  // per batch of the take: read after unlocking
+  std::unique_lock lock(mutex_);
+  if (queue_.empty() && !not_empty_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return take;
+  std::vector<spill::RecordRef> unreadable;
+  while (!queue_.empty() && take.events < max_events) {
+    Entry& front = queue_.front();
+    const size_t room = max_events - take.events;
+    if (front.disk) {
+      if (front.disk->events > room && take.events > 0) break;  // whole records, unless it is the first
+      const spill::RecordRef record = *front.disk;
+      queue_.pop_front();
+      if (record.events <= room) {
+        take.batches.emplace_back();
+        to_read.push_back(record);
+        take.events += record.events;
+        continue;
+      }
+      // Bigger than the take: read it now and leave its rest at the front, in order.
+      EventBatch whole = load(record);
+      if (whole.empty()) {
+        unreadable.push_back(record);
+        continue;
+      }
+      EventBatch part = whole.split_front(room);
+      queue_.push_front(Entry{std::move(whole), std::nullopt});
+      take.events += part.size();
+      take.bytes += part.bytes();
+      take.batches.push_back(std::move(part));
+      to_read.emplace_back();
+    } else {
+      EventBatch part = front.batch.size() <= room ? std::move(front.batch) : front.batch.split_front(room);
+      if (front.batch.empty()) queue_.pop_front();
+      take.events += part.size();
+      take.bytes += part.bytes();
+      take.batches.push_back(std::move(part));
+      to_read.emplace_back();
+    }
+  }
+  const bool more = !queue_.empty();
+  lock.unlock();
+  if (more) not_empty_.notify_one();
+  // Records are read and decompressed outside the lock: puts and other takes go on meanwhile.
+  for (size_t i = 0; i < take.batches.size(); ++i) {
+    if (!to_read[i]) continue;
+    take.batches[i] = load(*to_read[i]);
+    if (take.batches[i].empty()) unreadable.push_back(*to_read[i]);
+    else take.bytes += take.batches[i].bytes();
+  }
+  lock.lock();
+  for (const spill::RecordRef& record : unreadable) {
+    // Written whole and checked at start, yet not readable now: the device corrupted it.
+    spdlog::error("channel {}: a record of {} events in segment {} at offset {} no longer matches its CRC: lost "
+                  "(counted as events_unreadable)", name(), record.events, record.segment, record.offset);
+    counters_.events_unreadable += record.events;
+    take.events -= std::min<size_t>(take.events, record.events);
+    release(record, record.events);
+  }
+  std::erase_if(take.batches, [](const EventBatch& b) { return b.empty(); });
+  counters_.events_taken += take.events;
+  return take;
+}
+
+void SpillableChannel::release(const spill::RecordRef& record, size_t events) {
+  store_->release(record);
+  disk_events_ -= std::min<uint64_t>(disk_events_, events);
+  not_full_.notify_all();
+}
+
+void SpillableChannel::commit(const Take& take) {
+  if (take.empty()) return;
+  std::lock_guard lock(mutex_);
+  for (const EventBatch& batch : take.batches) {
+    if (CommitTracker* tracker = batch.tracker()) {
+      tracker->committed(batch.size());
+    } else {
+      memory_events_ -= std::min<uint64_t>(memory_events_, batch.size());
+      memory_bytes_ -= std::min<uint64_t>(memory_bytes_, batch.bytes());
+    }
+  }
+  counters_.events_committed += take.events;
+  not_full_.notify_all();
+}
+
+void SpillableChannel::rollback(Take&& take) {
+  if (take.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = take.batches.rbegin(); it != take.batches.rend(); ++it)
+      queue_.push_front(Entry{std::move(*it), std::nullopt});
+    counters_.events_rolled_back += take.events;
+  }
+  take = Take{};
+  not_empty_.notify_one();
+}
+
+ChannelCounters SpillableChannel::counters() const {
+  std::lock_guard lock(mutex_);
+  ChannelCounters c = counters_;
+  c.events_held = memory_events_ + disk_events_;
+  c.bytes_held = memory_bytes_;
+  c.events_on_disk = disk_events_;
+  c.bytes_on_disk = store_ ? store_->bytes_on_disk() : 0;
+  return c;
+}
+
+}  // namespace sluice

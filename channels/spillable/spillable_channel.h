@@ -1,0 +1,94 @@
+#pragma once
+// The spillable channel (Flume's `spillablememory`; `file` keeps nothing in memory): a FIFO of
+// batches, each either in memory or a record on disk. Puts go to memory while it has room
+// (memoryCapacity events), then to disk (SegmentStore: Snappy, length + CRC-32C), then wait
+// (backpressure); order is kept across both because the queue holds both kinds in put order.
+//
+// A record on disk stays until every one of its events is committed by a sink (any slices,
+// any sinks, after any rollbacks): a CommitTracker on the batch read back from disk counts
+// them and releases the record. After a crash, the records not released are replayed at the
+// next start. What was in memory is lost by a crash (as in Flume) but not by a clean stop:
+// close() writes it to disk.
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "agent/component_spec.h"
+#include "channels/channel.h"
+#include "channels/spillable/segment_store.h"
+
+namespace sluice {
+
+struct SpillableChannelConfig {
+  int64_t memory_capacity = 0;
+  int64_t overflow_capacity = 0;
+  int64_t transaction_capacity = 0;
+  std::string data_dir;
+  std::string checkpoint_dir;
+  config::ByteSize max_file_size;
+  config::ByteSize max_bytes_on_disk;
+  config::ByteSize minimum_required_space;
+  std::string fsync_name;
+  std::chrono::milliseconds fsync_interval{0};
+  spill::FsyncPolicy fsync = spill::FsyncPolicy::interval;
+};
+
+class SpillableChannel final : public Channel {
+ public:
+  SpillableChannel(config::ComponentConfig component, SpillableChannelConfig config);
+  ~SpillableChannel() override;
+
+  const std::string& name() const override { return component_.name; }
+  void open() override;
+  void close() override;
+  bool put(EventBatch& batch, Deadline deadline) override;
+  Take take(size_t max_events, Deadline deadline) override;
+  void commit(const Take& take) override;
+  void rollback(Take&& take) override;
+  size_t capacity() const override;
+  size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
+  ChannelCounters counters() const override;
+
+ private:
+  struct Entry {
+    EventBatch batch;                     // in memory (also a rolled-back slice of a disk record)
+    std::optional<spill::RecordRef> disk; // or on disk, not yet read
+    size_t events() const { return disk ? disk->events : batch.size(); }
+  };
+  class RecordTracker;
+
+  bool memory_has_room(size_t events) const;
+  // Why the disk cannot take `stored` more bytes now, or nullptr.
+  const char* disk_refusal(size_t events, uint64_t stored) const;
+  EventBatch load(const spill::RecordRef& record);  // reads and decodes; empty if corrupt
+  void release(const spill::RecordRef& record, size_t events);  // with mutex_ held
+  void log_blocked(const char* reason);
+
+  const config::ComponentConfig component_;
+  const SpillableChannelConfig config_;
+  std::unique_ptr<spill::SegmentStore> store_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable not_full_;
+  std::condition_variable not_empty_;
+  std::deque<Entry> queue_;
+  uint64_t memory_events_ = 0;  // held in memory: queued plus taken, not from disk
+  uint64_t memory_bytes_ = 0;
+  uint64_t disk_events_ = 0;    // in records not yet released (queued, taken, rolled back)
+  ChannelCounters counters_;
+  std::chrono::steady_clock::time_point last_block_log_{};
+
+  std::thread flusher_;  // fsync = interval
+  bool stopping_ = false;
+  std::condition_variable flusher_wake_;
+};
+
+extern const ComponentSpec kSpillableChannelSpec;
+extern const ComponentSpec kFileChannelSpec;
+
+}  // namespace sluice

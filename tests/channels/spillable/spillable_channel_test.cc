@@ -1,0 +1,168 @@
+// The spillable channel in-process: memory first, then disk, in order; commits release
+// records; backpressure when both are full; a clean close keeps memory; a lost take replays.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "channels/spillable/spillable_channel.h"
+#include "tests/support/component.h"
+#include "tests/support/process.h"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+using sluice::test::TempDir;
+
+namespace {
+
+config::ComponentConfig channel_component(const std::string& type, const TempDir& dir,
+                                          std::map<std::string, std::string> properties) {
+  properties.emplace("dataDir", dir.path());
+  properties.emplace("transactionCapacity", "100");
+  properties.emplace("fsync", "never");
+  return test::component(config::Kind::channel, "c", type, properties);
+}
+
+std::unique_ptr<Channel> open_channel(const std::string& type, const TempDir& dir,
+                                      const std::map<std::string, std::string>& properties) {
+  const auto component = channel_component(type, dir, properties);
+  const ComponentSpec& spec = type == "file" ? kFileChannelSpec : kSpillableChannelSpec;
+  auto channel = spec.make_channel(component);
+  channel->open();
+  return channel;
+}
+
+// Events "e<first>" .. "e<first + n - 1>".
+EventBatch numbered(int first, int n) {
+  EventBatchBuilder builder;
+  for (int i = first; i < first + n; ++i) builder.append("<13>x app: e" + std::to_string(i));
+  return builder.seal();
+}
+
+void put(Channel& channel, int first, int n) {
+  EventBatch batch = numbered(first, n);
+  REQUIRE(channel.put(batch, Clock::now() + 1s));
+}
+
+// Takes everything (several takes of at most `max` events) and returns the numbers in order.
+std::vector<int> drain(Channel& channel, size_t max = 1000, bool commit = true) {
+  std::vector<int> seen;
+  for (Take take = channel.take(max, Clock::now()); !take.empty(); take = channel.take(max, Clock::now())) {
+    for (const EventBatch& b : take.batches)
+      for (const EventRecord& e : b) seen.push_back(std::stoi(std::string(b.raw(e).substr(b.raw(e).find(": e") + 3))));
+    if (commit) channel.commit(take);
+  }
+  return seen;
+}
+
+std::vector<int> range(int first, int n) {
+  std::vector<int> v;
+  for (int i = first; i < first + n; ++i) v.push_back(i);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("spillable channel keeps order across memory and disk and frees the disk on commit", "[spill][channel]") {
+  TempDir dir;
+  auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "10"}});
+  for (int b = 0; b < 12; ++b) put(*channel, b * 5, 5);
+  ChannelCounters c = channel->counters();
+  CHECK(c.events_held == 60);
+  CHECK(c.events_spilled == 50);
+  CHECK(c.events_on_disk == 50);
+  CHECK(c.bytes_on_disk > 0);
+  CHECK(drain(*channel, 7) == range(0, 60));
+  c = channel->counters();
+  CHECK(c.events_held == 0);
+  CHECK(c.events_on_disk == 0);
+  CHECK(c.events_committed == 60);
+  size_t segment_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) segment_files += e.path().extension() == ".sls";
+  CHECK(segment_files == 0);
+}
+
+TEST_CASE("spillable channel pushes back when memory and disk are both full", "[spill][channel]") {
+  TempDir dir;
+  auto channel = open_channel("spillablememory", dir,
+                              {{"memoryCapacity", "5"}, {"overflowCapacity", "10"}, {"transactionCapacity", "10"}});
+  put(*channel, 0, 5);   // memory
+  put(*channel, 5, 10);  // disk
+  EventBatch more = numbered(15, 5);
+  const auto started = Clock::now();
+  CHECK_FALSE(channel->put(more, Clock::now() + 300ms));
+  CHECK(Clock::now() - started >= 250ms);
+  CHECK(more.size() == 5);  // untouched: nothing dropped
+  CHECK(channel->counters().put_blocked > 0ns);
+  Take take = channel->take(5, Clock::now());
+  channel->commit(take);
+  CHECK(channel->put(more, Clock::now() + 1s));
+  CHECK(drain(*channel) == range(5, 15));
+}
+
+TEST_CASE("maxBytesOnDisk bounds the segment files", "[spill][channel]") {
+  TempDir dir;
+  auto channel = open_channel("file", dir, {{"maxBytesOnDisk", "1k"}});
+  put(*channel, 0, 10);
+  EventBatch big = numbered(10, 100);
+  CHECK_FALSE(channel->put(big, Clock::now() + 200ms));
+  CHECK(drain(*channel) == range(0, 10));
+  CHECK(channel->put(big, Clock::now() + 1s));
+}
+
+TEST_CASE("a record split across takes and rolled back is released only when all its events are committed", "[spill][channel]") {
+  TempDir dir;
+  auto channel = open_channel("file", dir, {});
+  put(*channel, 0, 10);
+  Take first = channel->take(4, Clock::now());
+  REQUIRE(first.events == 4);
+  channel->rollback(std::move(first));
+  Take second = channel->take(3, Clock::now());
+  REQUIRE(second.events == 3);
+  channel->commit(second);
+  CHECK(channel->counters().events_on_disk == 10);  // 7 still to deliver
+  CHECK(drain(*channel) == range(3, 7));
+  CHECK(channel->counters().events_on_disk == 0);
+}
+
+TEST_CASE("a clean close writes memory to disk and a reopened channel delivers it all in order", "[spill][channel]") {
+  TempDir dir;
+  {
+    auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "20"}});
+    for (int b = 0; b < 6; ++b) put(*channel, b * 5, 5);  // 20 in memory, 10 on disk
+    channel->close();
+    CHECK(channel->counters().events_on_disk == 30);
+  }
+  auto reopened = open_channel("spillablememory", dir, {{"memoryCapacity", "20"}});
+  CHECK(reopened->counters().events_recovered == 30);
+  std::vector<int> seen = drain(*reopened);
+  std::sort(seen.begin(), seen.end());  // what was on disk first, then what memory held
+  CHECK(seen == range(0, 30));
+}
+
+TEST_CASE("events taken but never committed are delivered again after a restart", "[spill][channel]") {
+  TempDir dir;
+  {
+    auto channel = open_channel("file", dir, {});
+    put(*channel, 0, 10);
+    put(*channel, 10, 10);
+    Take taken = channel->take(10, Clock::now());
+    REQUIRE(taken.events == 10);
+    Take committed = channel->take(10, Clock::now());
+    channel->commit(committed);
+    // The agent dies here with the first take in flight: it was never committed.
+  }
+  auto reopened = open_channel("file", dir, {});
+  CHECK(drain(*reopened) == range(0, 10));
+}
+
+TEST_CASE("spillable channel configuration errors name the key", "[spill][channel]") {
+  TempDir dir;
+  CHECK_THROWS_WITH(kFileChannelSpec.make_channel(channel_component("file", dir, {{"memoryCapacity", "5"}})),
+                    Catch::Contains("a.channels.c.memoryCapacity: a file channel keeps nothing in memory"));
+  auto no_dir = test::component(config::Kind::channel, "c", "spillablememory", {});
+  CHECK_THROWS_WITH(kSpillableChannelSpec.make_channel(no_dir), Catch::Contains("a.channels.c.dataDir: is missing"));
+  auto first = open_channel("file", dir, {});
+  auto second = kFileChannelSpec.make_channel(channel_component("file", dir, {}));
+  CHECK_THROWS_WITH(second->open(), Catch::Contains("a.channels.c.dataDir: ") && Catch::Contains("is in use by another agent"));
+}
