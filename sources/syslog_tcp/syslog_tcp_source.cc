@@ -429,13 +429,15 @@ class SyslogTcpSource::Worker {
   }
 
   static void on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*) {
+    // `hostname` lives inside the request: copy it before the request goes.
+    const std::string found = status == 0 && hostname ? std::string(hostname).substr(0, 255) : std::string();
     auto* conn = static_cast<Connection*>(request->data);
     delete request;
     if (!conn) return;  // the connection closed while its name was looked up
     Worker* self = conn->worker;
     conn->pending_lookup = nullptr;
     const std::string ip = conn->client.substr(0, conn->client_ip_length);
-    const std::string name = status == 0 && hostname && *hostname ? std::string(hostname).substr(0, 255) : ip;
+    const std::string name = found.empty() ? ip : found;
     const uint64_t ttl = static_cast<uint64_t>(self->source_.config_.hostname_cache_ttl.count());
     if (self->names_.size() > 100'000) self->names_.clear();  // bounded: a scan of many addresses
     self->names_[ip] = CachedName{name, uv_now(&self->loop_) + ttl};
@@ -510,6 +512,20 @@ class SyslogTcpSource::Worker {
     port.octet_counted.add(framed.octet_counted);
     port.invalid.add(invalid);
     port.invalid_utf8.add(invalid_utf8);
+    if (framed.truncated) log_truncated(conn, framed.truncated);
+  }
+
+  // A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
+  void log_truncated(Connection& conn, uint64_t frames) {
+    uint64_t suppressed = 0;
+    if (!truncation_log_.allow(suppressed)) return;
+    sockaddr_storage peer{};
+    int length = sizeof peer;
+    uv_tcp_getpeername(&conn.handle, reinterpret_cast<sockaddr*>(&peer), &length);
+    spdlog::warn("source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
+                 "and counted (frames_truncated){}",
+                 source_.name_, frames, address_text(peer), conn.port, source_.config_.event_size,
+                 suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
   }
 
   // The arrival time for this read's events; the zone is looked up at most once a second.
@@ -665,7 +681,7 @@ class SyslogTcpSource::Worker {
 
   Counter accepted_, closed_, accept_errors_, read_errors_, dropped_, unread_at_shutdown_, refused_denied_,
       refused_limit_, idle_closed_;
-  LogLimiter refusal_log_, idle_log_;
+  LogLimiter refusal_log_, idle_log_, truncation_log_;
   // Per configured port, in the source's order; sized before the loop runs.
   std::vector<PortCounterSet> per_port_;
   ParseClock clock_;
