@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "channels/utf8.h"
+
 namespace sluice {
 namespace {
 
@@ -23,12 +25,8 @@ void append_string(std::string& out, std::string_view text) {
       continue;
     }
     if (c >= 0x80) {
-      // Only a complete, well-formed sequence is copied; anything else becomes U+FFFD.
-      size_t length = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-      if (c > 0xF4) length = 0;
-      bool valid = length > 0 && i + length <= text.size();
-      for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-      if (valid) {
+      // Only a well-formed sequence is copied; anything else becomes U+FFFD.
+      if (const size_t length = utf8_sequence_length(text, i)) {
         i += length;
         continue;
       }

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "channels/utf8.h"
+
 namespace sluice::syslog_tcp {
 namespace {
 
@@ -23,32 +25,6 @@ bool is_ascii(std::string_view s) {
   return ((any & 0x8080808080808080ULL) | (tail & 0x80)) == 0;
 }
 
-// The length of the valid UTF-8 sequence at s[i], or 0 (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF).
-size_t sequence_length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  size_t length;
-  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
-  else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > s.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t k = 2; k < length; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  return length;
-}
 
 }  // namespace
 
@@ -70,7 +46,7 @@ bool is_valid_utf8(std::string_view s) {
       ++i;
       continue;
     }
-    const size_t length = sequence_length(s, i);
+    const size_t length = utf8_sequence_length(s, i);
     if (length == 0) return false;
     i += length;
   }
@@ -106,7 +82,7 @@ size_t convert_to_utf8(Charset charset, std::string_view frame, std::string& out
     return 0;
   }
   for (size_t i = 0; i < frame.size();) {
-    const size_t length = sequence_length(frame, i);
+    const size_t length = utf8_sequence_length(frame, i);
     if (length == 0) {
       out += kReplacement;
       ++replaced;
