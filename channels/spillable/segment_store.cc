@@ -284,10 +284,10 @@ void SegmentStore::release(const RecordRef& record) {
     if (config_.fsync == FsyncPolicy::every_batch) ::fdatasync(log_fd_);
     else log_dirty_ = true;
   }
-  if (s.released == s.records) {
-    // Everything in it delivered: give the space back at once, even for the segment being
-    // written (the next append starts a new one).
-    if (record.segment == active_) active_ = 0;
+  // Everything in it delivered: the space goes back at once. The segment being written stays
+  // until it is full (deleting and re-creating it would cost a file and a directory sync per
+  // batch when the sinks keep up).
+  if (s.released == s.records && record.segment != active_) {
     delete_segment(record.segment);
     // The log keeps entries of deleted segments until it is rewritten; do so when they are
     // most of it.
