@@ -21,4 +21,11 @@ inline config::ComponentConfig component(config::Kind kind, const std::string& n
   return c;
 }
 
+// A syslog TCP source on 127.0.0.1, a free port, with `properties` on top.
+inline config::ComponentConfig syslog_source_component(std::map<std::string, std::string> properties) {
+  properties.emplace("host", "127.0.0.1");
+  properties.emplace("ports", "0");
+  return component(config::Kind::source, "s", "multiport_syslogtcp", properties);
+}
+
 }  // namespace sluice::test

@@ -52,6 +52,8 @@ int run(std::vector<std::string> argv, const std::string& output_file, std::chro
 std::string read_file(const std::string& path);
 // Polls until the file exists and is non-empty, or the deadline; returns its text or "".
 std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout);
+// A TCP connection to 127.0.0.1:port (blocking); throws std::runtime_error if it fails.
+int connect_loopback(uint16_t port);
 // GET http://127.0.0.1:port/path; returns the body, or "" if the request failed.
 std::string http_get(int port, const std::string& path);
 // The sum of every sample of a Prometheus metric in `text` (all label sets).

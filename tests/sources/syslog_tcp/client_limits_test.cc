@@ -12,6 +12,7 @@
 #include "sources/syslog_tcp/client_filter.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
+#include "tests/support/process.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -28,22 +29,6 @@ sockaddr_storage address(const char* text) {
     s.ss_family = AF_INET6;
   }
   return s;
-}
-
-config::ComponentConfig source_component(std::map<std::string, std::string> properties) {
-  properties.emplace("host", "127.0.0.1");
-  properties.emplace("ports", "0");
-  return test::component(config::Kind::source, "s", "multiport_syslogtcp", properties);
-}
-
-int connect_to(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
 }
 
 // True if the agent closed the connection within the timeout.
@@ -77,29 +62,29 @@ TEST_CASE("networks parse as CIDR and match IPv4 IPv6 and v4-mapped peers", "[so
 }
 
 TEST_CASE("a bad network in allow or deny is refused naming the key", "[source][clients]") {
-  CHECK_THROWS_WITH(parse_syslog_tcp_config(source_component({{"allow", "10.0.0.0/8 10.0.0.0/40"}})),
+  CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"allow", "10.0.0.0/8 10.0.0.0/40"}})),
                     Catch::Contains("a.sources.s.allow: \"10.0.0.0/40\" is not a network"));
 }
 
 TEST_CASE("the source refuses clients outside allow and connections over maxConnections", "[source][clients]") {
   MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
   SECTION("allow") {
-    SyslogTcpSource source(source_component({{"allow", "10.0.0.0/8"}}),
-                           parse_syslog_tcp_config(source_component({{"allow", "10.0.0.0/8"}})), {&channel});
+    SyslogTcpSource source(test::syslog_source_component({{"allow", "10.0.0.0/8"}}),
+                           parse_syslog_tcp_config(test::syslog_source_component({{"allow", "10.0.0.0/8"}})), {&channel});
     source.start();
-    const int fd = connect_to(source.listening_ports()[0]);
+    const int fd = test::connect_loopback(source.listening_ports()[0]);
     CHECK(closed_by_peer(fd, 5s));
     ::close(fd);
     source.stop(Clock::now() + 5s);
     CHECK(source.counters().connections_refused_denied == 1);
   }
   SECTION("maxConnections") {
-    const auto component = source_component({{"maxConnections", "2"}});
+    const auto component = test::syslog_source_component({{"maxConnections", "2"}});
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
-    const int a = connect_to(source.listening_ports()[0]), b = connect_to(source.listening_ports()[0]);
+    const int a = test::connect_loopback(source.listening_ports()[0]), b = test::connect_loopback(source.listening_ports()[0]);
     std::this_thread::sleep_for(200ms);  // both accepted before the third arrives
-    const int c = connect_to(source.listening_ports()[0]);
+    const int c = test::connect_loopback(source.listening_ports()[0]);
     CHECK(closed_by_peer(c, 5s));
     CHECK_FALSE(closed_by_peer(a, 100ms));
     ::close(a);

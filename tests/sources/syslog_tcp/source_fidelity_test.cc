@@ -18,22 +18,13 @@
 #include "sources/syslog_tcp/syslog_parser.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
+#include "tests/support/process.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
 using namespace std::chrono_literals;
 
 namespace {
-
-int connect_to(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
 
 void send_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
@@ -64,22 +55,16 @@ struct Received {
   }
 };
 
-config::ComponentConfig source_component(std::map<std::string, std::string> properties) {
-  properties.emplace("host", "127.0.0.1");
-  properties.emplace("ports", "0");
-  return test::component(config::Kind::source, "s", "multiport_syslogtcp", properties);
-}
-
 // Starts a source with `properties`, sends each chunk on its own connection (in order, one
 // connection per chunk), stops the source and returns what reached the channel.
 Received run_source(const std::map<std::string, std::string>& properties, const std::vector<std::string>& chunks,
                     std::chrono::milliseconds linger = 0ms) {
   MemoryChannel channel("c", MemoryChannelConfig{100000, 100000, {}, 20});
-  const auto component = source_component(properties);
+  const auto component = test::syslog_source_component(properties);
   SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
   source.start();
   for (const std::string& chunk : chunks) {
-    const int fd = connect_to(source.listening_ports()[0]);
+    const int fd = test::connect_loopback(source.listening_ports()[0]);
     send_all(fd, chunk);
     if (linger.count()) std::this_thread::sleep_for(linger);
     ::close(fd);
@@ -111,7 +96,7 @@ TEST_CASE("keepFields chooses which header fields stay in the body as Flume's do
         std::vector<std::string>{"mymachine su - ID47 - failed", "mymachine su: failed"});
   CHECK(run_source({{"keepFields", "priority timestamp"}}, {k5424 + k3164}).bodies() ==
         std::vector<std::string>{"<34>2003-10-11T22:14:15.003Z su - ID47 - failed", "<34>Oct 11 22:14:15 su: failed"});
-  CHECK_THROWS_WITH(parse_syslog_tcp_config(source_component({{"keepFields", "hostname pid"}})),
+  CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"keepFields", "hostname pid"}})),
                     Catch::Contains("a.sources.s.keepFields: \"pid\": expected none, all"));
 }
 
@@ -160,10 +145,10 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
     ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &length);
     const std::string port = std::to_string(ntohs(a.sin_port));
     ::close(probe);
-    const auto component = source_component({{"ports", port}, {"charset.port." + port, "ISO-8859-1"}});
+    const auto component = test::syslog_source_component({{"ports", port}, {"charset.port." + port, "ISO-8859-1"}});
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
-    const int fd = connect_to(source.listening_ports()[0]);
+    const int fd = test::connect_loopback(source.listening_ports()[0]);
     send_all(fd, "<13>h a: caf\xE9 \xFC\n");
     ::close(fd);
     for (int i = 0; i < 500 && source.counters().events_received < 1; ++i) std::this_thread::sleep_for(10ms);
@@ -174,9 +159,9 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
     CHECK(source.counters().events_invalid_utf8 == 0);
   }
   SECTION("bad charsets are refused naming the key") {
-    CHECK_THROWS_WITH(parse_syslog_tcp_config(source_component({{"charset.default", "EBCDIC"}})),
+    CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"charset.default", "EBCDIC"}})),
                       Catch::Contains("a.sources.s.charset.default: \"EBCDIC\" is not a supported charset"));
-    CHECK_THROWS_WITH(parse_syslog_tcp_config(source_component({{"ports", "5140"}, {"charset.port.5999", "UTF-8"}})),
+    CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"ports", "5140"}, {"charset.port.5999", "UTF-8"}})),
                       Catch::Contains("charset.port.5999: names a port that is not in ports"));
   }
 }
@@ -201,10 +186,10 @@ TEST_CASE("portHeader clientIPHeader and clientHostnameHeader put the connection
 
 TEST_CASE("idleTimeout closes a silent connection and keeps its unterminated last line", "[source][fidelity]") {
   MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
-  const auto component = source_component({{"idleTimeout", "300ms"}});
+  const auto component = test::syslog_source_component({{"idleTimeout", "300ms"}});
   SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
   source.start();
-  const int fd = connect_to(source.listening_ports()[0]);
+  const int fd = test::connect_loopback(source.listening_ports()[0]);
   send_all(fd, "<13>h a: complete\n<13>h a: no newline yet");
   pollfd p{fd, POLLIN, 0};
   const auto started = Clock::now();
