@@ -210,17 +210,7 @@ class SyslogTcpSource::Worker {
   }
 
   void add_counters(SourceCounters& c) const {
-    for (size_t i = 0; i < per_port_.size() && i < c.per_port.size(); ++i) {
-      PortCounters port;
-      per_port_[i].add_to(port);
-      per_port_[i].add_to(c.per_port[i]);
-      c.events_received += port.events;
-      c.bytes_received += port.bytes;
-      c.events_invalid += port.invalid;
-      c.events_truncated += port.truncated;
-      c.blank_lines += port.blank_lines;
-      c.events_invalid_utf8 += port.invalid_utf8;
-    }
+    for (size_t i = 0; i < per_port_.size() && i < c.per_port.size(); ++i) per_port_[i].add_to(c.per_port[i]);
     c.connections_accepted += accepted_.get();
     c.connections_idle_closed += idle_closed_.get();
     c.connections_closed += closed_.get();
@@ -723,6 +713,14 @@ SourceCounters SyslogTcpSource::counters() const {
   SourceCounters c;
   for (uint16_t port : bound_ports_) c.per_port.push_back(PortCounters{.port = port});
   for (const auto& w : workers_) w->add_counters(c);
+  for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
+    c.events_received += port.events;
+    c.bytes_received += port.bytes;
+    c.events_invalid += port.invalid;
+    c.events_truncated += port.truncated;
+    c.blank_lines += port.blank_lines;
+    c.events_invalid_utf8 += port.invalid_utf8;
+  }
   return c;
 }
 
