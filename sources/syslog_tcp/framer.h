@@ -6,14 +6,17 @@
 //  - octet counting (3.4.1): a frame that starts with a digit 1-9 is "<length> <bytes>";
 //  - non-transparent framing (3.4.2): anything else (normally '<') ends at LF or NUL; a CR
 //    before the terminator is dropped.
-// Digits not followed by a space within 10 characters are the start of an ordinary line.
-// With auto-detection off (framing = non-transparent) every frame is a line.
+// A number that is not plausible as a count is not trusted, and the frame is an ordinary
+// line: digits not followed by a space within 10 characters; a count larger than max_frame
+// (no frame we accept is that long: "1700000000 web01 ..." is an epoch, not 1.7 GB to skip);
+// or a count whose frame does not begin with '<' (every SYSLOG-MSG begins with its PRI, so
+// "200 OK ..." is a line, not 200 bytes). With auto-detection off (framing = non-transparent)
+// every frame is a line.
 //
 // A frame longer than max_frame is cut at max_frame (marked truncated) and its rest is
-// skipped without being buffered: up to the next terminator for a line, exactly the counted
-// bytes for an octet-counted frame. Empty frames are counted and skipped. A partial frame
-// waits in the connection's carry-over buffer, never longer than max_frame + 1 bytes: this is
-// the per-connection buffer limit.
+// skipped up to the next terminator without being buffered. Empty frames are counted and
+// skipped. A partial frame waits in the connection's carry-over buffer, never longer than
+// max_frame + 1 bytes: this is the per-connection buffer limit.
 
 #include <algorithm>
 #include <cstdint>
@@ -29,7 +32,8 @@ struct FramerCounters {
   uint64_t frames = 0;
   uint64_t octet_counted = 0;  // of frames
   uint64_t blank_lines = 0;
-  uint64_t truncated = 0;
+  uint64_t truncated = 0;  // longer than max_frame, or an octet count the sender did not keep
+  uint64_t cut = 0;        // partial frames we cut by closing the connection (finish(cut = true))
 };
 
 class Framer {
@@ -42,19 +46,23 @@ class Framer {
   template <class OnFrame>
   void feed(std::string_view data, OnFrame&& on_frame, FramerCounters& counters);
 
-  // End of stream: an unterminated last line is still a frame; an octet-counted frame cut
-  // short is emitted as truncated.
+  // End of stream. cut = false: the sender closed, so an unterminated last line is still a
+  // whole frame. cut = true: we are closing the connection (shutdown, idleTimeout) and a
+  // partial frame is emitted as truncated (Incomplete), since its end may still have been on
+  // its way. An octet-counted frame cut short is truncated either way.
   template <class OnFrame>
-  void finish(OnFrame&& on_frame, FramerCounters& counters);
+  void finish(OnFrame&& on_frame, FramerCounters& counters, bool cut = false);
 
   size_t buffered() const { return carry_.size(); }
 
  private:
-  enum class State : uint8_t { frame_start, line, skip_line, octet_length, octet_body };
+  // octet_space: "<digits> " seen, waiting for the frame's first byte to tell a count from a line.
+  enum class State : uint8_t { frame_start, line, skip_line, octet_length, octet_space, octet_body };
   static constexpr size_t kMaxLengthDigits = 10;
 
+  // truncated or cut: the frame is not whole (the event is Incomplete); counted as one or the other.
   template <class OnFrame>
-  void emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters);
+  void emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters, bool cut = false);
   template <class OnFrame>
   void feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters& counters);
   template <class OnFrame>
@@ -77,7 +85,7 @@ inline size_t Framer::terminator(std::string_view data, bool& found) {
 }
 
 template <class OnFrame>
-void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters) {
+void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters, bool cut) {
   // An octet-counted frame may carry its sender's line end inside the count.
   if (!frame.empty() && frame.back() == '\n') frame.remove_suffix(1);
   if (!frame.empty() && frame.back() == '\r') frame.remove_suffix(1);
@@ -87,7 +95,8 @@ void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, Fra
   }
   ++counters.frames;
   if (truncated) ++counters.truncated;
-  on_frame(frame, truncated);
+  else if (cut) ++counters.cut;
+  on_frame(frame, truncated || cut);
 }
 
 template <class OnFrame>
@@ -107,6 +116,7 @@ void Framer::feed(std::string_view data, OnFrame&& on_frame, FramerCounters& cou
         feed_line(data, on_frame, counters);
         break;
       case State::octet_length:
+      case State::octet_space:
       case State::octet_body:
         feed_octets(data, on_frame, counters);
         break;
@@ -151,36 +161,40 @@ void Framer::feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters
 template <class OnFrame>
 void Framer::feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounters& counters) {
   if (state_ == State::octet_length) {
-    // The digits are kept in carry_ so that a "length" that turns out not to be one can
-    // become the start of an ordinary line.
+    // The digits (and the space) are kept in carry_ so that a "length" that turns out not to
+    // be one can become the start of an ordinary line.
     size_t i = 0;
     while (i < data.size() && data[i] >= '0' && data[i] <= '9' && carry_.size() < kMaxLengthDigits) {
       counted_ = counted_ * 10 + static_cast<uint64_t>(data[i] - '0');
       carry_.push_back(data[i++]);
     }
-    if (i == data.size()) {
-      data.remove_prefix(i);
-      return;
-    }
-    if (data[i] != ' ') {  // not octet counting after all
-      data.remove_prefix(i);
+    data.remove_prefix(i);
+    if (data.empty()) return;
+    if (data[0] != ' ' || counted_ > max_frame_) {  // not octet counting after all
       state_ = State::line;
       return;
     }
-    data.remove_prefix(i + 1);
+    carry_.push_back(' ');
+    data.remove_prefix(1);
+    state_ = State::octet_space;
+    if (data.empty()) return;
+  }
+  if (state_ == State::octet_space) {
+    if (data[0] != '<') {  // no PRI: the digits began a line
+      state_ = State::line;
+      return;
+    }
     carry_.clear();
     remaining_ = counted_;
     state_ = State::octet_body;
     ++counters.octet_counted;
   }
   const size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size()));
-  const bool oversized = counted_ > max_frame_;
-  if (take == remaining_ && carry_.empty() && !oversized) {
+  if (take == remaining_ && carry_.empty()) {
     emit(data.substr(0, take), false, on_frame, counters);  // the whole frame in this read
   } else {
-    const size_t room = max_frame_ - std::min(max_frame_, carry_.size());
-    carry_.append(data.data(), std::min(take, room));
-    if (take == remaining_) emit(carry_, oversized, on_frame, counters);
+    carry_.append(data.data(), take);  // counted_ <= max_frame_: the carry stays bounded
+    if (take == remaining_) emit(carry_, false, on_frame, counters);
   }
   remaining_ -= take;
   data.remove_prefix(take);
@@ -191,16 +205,16 @@ void Framer::feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounte
 }
 
 template <class OnFrame>
-void Framer::finish(OnFrame&& on_frame, FramerCounters& counters) {
-  if (!carry_.empty() && (state_ == State::line || state_ == State::octet_length)) {
+void Framer::finish(OnFrame&& on_frame, FramerCounters& counters, bool cut) {
+  if (!carry_.empty() && (state_ == State::line || state_ == State::octet_length || state_ == State::octet_space)) {
     // The carry may hold one byte more than max_frame, kept for a CR that a terminator would
     // have dropped; at the end of the stream none comes, so cut it like any oversized frame.
     std::string_view frame = carry_;
     if (frame.back() == '\r') frame.remove_suffix(1);
-    const bool truncated = frame.size() > max_frame_;
-    emit(truncated ? frame.substr(0, max_frame_) : frame, truncated, on_frame, counters);
+    const bool oversized = frame.size() > max_frame_;
+    emit(oversized ? frame.substr(0, max_frame_) : frame, oversized, on_frame, counters, cut);
   } else if (state_ == State::octet_body && !carry_.empty()) {
-    emit(carry_, true, on_frame, counters);  // the sender promised more bytes than it sent
+    emit(carry_, !cut, on_frame, counters, cut);  // more bytes were promised than came
   }
   carry_.clear();
   state_ = State::frame_start;

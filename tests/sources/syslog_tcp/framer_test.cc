@@ -126,14 +126,57 @@ TEST_CASE("framer ends a line at NUL as well as LF", "[framer]") {
   check_all_splits(std::string("<13>a\0<13>b\r\0<13>c\n", 18), {"<13>a", "<13>b", "<13>c"});
 }
 
-TEST_CASE("framer cuts an oversized octet-counted frame and skips exactly its counted rest", "[framer]") {
-  const std::string big(100, 'x');
-  const std::string stream = "100 " + big + "5 <13>z<13>after\n";
-  for (size_t cut : {0, 3, 4, 20, 50, 104, 106}) {
-    const Framed f = frame_in_pieces(stream, {cut}, 40);
-    REQUIRE(f.frames == std::vector<std::string>{std::string(40, 'x'), "<13>z", "<13>after"});
-    CHECK(f.truncated == std::vector<bool>{true, false, false});
-    CHECK(f.counters.truncated == 1);
+TEST_CASE("framer reads 1,000 lines that start with an epoch and a space, then 1,000 ordinary lines, as 2,000 frames",
+          "[framer]") {
+  // No PRI, an epoch first: common from scripts and appliances. Read as an octet count, the
+  // first digits would have swallowed 1.7 GB of what followed.
+  std::string stream;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 1000; ++i) expected.push_back("1700000000 web01 app[1]: request " + std::to_string(i) + " done");
+  for (int i = 0; i < 1000; ++i) expected.push_back("<13>Nov 30 12:00:00 web01 app: ordinary " + std::to_string(i));
+  for (const std::string& line : expected) stream += line + "\n";
+  for (size_t cut : {0, 1, 5, 10, 11, 12, 100, 1000}) {
+    INFO("split at " << cut);
+    const Framed f = frame_in_pieces(stream, {cut});
+    REQUIRE(f.frames == expected);
+    CHECK(f.counters.octet_counted == 0);
+    CHECK(f.counters.truncated == 0);
+  }
+}
+
+TEST_CASE("framer reads a count larger than eventSize as the start of a line, as rsyslog does", "[framer]") {
+  // No frame we accept is that long, so the number is not a count: the line ends at its LF.
+  check_all_splits("100 <13>" + std::string(20, 'x') + "\n5 <13>z<13>after\n",
+                   {"100 <13>" + std::string(20, 'x'), "<13>z", "<13>after"}, 40);
+}
+
+TEST_CASE("framer reads digits and a space not followed by '<' as a line, not as a count", "[framer]") {
+  // Every SYSLOG-MSG begins with its PRI; "200 OK" is a line, not 200 bytes to take.
+  check_all_splits("200 OK GET /index.html\n7 done\n12 <13>counted!<13>next\n",
+                   {"200 OK GET /index.html", "7 done", "<13>counted!", "<13>next"});
+  const Framed f = frame_in_pieces("200 OK\n12 <13>counted!", {});
+  CHECK(f.counters.octet_counted == 1);
+}
+
+TEST_CASE("framer keeps digits and a space at end of stream as a line", "[framer]") {
+  CHECK(frame_in_pieces("42 ", {}).frames == std::vector<std::string>{"42 "});
+  CHECK(frame_in_pieces("42", {}).frames == std::vector<std::string>{"42"});
+}
+
+TEST_CASE("framer marks a partial frame cut by the agent (shutdown, idleTimeout) truncated, not whole", "[framer]") {
+  for (const std::string& partial : {std::string("<13>half a li"), std::string("20 <13>half")}) {
+    Framer framer(2500);
+    FramerCounters counters;
+    std::vector<std::pair<std::string, bool>> frames;
+    auto on_frame = [&](std::string_view f, bool t) { frames.emplace_back(std::string(f), t); };
+    framer.feed("<13>whole\n" + partial, on_frame, counters);
+    framer.finish(on_frame, counters, /*cut=*/true);
+    INFO(partial);
+    REQUIRE(frames.size() == 2);
+    CHECK(frames[0] == std::pair<std::string, bool>{"<13>whole", false});
+    CHECK(frames[1].second);
+    CHECK(counters.cut == 1);
+    CHECK(counters.truncated == 0);
   }
 }
 
