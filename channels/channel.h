@@ -14,12 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "agent/deadline.h"
 #include "channels/event_batch.h"
 
 namespace sluice {
-
-using Clock = std::chrono::steady_clock;
-using Deadline = Clock::time_point;
 
 // Events a sink holds between take and commit/rollback.
 struct Take {
@@ -46,6 +44,7 @@ struct ChannelCounters {
   uint64_t corrupt_tails = 0;      // segments cut at a torn or corrupt record (at start)
   uint64_t corrupt_bytes = 0;
   uint64_t events_unreadable = 0;  // records whose CRC failed when read back: lost, logged
+  uint64_t disk_write_errors = 0;  // commit log writes and fsyncs that failed: logged; may redeliver
 };
 
 class Channel {

@@ -67,12 +67,14 @@ struct HeaderNames {
   std::string client_host;
 };
 
-// Told how many events of a stored batch were committed downstream, by every channel commit
-// of any slice of it: how a disk-backed channel knows when a record on disk may go.
+// Told which events of a stored batch were committed downstream, by every channel commit of
+// any slice of it: how a disk-backed channel knows when a record on disk may go, and which
+// part of a record need not be delivered again after a restart.
 class CommitTracker {
  public:
   virtual ~CommitTracker() = default;
-  virtual void committed(size_t events) = 0;
+  // Events [first, first + count) of the storage (EventBatch::first()), each committed once.
+  virtual void committed(size_t first, size_t count) = 0;
 };
 
 struct EventStorage {
@@ -98,6 +100,8 @@ class EventBatch {
   }
 
   size_t size() const { return end_ - begin_; }
+  // The index of its first event among its storage's events (0 unless it is a slice).
+  size_t first() const { return begin_; }
   bool empty() const { return begin_ == end_; }
   uint64_t bytes() const { return bytes_; }
 

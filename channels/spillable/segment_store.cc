@@ -10,6 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "channels/spillable/crc32c.h"
 
 namespace sluice::spill {
@@ -19,7 +21,11 @@ constexpr char kSegmentMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'G'};
 constexpr size_t kSegmentHeader = 16;
 constexpr uint32_t kRecordMagic = 0x43455253;  // "SREC"
 constexpr uint32_t kMaxPayload = 1u << 30;
-constexpr uint64_t kLogEntry = 16;
+constexpr char kLogMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'C', 'L'};
+constexpr uint32_t kLogVersion = 2;
+constexpr uint64_t kLogHeader = 16;
+constexpr uint64_t kLogEntry = 24;        // segment, offset, first event, events (0: whole)
+constexpr uint64_t kLegacyLogEntry = 16;  // segment, offset: the whole record
 
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path) {
   throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
@@ -50,6 +56,9 @@ bool read_all(int fd, void* data, size_t length, uint64_t offset) {
   return true;
 }
 
+// A commit log entry's third word: first event (low half), events (high half).
+uint64_t packed(EventRange part) { return part.first | static_cast<uint64_t>(part.count) << 32; }
+
 uint32_t record_crc(uint32_t events, std::string_view payload) {
   return crc32c(payload.data(), payload.size(), crc32c(&events, sizeof events));
 }
@@ -69,7 +78,7 @@ uint64_t segment_id(const std::string& name) {
 }  // namespace
 
 SegmentStore::SegmentStore(SegmentStoreConfig config, uint32_t layout_version, RecoveryReport& report,
-                           std::vector<RecordRef>& replay)
+                           std::vector<ReplayRecord>& replay)
     : config_(std::move(config)), layout_version_(layout_version) {
   std::error_code ec;
   for (const auto& dir : {config_.data_dir, config_.checkpoint_dir}) {
@@ -120,22 +129,38 @@ void SegmentStore::lock_directory() {
   if (::ftruncate(lock_fd_, 0) == 0) write_all(lock_fd_, pid.data(), pid.size(), 0, path);
 }
 
-std::map<uint64_t, std::vector<uint64_t>> SegmentStore::read_commit_log() {
-  std::map<uint64_t, std::vector<uint64_t>> committed;
+SegmentStore::CommitLogContents SegmentStore::read_commit_log() {
+  CommitLogContents committed;
   const auto path = config_.checkpoint_dir / "commits.log";
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return committed;
-  uint64_t entry[2];
-  // A torn last entry (a crash mid-write) is shorter than kLogEntry and ignored: its record
-  // is replayed, at worst once more.
-  for (uint64_t at = 0; read_all(fd, entry, kLogEntry, at); at += kLogEntry) committed[entry[0]].push_back(entry[1]);
+  char header[kLogHeader];
+  const bool current = read_all(fd, header, kLogHeader, 0) && std::memcmp(header, kLogMagic, sizeof kLogMagic) == 0;
+  if (current) {
+    uint32_t version;
+    std::memcpy(&version, header + 8, 4);
+    if (version != kLogVersion) {
+      ::close(fd);
+      throw std::runtime_error(path.string() + " has commit log version " + std::to_string(version) + " (this build " +
+                               "reads " + std::to_string(kLogVersion) + "): deliver it with the build that wrote it");
+    }
+  }
+  // A torn last entry (a crash mid-write) is shorter than an entry and ignored: its record,
+  // or part, is replayed, at worst once more.
+  const uint64_t size = current ? kLogEntry : kLegacyLogEntry;
+  for (uint64_t at = current ? kLogHeader : 0;; at += size) {
+    uint64_t entry[3] = {};
+    if (!read_all(fd, entry, size, at)) break;
+    // Legacy entries: the whole record.
+    const EventRange part{static_cast<uint32_t>(entry[2]), static_cast<uint32_t>(entry[2] >> 32)};
+    committed[entry[0]][entry[1]].push_back(part);
+  }
   ::close(fd);
-  for (auto& [id, offsets] : committed) std::sort(offsets.begin(), offsets.end());
   return committed;
 }
 
-void SegmentStore::recover(uint64_t id, const std::map<uint64_t, std::vector<uint64_t>>& committed,
-                           RecoveryReport& report, std::vector<RecordRef>& replay) {
+void SegmentStore::recover(uint64_t id, const CommitLogContents& committed, RecoveryReport& report,
+                           std::vector<ReplayRecord>& replay) {
   const auto path = segment_path(id);
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) fail("cannot open", path);
@@ -161,10 +186,30 @@ void SegmentStore::recover(uint64_t id, const std::map<uint64_t, std::vector<uin
                              std::to_string(layout) + ", this one " + std::to_string(layout_version_) +
                              "): deliver it with that build, or move it away");
   }
-  Segment segment{fd, file_size, 0, 0, {}, false};
+  Segment segment{fd, file_size, 0, 0, {}, 0, false};
   const auto done = committed.find(id);
-  auto is_committed = [&](uint64_t offset) {
-    return done != committed.end() && std::binary_search(done->second.begin(), done->second.end(), offset);
+  // The parts of the record at `offset` already committed, merged and sorted; one range of
+  // every event when it is all done.
+  auto committed_parts = [&](uint64_t offset, uint32_t events) {
+    std::vector<EventRange> parts;
+    if (done == committed.end()) return parts;
+    const auto it = done->second.find(offset);
+    if (it == done->second.end()) return parts;
+    for (EventRange part : it->second) {
+      if (part.count == 0) return std::vector<EventRange>{{0, events}};
+      if (part.first < events) parts.push_back({part.first, std::min(part.count, events - part.first)});
+    }
+    std::sort(parts.begin(), parts.end(), [](EventRange a, EventRange b) { return a.first < b.first; });
+    std::vector<EventRange> merged;
+    for (EventRange part : parts) {
+      if (!merged.empty() && part.first <= merged.back().first + merged.back().count) {
+        const uint32_t end = std::max(merged.back().first + merged.back().count, part.first + part.count);
+        merged.back().count = end - merged.back().first;
+      } else {
+        merged.push_back(part);
+      }
+    }
+    return merged;
   };
   uint64_t at = kSegmentHeader;
   std::string payload;
@@ -190,14 +235,21 @@ void SegmentStore::recover(uint64_t id, const std::map<uint64_t, std::vector<uin
     }
     const RecordRef record{id, at, static_cast<uint32_t>(kRecordHeader + h[1]), h[2]};
     ++segment.records;
-    if (is_committed(at)) {
+    std::vector<EventRange> parts = committed_parts(at, h[2]);
+    if (parts.size() == 1 && parts[0] == EventRange{0, h[2]}) {
       ++segment.released;
-      segment.released_offsets.push_back(at);
+      segment.log.push_back({at, {}});
       ++report.records_committed;
     } else {
-      replay.push_back(record);
+      uint32_t delivered = 0;
+      for (EventRange part : parts) {
+        segment.log.push_back({at, part});
+        delivered += part.count;
+      }
+      segment.parts += parts.size();
+      replay.push_back({record, std::move(parts)});
       ++report.records_replayed;
-      report.events_replayed += h[2];
+      report.events_replayed += h[2] - delivered;
     }
     at += record.stored;
   }
@@ -215,7 +267,7 @@ void SegmentStore::open_new_segment() {
   std::memcpy(header, kSegmentMagic, sizeof kSegmentMagic);
   std::memcpy(header + 8, &layout_version_, 4);
   write_all(fd, header, sizeof header, 0, path);
-  segments_.emplace(id, Segment{fd, kSegmentHeader, 0, 0, {}, true});
+  segments_.emplace(id, Segment{fd, kSegmentHeader, 0, 0, {}, 0, true});
   bytes_on_disk_ += kSegmentHeader;
   active_ = id;
   // The new file's name must survive a power loss too, or its records would vanish with it.
@@ -275,15 +327,10 @@ void SegmentStore::release(const RecordRef& record) {
   if (it == segments_.end()) return;
   Segment& s = it->second;
   ++s.released;
-  s.released_offsets.push_back(record.offset);
-  if (log_fd_ >= 0) {
-    const uint64_t entry[2] = {record.segment, record.offset};
-    write_all(log_fd_, entry, kLogEntry, log_entries_ * kLogEntry, config_.checkpoint_dir / "commits.log");
-    ++log_entries_;
-    bytes_on_disk_ += kLogEntry;
-    if (config_.fsync == FsyncPolicy::every_batch) ::fdatasync(log_fd_);
-    else log_dirty_ = true;
-  }
+  if (s.parts)  // the whole covers its parts
+    s.parts -= std::erase_if(s.log, [&](const LogEntry& e) { return e.offset == record.offset; });
+  s.log.push_back({record.offset, {}});
+  log_commit(record.segment, s.log.back());
   // Everything in it delivered: the space goes back at once. The segment being written stays
   // until it is full (deleting and re-creating it would cost a file and a directory sync per
   // batch when the sinks keep up).
@@ -292,9 +339,52 @@ void SegmentStore::release(const RecordRef& record) {
     // The log keeps entries of deleted segments until it is rewritten; do so when they are
     // most of it.
     uint64_t live = 0;
-    for (const auto& [id, seg] : segments_) live += seg.released_offsets.size();
-    if (log_entries_ > 4096 && live * 2 < log_entries_) rewrite_commit_log();
+    for (const auto& [id, seg] : segments_) live += seg.log.size();
+    if (log_entries_ > 4096 && live * 2 < log_entries_) {
+      try {
+        rewrite_commit_log();
+      } catch (const std::runtime_error& e) {
+        write_error(e.what());  // the old log stays, and stays right
+      }
+    }
   }
+}
+
+void SegmentStore::release_part(const RecordRef& record, EventRange part) {
+  std::lock_guard lock(mutex_);
+  const auto it = segments_.find(record.segment);
+  if (it == segments_.end()) return;
+  it->second.log.push_back({record.offset, part});
+  ++it->second.parts;
+  log_commit(record.segment, it->second.log.back());
+}
+
+bool SegmentStore::log_commit(uint64_t segment, const LogEntry& entry) {
+  if (log_fd_ < 0) return false;
+  const uint64_t bytes[3] = {segment, entry.offset, packed(entry.part)};
+  try {
+    write_all(log_fd_, bytes, kLogEntry, kLogHeader + log_entries_ * kLogEntry, config_.checkpoint_dir / "commits.log");
+  } catch (const std::runtime_error& e) {
+    // The next entry overwrites whatever part of this one reached the file.
+    write_error(std::string(e.what()) + "; the record may be delivered again after a restart");
+    return false;
+  }
+  ++log_entries_;
+  bytes_on_disk_ += kLogEntry;
+  if (config_.fsync == FsyncPolicy::every_batch) {
+    if (::fdatasync(log_fd_) != 0) write_error(std::string("cannot fsync the commit log: ") + std::strerror(errno));
+  } else {
+    log_dirty_ = true;
+  }
+  return true;
+}
+
+void SegmentStore::write_error(const std::string& what) {
+  const uint64_t errors = write_errors_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const auto now = std::chrono::steady_clock::now();
+  if (errors > 1 && now - last_error_log_ < std::chrono::seconds(10)) return;
+  last_error_log_ = now;
+  spdlog::error("spill store {}: {} ({} write errors so far)", config_.data_dir.string(), what, errors);
 }
 
 void SegmentStore::delete_segment(uint64_t id) {
@@ -307,28 +397,39 @@ void SegmentStore::delete_segment(uint64_t id) {
   std::filesystem::remove(segment_path(id), ec);
 }
 
-// Writes the entries of the segments still on disk to a new log and renames it over the old.
 void SegmentStore::rewrite_commit_log() {
   const auto path = config_.checkpoint_dir / "commits.log";
   const auto fresh = config_.checkpoint_dir / "commits.log.new";
   const int fd = ::open(fresh.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", fresh);
-  std::string entries;
+  std::string bytes(kLogHeader, '\0');
+  std::memcpy(bytes.data(), kLogMagic, sizeof kLogMagic);
+  std::memcpy(bytes.data() + 8, &kLogVersion, 4);
+  uint64_t entries = 0;
   for (const auto& [id, s] : segments_)
-    for (uint64_t offset : s.released_offsets) {
-      const uint64_t entry[2] = {id, offset};
-      entries.append(reinterpret_cast<const char*>(entry), kLogEntry);
+    for (const LogEntry& e : s.log) {
+      const uint64_t entry[3] = {id, e.offset, packed(e.part)};
+      bytes.append(reinterpret_cast<const char*>(entry), kLogEntry);
+      ++entries;
     }
-  write_all(fd, entries.data(), entries.size(), 0, fresh);
+  try {
+    write_all(fd, bytes.data(), bytes.size(), 0, fresh);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   if (config_.fsync != FsyncPolicy::never) ::fdatasync(fd);
-  if (::rename(fresh.c_str(), path.c_str()) != 0) fail("cannot rename", fresh);
+  if (::rename(fresh.c_str(), path.c_str()) != 0) {
+    ::close(fd);
+    fail("cannot rename", fresh);
+  }
   if (log_fd_ >= 0) {
     ::close(log_fd_);
-    bytes_on_disk_ -= log_entries_ * kLogEntry;
+    bytes_on_disk_ -= kLogHeader + log_entries_ * kLogEntry;
   }
   log_fd_ = fd;
-  log_entries_ = entries.size() / kLogEntry;
-  bytes_on_disk_ += entries.size();
+  log_entries_ = entries;
+  bytes_on_disk_ += bytes.size();
   log_dirty_ = false;
   if (config_.fsync != FsyncPolicy::never) sync_directory();
 }
@@ -337,11 +438,11 @@ void SegmentStore::sync() {
   std::lock_guard lock(mutex_);
   for (auto& [id, s] : segments_) {
     if (!s.dirty) continue;
-    ::fdatasync(s.fd);
+    if (::fdatasync(s.fd) != 0) write_error("cannot fsync " + segment_path(id).string() + ": " + std::strerror(errno));
     s.dirty = false;
   }
   if (log_dirty_ && log_fd_ >= 0) {
-    ::fdatasync(log_fd_);
+    if (::fdatasync(log_fd_) != 0) write_error(std::string("cannot fsync the commit log: ") + std::strerror(errno));
     log_dirty_ = false;
   }
 }

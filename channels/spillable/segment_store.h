@@ -4,16 +4,27 @@
 //
 //   segment-0000000000000007.sls:  "SLUICESG" layout(u32) 0(u32)
 //                                   record: 'SREC'(u32) payload length(u32) events(u32) crc32c(u32) payload
-//   commits.log:                    (segment u64, record offset u64) per record delivered downstream
+//   commits.log:                    "SLUICECL" 2(u32) 0(u32), then per commit:
+//                                   segment(u64) record offset(u64) first event(u32) events(u32)
+//                                   (events 0: the whole record was delivered downstream)
 //   lock:                           flock()ed by the agent that owns the directory; holds its pid
 //
 // A record stays until released (every event of it committed downstream); the release is
-// logged, and a segment whose records are all released is deleted. On open, every segment is
-// read through: records that are not in the commit log are returned for replay, in order; a
-// torn or corrupt tail (bad header, short payload, CRC mismatch) is cut off and reported.
-// Thread-safe; read() holds the lock only to find the file, so reads run in parallel.
+// logged, and a segment whose records are all released is deleted. A part of a record that was
+// committed on its own (a take smaller than the record, a partial failure rolled back) is
+// logged too, so that a restart replays only the rest: what was delivered is not delivered
+// again. On open, every segment is read through: records that are not in the commit log are
+// returned for replay, in order, with the parts already committed; a torn or corrupt tail (bad
+// header, short payload, CRC mismatch) is cut off and reported. A commit log of the first
+// layout (16-byte entries, no header) is read and rewritten in this one.
+//
+// A write to the commit log that fails (disk full, I/O error) is logged and counted
+// (write_errors) but changes nothing else: the record is delivered again after a restart (at
+// least once). Thread-safe; read() holds the lock only to find the file, so reads run in
+// parallel.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
@@ -41,6 +52,19 @@ struct RecordRef {
   uint32_t events = 0;
 };
 
+// Events [first, first + count) of a record.
+struct EventRange {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  bool operator==(const EventRange&) const = default;
+};
+
+// A record to deliver after a restart, and the parts of it that were delivered already.
+struct ReplayRecord {
+  RecordRef record;
+  std::vector<EventRange> committed;  // sorted by first, not overlapping; empty: none
+};
+
 struct RecoveryReport {
   uint64_t segments = 0;           // found on disk
   uint64_t records_replayed = 0;   // not yet delivered: returned for replay
@@ -59,7 +83,7 @@ class SegmentStore {
   // pid that holds it) and reads every segment; `replay` gets the records to deliver, oldest
   // first.
   SegmentStore(SegmentStoreConfig config, uint32_t layout_version, RecoveryReport& report,
-               std::vector<RecordRef>& replay);
+               std::vector<ReplayRecord>& replay);
   ~SegmentStore();
   SegmentStore(const SegmentStore&) = delete;
   SegmentStore& operator=(const SegmentStore&) = delete;
@@ -70,32 +94,47 @@ class SegmentStore {
   std::optional<std::string> read(const RecordRef& record) const;
   // Every event of the record was delivered: log it, and delete its segment once all are.
   void release(const RecordRef& record);
+  // Events of the record were delivered on their own (the rest not yet): log them.
+  void release_part(const RecordRef& record, EventRange part);
   // Flushes written segments and the commit log to the device (fsync = interval calls this).
   void sync();
+
+  // Commit log writes and fsyncs that failed (each logged).
+  uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
 
   uint64_t bytes_on_disk() const { return bytes_on_disk_.load(std::memory_order_relaxed); }
   // Free bytes on the file system of the data directory.
   uint64_t free_space() const;
 
  private:
+  struct LogEntry {
+    uint64_t offset = 0;  // the record's
+    EventRange part;      // count 0: the whole record
+  };
   struct Segment {
     int fd = -1;
     uint64_t size = 0;
     uint64_t records = 0;
     uint64_t released = 0;
-    std::vector<uint64_t> released_offsets;  // for rewriting the commit log
+    std::vector<LogEntry> log;  // what the commit log says of it, for rewriting the log
+    uint64_t parts = 0;         // of log: entries for parts of records
     bool dirty = false;
   };
+  using CommitLogContents = std::map<uint64_t, std::map<uint64_t, std::vector<EventRange>>>;  // segment, offset
 
   std::filesystem::path segment_path(uint64_t id) const;
   void lock_directory();
-  std::map<uint64_t, std::vector<uint64_t>> read_commit_log();
-  void recover(uint64_t id, const std::map<uint64_t, std::vector<uint64_t>>& committed, RecoveryReport& report,
-               std::vector<RecordRef>& replay);
+  CommitLogContents read_commit_log();
+  void recover(uint64_t id, const CommitLogContents& committed, RecoveryReport& report,
+               std::vector<ReplayRecord>& replay);
   void open_new_segment();
   void delete_segment(uint64_t id);
+  // Appends one entry; false (logged, counted) if the write failed.
+  bool log_commit(uint64_t segment, const LogEntry& entry);
+  // Writes the entries of the segments still on disk to a new log and renames it over the old.
   void rewrite_commit_log();
   void sync_directory() const;
+  void write_error(const std::string& what);
 
   const SegmentStoreConfig config_;
   mutable std::mutex mutex_;  // guards everything below
@@ -108,6 +147,8 @@ class SegmentStore {
   uint64_t active_ = 0;  // the segment appended to; 0 before the first append
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> bytes_on_disk_{0};
+  std::atomic<uint64_t> write_errors_{0};
+  std::chrono::steady_clock::time_point last_error_log_{};
 };
 
 }  // namespace sluice::spill

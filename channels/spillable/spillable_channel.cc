@@ -94,16 +94,18 @@ const ComponentSpec kFileChannelSpec{
     .make_channel = &make_file_channel,
 };
 
-// Counts the commits of a batch read back from disk; the record goes once all are in. Called
-// by commit(), with the channel's mutex held.
+// Counts the commits of a batch read back from disk; the record goes once all are in, and a
+// part committed before the rest is logged, so that a restart does not deliver it again.
+// Called by commit(), with the channel's mutex held.
 class SpillableChannel::RecordTracker final : public CommitTracker {
  public:
-  RecordTracker(SpillableChannel& channel, spill::RecordRef record)
-      : channel_(channel), record_(record), remaining_(record.events) {}
-  void committed(size_t events) override {
-    if (remaining_ == 0) return;
-    remaining_ -= std::min<size_t>(events, remaining_);
-    if (remaining_ == 0) channel_.release(record_, record_.events);
+  RecordTracker(SpillableChannel& channel, spill::RecordRef record, uint32_t committed_before = 0)
+      : channel_(channel), record_(record), remaining_(record.events - committed_before) {}
+  void committed(size_t first, size_t count) override {
+    if (remaining_ == 0 || count == 0) return;
+    remaining_ -= std::min<size_t>(count, remaining_);
+    if (remaining_ == 0) channel_.release(record_, count);
+    else channel_.release_part(record_, {static_cast<uint32_t>(first), static_cast<uint32_t>(count)});
   }
 
  private:
@@ -122,7 +124,7 @@ SpillableChannel::~SpillableChannel() { close(); }
 void SpillableChannel::open() {
   if (store_) return;
   spill::RecoveryReport report;
-  std::vector<spill::RecordRef> replay;
+  std::vector<spill::ReplayRecord> replay;
   try {
     store_ = std::make_unique<spill::SegmentStore>(
         spill::SegmentStoreConfig{config_.data_dir, config_.checkpoint_dir,
@@ -134,9 +136,13 @@ void SpillableChannel::open() {
   for (const std::string& problem : report.problems) spdlog::error("channel {}: {}", name(), problem);
   {
     std::lock_guard lock(mutex_);
-    for (const spill::RecordRef& record : replay) {
-      queue_.push_back(Entry{{}, record});
-      disk_events_ += record.events;
+    for (const spill::ReplayRecord& r : replay) {
+      if (r.committed.empty()) {
+        queue_.push_back(Entry{{}, r.record});
+        disk_events_ += r.record.events;
+      } else {
+        queue_partly_committed(r);
+      }
     }
     counters_.events_recovered = report.events_replayed;
     counters_.corrupt_tails = report.corrupt_tails;
@@ -197,6 +203,39 @@ void SpillableChannel::close() {
   if (saved || unsaved)
     spdlog::info("channel {}: wrote the {} events left in memory to disk{}", name(), saved,
                  unsaved ? fmt::format("; {} did not fit and are lost", unsaved) : "");
+}
+
+// A record part of which was delivered before the stop: read now, and only the rest queued,
+// as slices that share one tracker (rare: a take smaller than a record, a partial failure).
+void SpillableChannel::queue_partly_committed(const spill::ReplayRecord& r) {
+  uint32_t done = 0;
+  for (const spill::EventRange& part : r.committed) done += part.count;
+  disk_events_ += r.record.events - done;
+  const auto payload = store_->read(r.record);
+  auto batch = payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, r.record, done))
+                       : std::nullopt;
+  if (!batch || batch->size() != r.record.events) {
+    drop_unreadable(r.record, r.record.events - done);
+    return;
+  }
+  uint32_t next = 0;
+  auto queue_slice = [&](uint32_t end) {
+    if (end > next) queue_.push_back(Entry{batch->slice(next, end - next), std::nullopt});
+  };
+  for (const spill::EventRange& part : r.committed) {
+    queue_slice(part.first);
+    next = part.first + part.count;
+  }
+  queue_slice(r.record.events);
+}
+
+// With mutex_ held: a record that no longer matches its CRC; `events` of it are lost.
+void SpillableChannel::drop_unreadable(const spill::RecordRef& record, uint64_t events) {
+  // Written whole and checked at start, yet not readable now: the device corrupted it.
+  spdlog::error("channel {}: a record of {} events in segment {} at offset {} no longer matches its CRC: {} events "
+                "lost (counted as events_unreadable)", name(), record.events, record.segment, record.offset, events);
+  counters_.events_unreadable += events;
+  release(record, events);
 }
 
 size_t SpillableChannel::capacity() const {
@@ -308,7 +347,7 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
       // Bigger than the take: read it now and leave its rest at the front, in order.
       EventBatch whole = load(record);
       if (whole.empty()) {
-        unreadable.push_back(record);
+        drop_unreadable(record, record.events);  // never part of this take
         continue;
       }
       EventBatch part = whole.split_front(room);
@@ -338,12 +377,8 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
   }
   lock.lock();
   for (const spill::RecordRef& record : unreadable) {
-    // Written whole and checked at start, yet not readable now: the device corrupted it.
-    spdlog::error("channel {}: a record of {} events in segment {} at offset {} no longer matches its CRC: lost "
-                  "(counted as events_unreadable)", name(), record.events, record.segment, record.offset);
-    counters_.events_unreadable += record.events;
-    take.events -= std::min<size_t>(take.events, record.events);
-    release(record, record.events);
+    drop_unreadable(record, record.events);
+    take.events -= record.events;  // each was added whole to this take above
   }
   std::erase_if(take.batches, [](const EventBatch& b) { return b.empty(); });
   counters_.events_taken += take.events;
@@ -356,12 +391,18 @@ void SpillableChannel::release(const spill::RecordRef& record, size_t events) {
   not_full_.notify_all();
 }
 
+void SpillableChannel::release_part(const spill::RecordRef& record, spill::EventRange part) {
+  store_->release_part(record, part);
+  disk_events_ -= std::min<uint64_t>(disk_events_, part.count);
+  not_full_.notify_all();
+}
+
 void SpillableChannel::commit(const Take& take) {
   if (take.empty()) return;
   std::lock_guard lock(mutex_);
   for (const EventBatch& batch : take.batches) {
     if (CommitTracker* tracker = batch.tracker()) {
-      tracker->committed(batch.size());
+      tracker->committed(batch.first(), batch.size());
     } else {
       memory_events_ -= std::min<uint64_t>(memory_events_, batch.size());
       memory_bytes_ -= std::min<uint64_t>(memory_bytes_, batch.bytes());
@@ -390,6 +431,7 @@ ChannelCounters SpillableChannel::counters() const {
   c.bytes_held = memory_bytes_;
   c.events_on_disk = disk_events_;
   c.bytes_on_disk = store_ ? store_->bytes_on_disk() : 0;
+  c.disk_write_errors = store_ ? store_->write_errors() : 0;
   return c;
 }
 

@@ -66,7 +66,11 @@ class SpillableChannel final : public Channel {
   // Why the disk cannot take `stored` more bytes now, or nullptr.
   const char* disk_refusal(size_t events, uint64_t stored) const;
   EventBatch load(const spill::RecordRef& record);  // reads and decodes; empty if corrupt
-  void release(const spill::RecordRef& record, size_t events);  // with mutex_ held
+  // With mutex_ held: `events` of the record were committed, its last ones; or a part of it.
+  void release(const spill::RecordRef& record, size_t events);
+  void release_part(const spill::RecordRef& record, spill::EventRange part);
+  void queue_partly_committed(const spill::ReplayRecord& record);
+  void drop_unreadable(const spill::RecordRef& record, uint64_t events);
   void log_blocked(const char* reason);
 
   const config::ComponentConfig component_;

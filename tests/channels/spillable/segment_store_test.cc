@@ -25,7 +25,7 @@ SegmentStoreConfig config_in(const TempDir& dir, uint64_t max_file_size = 1 << 2
 struct Opened {
   std::unique_ptr<SegmentStore> store;
   RecoveryReport report;
-  std::vector<RecordRef> replay;
+  std::vector<ReplayRecord> replay;
 };
 
 Opened open_store(const TempDir& dir, uint64_t max_file_size = 1 << 20) {
@@ -109,12 +109,12 @@ TEST_CASE("segment store replays unreleased records in order after reopening and
   size_t k = 0;
   for (int i = 10; i < 40; ++i) {
     if (i == 20) continue;
-    const RecordRef& r = o.replay[k++];
+    const RecordRef& r = o.replay[k++].record;
     CHECK(r.events == static_cast<uint32_t>(i + 1));
     CHECK(o.store->read(r) == payload(i));
   }
   // Release everything: every segment goes, and a fresh open finds nothing.
-  for (const RecordRef& r : o.replay) o.store->release(r);
+  for (const ReplayRecord& r : o.replay) o.store->release(r.record);
   o.store.reset();
   const Opened again = open_store(dir, 1024);
   CHECK(again.replay.empty());
@@ -136,7 +136,7 @@ TEST_CASE("a torn tail is cut at the last whole record and counted", "[spill]") 
   CHECK(o.report.corrupt_bytes == payload(4).size() + SegmentStore::kRecordHeader - 7);
   REQUIRE(o.report.problems.size() == 1);
   CHECK_THAT(o.report.problems[0], Catch::Contains("torn record"));
-  CHECK(o.store->read(o.replay.back()) == payload(3));
+  CHECK(o.store->read(o.replay.back().record) == payload(3));
   // The cut is permanent: appending and reopening again is clean.
   o.store->append(payload(9), 1);
   o.store.reset();
@@ -168,7 +168,7 @@ TEST_CASE("two stores cannot open the same directory", "[spill]") {
   TempDir dir;
   Opened first = open_store(dir);
   RecoveryReport report;
-  std::vector<RecordRef> replay;
+  std::vector<ReplayRecord> replay;
   CHECK_THROWS_WITH(SegmentStore(config_in(dir), 7, report, replay),
                     Catch::Contains("is in use by another agent (pid " + std::to_string(::getpid()) + ","));
   first.store.reset();
@@ -179,6 +179,6 @@ TEST_CASE("a segment written with another event layout is refused not misread", 
   TempDir dir;
   { open_store(dir).store->append("x", 1); }
   RecoveryReport report;
-  std::vector<RecordRef> replay;
+  std::vector<ReplayRecord> replay;
   CHECK_THROWS_WITH(SegmentStore(config_in(dir), 8, report, replay), Catch::Contains("another event layout"));
 }

@@ -3,7 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 
 #include "channels/spillable/spillable_channel.h"
 #include "tests/support/component.h"
@@ -123,7 +127,7 @@ TEST_CASE("a record split across takes and rolled back is released only when all
   Take second = channel->take(3, Clock::now());
   REQUIRE(second.events == 3);
   channel->commit(second);
-  CHECK(channel->counters().events_on_disk == 10);  // 7 still to deliver
+  CHECK(channel->counters().events_on_disk == 7);  // still to deliver; the record stays until then
   CHECK(drain(*channel) == range(3, 7));
   CHECK(channel->counters().events_on_disk == 0);
 }
@@ -157,6 +161,106 @@ TEST_CASE("events taken but never committed are delivered again after a restart"
   }
   auto reopened = open_channel("file", dir, {});
   CHECK(drain(*reopened) == range(0, 10));
+}
+
+TEST_CASE("a record partly delivered and partly rolled back replays only its undelivered events after a restart",
+          "[spill][channel]") {
+  TempDir dir;
+  {
+    auto channel = open_channel("file", dir, {});
+    put(*channel, 0, 10);
+    Take take = channel->take(10, Clock::now());
+    REQUIRE(take.events == 10);
+    // What a sink does when events 4-6 failed: commit the delivered slices, roll back the rest.
+    const EventBatch& record = take.batches.at(0);
+    channel->commit(Take{{record.slice(0, 4), record.slice(7, 3)}, 7, 0});
+    channel->rollback(Take{{record.slice(4, 3)}, 3, 0});
+    channel->close();
+    CHECK(channel->counters().events_on_disk == 3);
+  }
+  auto reopened = open_channel("file", dir, {});
+  CHECK(reopened->counters().events_recovered == 3);
+  CHECK(drain(*reopened) == std::vector<int>{4, 5, 6});  // not 0-9: the delivered part is not sent twice
+  CHECK(reopened->counters().events_on_disk == 0);
+}
+
+TEST_CASE("a record split across takes and killed half way replays only the events never committed", "[spill][channel]") {
+  TempDir dir;
+  {
+    auto channel = open_channel("file", dir, {});
+    put(*channel, 0, 10);
+    Take first = channel->take(4, Clock::now());
+    REQUIRE(first.events == 4);
+    channel->commit(first);
+    Take second = channel->take(3, Clock::now());
+    REQUIRE(second.events == 3);
+    // The agent dies with the second take in flight (no commit, no close: the store is simply dropped).
+  }
+  auto reopened = open_channel("file", dir, {});
+  CHECK(drain(*reopened) == range(4, 6));
+}
+
+namespace {
+
+// Flips a byte inside the payload of the first record of the first segment file.
+void corrupt_first_record(const TempDir& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() != ".sls") continue;
+    std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(16 + spill::SegmentStore::kRecordHeader + 3);  // segment header, record header, into the payload
+    f.put('\xff');
+    return;
+  }
+  FAIL("no segment file");
+}
+
+}  // namespace
+
+TEST_CASE("a record that fails its CRC in a take smaller than the record is counted and the take keeps its events",
+          "[spill][channel]") {
+  TempDir dir;
+  auto channel = open_channel("file", dir, {});
+  put(*channel, 0, 100);   // the record that will be corrupt
+  put(*channel, 100, 100);
+  corrupt_first_record(dir);
+  Take take = channel->take(50, Clock::now());  // smaller than either record: the split path
+  size_t in_batches = 0;
+  for (const EventBatch& b : take.batches) in_batches += b.size();
+  CHECK(take.events == 50);
+  CHECK(in_batches == 50);
+  CHECK(channel->counters().events_unreadable == 100);
+  channel->commit(take);
+  CHECK(drain(*channel) == range(150, 50));
+  CHECK(channel->counters().events_on_disk == 0);
+}
+
+TEST_CASE("a commit log write error (disk full) is logged and counted and the channel keeps running", "[spill][channel]") {
+  TempDir dir;
+  {
+    auto channel = open_channel("file", dir, {});
+    put(*channel, 0, 10);
+    put(*channel, 10, 10);
+    Take take = channel->take(20, Clock::now());
+    REQUIRE(take.events == 20);
+    // Any write that would grow a file fails with EFBIG from here on: the commit log's first
+    // entry cannot be written. (SIGXFSZ would end the process: ignored, as the agent does not.)
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit saved{};
+    getrlimit(RLIMIT_FSIZE, &saved);
+    rlimit tiny = saved;
+    tiny.rlim_cur = 16;
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &tiny) == 0);
+    CHECK_NOTHROW(channel->commit(take));
+    setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK(channel->counters().disk_write_errors >= 2);
+    CHECK(channel->counters().events_held == 0);
+    put(*channel, 20, 5);  // and it goes on
+    CHECK(drain(*channel) == range(20, 5));
+  }
+  // At least once: what the log could not record is delivered again after the restart.
+  auto reopened = open_channel("file", dir, {});
+  CHECK(drain(*reopened) == range(0, 20));
 }
 
 TEST_CASE("spillable channel configuration errors name the key", "[spill][channel]") {
