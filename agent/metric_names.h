@@ -11,6 +11,7 @@ inline constexpr const char* kSourceConnectionsAccepted = "sluice_source_connect
 inline constexpr const char* kSourceConnectionsRefused = "sluice_source_connections_refused_total";
 inline constexpr const char* kSourceFramesInvalid = "sluice_source_frames_invalid_total";
 inline constexpr const char* kSourceFramesTruncated = "sluice_source_frames_truncated_total";
+inline constexpr const char* kSourceFramesCut = "sluice_source_frames_cut_total";
 inline constexpr const char* kSourceBlankLines = "sluice_source_blank_lines_total";
 inline constexpr const char* kSourceFramesOctetCounted = "sluice_source_frames_octet_counted_total";
 inline constexpr const char* kSourceEventsInvalidUtf8 = "sluice_source_events_invalid_utf8_total";

@@ -72,6 +72,9 @@ std::string prometheus_text(const Agent& agent) {
       f.add(names::kSourceFramesInvalid, T::Counter, "Frames without a valid PRI (kept, status Invalid).", l, p.invalid);
       f.add(names::kSourceFramesTruncated, T::Counter, "Frames longer than eventSize (cut, status Incomplete).", l,
             p.truncated);
+      f.add(names::kSourceFramesCut, T::Counter,
+            "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status Incomplete.",
+            l, p.cut);
       f.add(names::kSourceBlankLines, T::Counter, "Empty frames skipped.", l, p.blank_lines);
       f.add(names::kSourceFramesOctetCounted, T::Counter, "Frames that came RFC 6587 octet-counted.", l, p.octet_counted);
       f.add(names::kSourceEventsInvalidUtf8, T::Counter, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,

@@ -13,6 +13,7 @@ struct PortCounters {
   uint64_t bytes = 0;
   uint64_t invalid = 0;
   uint64_t truncated = 0;
+  uint64_t cut = 0;            // partial frames cut by the agent closing the connection
   uint64_t blank_lines = 0;
   uint64_t octet_counted = 0;  // frames that came RFC 6587 octet-counted
   uint64_t invalid_utf8 = 0;   // events whose invalid UTF-8 was replaced by U+FFFD
@@ -23,6 +24,7 @@ struct SourceCounters {
   uint64_t bytes_received = 0;
   uint64_t events_invalid = 0;    // no valid syslog header: kept whole, status Invalid
   uint64_t events_truncated = 0;  // longer than eventSize: cut, status Incomplete
+  uint64_t frames_cut = 0;        // partial frames the agent cut (shutdown, idleTimeout): Incomplete
   uint64_t blank_lines = 0;
   uint64_t events_invalid_utf8 = 0;
   uint64_t connections_accepted = 0;

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -29,10 +30,15 @@ namespace {
 constexpr size_t kReadChunk = 256 * 1024;
 constexpr auto kPutSlice = std::chrono::milliseconds(500);
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
-// At shutdown, each open connection is still read until what its kernel buffer held at that
-// moment has been read (what senders had already delivered is not lost), or until half of
-// the shutdown time left, at most kDrainGraceMaxMs, has passed.
+// At shutdown each open connection is half-closed (our FIN tells the sender we are going) and
+// read until the sender closes its side, or has sent nothing for kDrainQuietMs with nothing
+// left in the kernel's buffer, or half of the shutdown time left (at most kDrainGraceMaxMs)
+// has passed.
 constexpr int64_t kDrainGraceMaxMs = 10000;
+constexpr uint64_t kDrainQuietMs = 200;
+// At shutdown the listeners' backlogs are accepted (and drained like the others) before the
+// listeners close: the kernel completed those handshakes, so their senders think them open.
+constexpr int kBacklogAcceptMax = 100000;
 
 std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component,
                                                std::vector<Channel*> channels, BuildContext&) {
@@ -49,12 +55,13 @@ struct Counter {
 
 // The event counters of one port, written by one io thread, read by any.
 struct PortCounterSet {
-  Counter events, bytes, invalid, truncated, blank_lines, octet_counted, invalid_utf8;
+  Counter events, bytes, invalid, truncated, cut, blank_lines, octet_counted, invalid_utf8;
   void add_to(PortCounters& c) const {
     c.events += events.get();
     c.bytes += bytes.get();
     c.invalid += invalid.get();
     c.truncated += truncated.get();
+    c.cut += cut.get();
     c.blank_lines += blank_lines.get();
     c.octet_counted += octet_counted.get();
     c.invalid_utf8 += invalid_utf8.get();
@@ -187,13 +194,27 @@ class SyslogTcpSource::Worker {
     });
   }
 
-  // Any thread: this loop takes over an accepted connection.
-  void hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
+  // Any thread: this loop takes over an accepted connection. False once the loop has ended
+  // (the caller keeps the descriptor).
+  bool hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
     {
       std::lock_guard lock(mutex_);
+      if (loop_ended_) return false;
       incoming_.push_back({fd, port, peer});
     }
     uv_async_send(&wakeup_);
+    return true;
+  }
+
+  // The first step of a stop, on the acceptor: take what the listeners' backlogs hold, close
+  // the listeners, then return (or at the deadline, if the loop is stuck on a full channel).
+  // From then on no connection is handed over.
+  void stop_accepting(Deadline deadline) {
+    std::unique_lock lock(mutex_);
+    stop_accepting_requested_ = true;
+    if (shutdown_deadline_ == Deadline::max()) shutdown_deadline_ = deadline;
+    uv_async_send(&wakeup_);
+    accepting_stopped_.wait_until(lock, deadline, [&] { return accepting_stopped_flag_ || loop_ended_; });
   }
 
   void request_stop(Deadline deadline) {
@@ -238,7 +259,6 @@ class SyslogTcpSource::Worker {
     Framer framer;
     Charset charset;
     uint64_t last_read_ms = 0;  // uv_now() of the last bytes
-    int64_t drain_left = 0;     // at shutdown: bytes still to read of what was buffered then
     // The client's address and host name as events carry them (clientIPHeader,
     // clientHostnameHeader): the IP's text, then the name's.
     std::string client;
@@ -272,20 +292,23 @@ class SyslogTcpSource::Worker {
   static void on_wakeup(uv_async_t* handle) {
     auto* self = static_cast<Worker*>(handle->data);
     std::vector<Incoming> incoming;
-    bool stop = false;
+    bool stop = false, stop_accepting = false;
     {
       std::lock_guard lock(self->mutex_);
       incoming.swap(self->incoming_);
       stop = self->stop_requested_;
+      stop_accepting = self->stop_accepting_requested_;
     }
-    for (const Incoming& in : incoming) {
-      if (stop) {
-        ::close(in.fd);
-        self->closed_.add(1);
-        self->source_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
-      } else {
-        self->open_connection(in.fd, in.port, in.peer);
+    // Handed over before the stop: opened and drained like every other connection.
+    for (const Incoming& in : incoming) self->open_connection(in.fd, in.port, in.peer);
+    if ((stop_accepting || stop) && !self->listeners_closed_) {
+      self->accept_backlog();
+      self->close_listeners();
+      {
+        std::lock_guard lock(self->mutex_);
+        self->accepting_stopped_flag_ = true;
       }
+      self->accepting_stopped_.notify_all();
     }
     if (stop && !self->stopping_) self->shut_down();
   }
@@ -294,28 +317,38 @@ class SyslogTcpSource::Worker {
 
   static void on_acceptable(uv_poll_t* handle, int status, int) {
     auto* listener = static_cast<Listener*>(handle->data);
-    Worker* self = listener->worker;
-    if (status < 0) return;
-    auto& workers = self->source_.workers_;
     // Bounded per wake-up so that one busy port cannot starve the loop's connections.
-    for (int i = 0; i < 256; ++i) {
+    if (status >= 0) listener->worker->accept_from(*listener, 256);
+  }
+
+  // Accepts up to `limit` connections; false once the backlog is empty (or accept fails).
+  bool accept_from(Listener& listener, int limit) {
+    auto& workers = source_.workers_;
+    for (int i = 0; i < limit; ++i) {
       sockaddr_storage peer{};
       socklen_t peer_length = sizeof peer;
-      const int fd = ::accept4(listener->fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
+      const int fd = ::accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-        self->accept_errors_.add(1);
-        self->log_accept_error(errno);
-        if (errno == EMFILE || errno == ENFILE) self->pause_accepting();
-        return;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+        accept_errors_.add(1);
+        log_accept_error(errno);
+        if (errno == EMFILE || errno == ENFILE) pause_accepting();
+        return false;
       }
-      self->accepted_.add(1);
-      if (!self->admit(fd, peer)) continue;
-      Worker* target = workers[self->next_worker_++ % workers.size()].get();
-      if (target == self) self->open_connection(fd, listener->port, peer);
-      else target->hand_over(fd, listener->port, peer);
+      accepted_.add(1);
+      if (!admit(fd, peer)) continue;
+      Worker* target = workers[next_worker_++ % workers.size()].get();
+      if (target == this || !target->hand_over(fd, listener.port, peer)) open_connection(fd, listener.port, peer);
     }
+    return true;
+  }
+
+  // At shutdown: connections the kernel completed but nobody accepted yet.
+  void accept_backlog() {
+    int budget = kBacklogAcceptMax;
+    for (auto& l : listeners_)
+      while (budget > 0 && accept_from(*l, 256)) budget -= 256;
   }
 
   // On the acceptor thread: the allow/deny lists and maxConnections. A refused connection is
@@ -386,6 +419,7 @@ class SyslogTcpSource::Worker {
     }
     connections_.insert(conn);
     conn->last_read_ms = uv_now(&loop_);
+    if (stopping_) half_close(conn);  // handed over while this loop drains: drained too
     const HeaderNames& names = *source_.config_.header_names;
     if (!names.client_ip.empty() || !names.client_host.empty()) {
       conn->client = address_text(peer);
@@ -443,7 +477,7 @@ class SyslogTcpSource::Worker {
     uint64_t closed = 0;
     for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
       if (now - conn->last_read_ms < timeout || conn->pending_lookup) continue;
-      consume(*conn, {}, true);
+      consume(*conn, {}, StreamEnd::cut);
       close_connection(conn);
       ++closed;
     }
@@ -466,17 +500,20 @@ class SyslogTcpSource::Worker {
     Worker* self = conn->worker;
     if (nread > 0) {
       conn->last_read_ms = uv_now(&self->loop_);
-      conn->drain_left -= nread;
       self->per_port_[conn->port_index].bytes.add(static_cast<uint64_t>(nread));
-      self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)), false);
+      self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)));
     } else if (nread < 0) {
       if (nread != UV_EOF) self->read_errors_.add(1);
-      self->consume(*conn, {}, true);
+      self->consume(*conn, {}, nread == UV_EOF ? StreamEnd::sender_closed : StreamEnd::cut);
       self->close_connection(conn);
     }
   }
 
-  void consume(Connection& conn, std::string_view data, bool end_of_stream) {
+  // How a connection's stream ends: not yet; the sender closed it (an unterminated last line
+  // is a whole event); or we cut it (a partial frame is Incomplete).
+  enum class StreamEnd { none, sender_closed, cut };
+
+  void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none) {
     FramerCounters framed;
     uint64_t invalid = 0, invalid_utf8 = 0;
     refresh_clock();
@@ -493,11 +530,12 @@ class SyslogTcpSource::Worker {
       }
       if (builder_.size() >= batch_size) flush();
     };
-    if (end_of_stream) conn.framer.finish(on_frame, framed);
+    if (end != StreamEnd::none) conn.framer.finish(on_frame, framed, end == StreamEnd::cut);
     else conn.framer.feed(data, on_frame, framed);
     PortCounterSet& port = per_port_[conn.port_index];
     port.events.add(framed.frames);
     port.truncated.add(framed.truncated);
+    port.cut.add(framed.cut);
     port.blank_lines.add(framed.blank_lines);
     port.octet_counted.add(framed.octet_counted);
     port.invalid.add(invalid);
@@ -527,7 +565,7 @@ class SyslogTcpSource::Worker {
   }
 
   // Puts the pending batch into every channel, waiting for room as long as it takes (that
-  // wait is the backpressure) or until the shutdown deadline.
+  // wait is the backpressure) or until the shutdown deadline, re-read every half second.
   void flush() {
     if (builder_.empty()) return;
     EventBatch batch = builder_.seal();
@@ -536,18 +574,21 @@ class SyslogTcpSource::Worker {
       EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
       const auto blocked_since = Clock::now();
       auto next_log = blocked_since + kBlockedLogEvery;
-      while (!channels[i]->put(copy, Clock::now() + kPutSlice)) {
-        const auto now = Clock::now();
+      while (true) {
         Deadline deadline;
         {
           std::lock_guard lock(mutex_);
-          deadline = stop_requested_ ? shutdown_deadline_ : Deadline::max();
+          deadline = shutdown_deadline_;  // set once a stop has begun
         }
+        if (channels[i]->put(copy, std::min(deadline, Clock::now() + kPutSlice))) break;
+        const auto now = Clock::now();
         if (now >= deadline) {
           dropped_.add(copy.size());
-          spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events "
-                        "dropped (counted as dropped_at_shutdown)",
-                        source_.name_, channels[i]->name(), copy.size());
+          uint64_t suppressed = 0;
+          if (dropped_log_.allow(suppressed))
+            spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
+                          "dropped_at_shutdown){}", source_.name_, channels[i]->name(), copy.size(),
+                          suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
           break;
         }
         if (now >= next_log) {
@@ -598,8 +639,8 @@ class SyslogTcpSource::Worker {
     return pending;
   }
 
-  // On the loop thread: accept no more; read each open connection until what its kernel
-  // buffer held now has been read, within the grace period; then put it all into the channels.
+  // On the loop thread, after the listeners closed: half-close every connection and read on
+  // (drain_step) until each sender has closed, gone quiet, or the grace is over.
   void shut_down() {
     stopping_ = true;
     close_listeners();
@@ -610,29 +651,49 @@ class SyslogTcpSource::Worker {
         grace = std::min<int64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
                                                                    shutdown_deadline_ - Clock::now()).count() / 2));
     }
-    for (Connection* conn : connections_) conn->drain_left = unread_bytes(conn);
-    drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(grace);
+    const uint64_t now = uv_now(&loop_);
+    drain_started_ms_ = now;
+    drain_until_ms_ = now + static_cast<uint64_t>(grace);
+    for (Connection* conn : connections_) half_close(conn);
     drain_timer_ = std::make_unique<uv_timer_t>();
     uv_timer_init(&loop_, drain_timer_.get());
     drain_timer_->data = this;
     uv_timer_start(drain_timer_.get(), [](uv_timer_t* t) { static_cast<Worker*>(t->data)->drain_step(); }, 0, 10);
   }
 
+  // Our FIN: a sender that watches its socket (rsyslog checks before each send; sluice-loadgen
+  // does) stops writing to us and closes, and everything it wrote before is read.
+  static void half_close(Connection* conn) {
+    uv_os_fd_t fd = -1;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&conn->handle), &fd) == 0) ::shutdown(fd, SHUT_WR);
+  }
+
   void drain_step() {
     const uint64_t now = uv_now(&loop_);
+    const bool grace_over = now >= drain_until_ms_;
     for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-      if (conn->drain_left > 0 && now < drain_until_ms_) continue;
-      if (const int64_t unread = unread_bytes(conn); unread > 0 && conn->drain_left > 0) {
+      const int64_t unread = unread_bytes(conn);
+      const bool quiet = unread == 0 && now - std::max(conn->last_read_ms, drain_started_ms_) >= kDrainQuietMs;
+      if (!quiet && !grace_over) continue;
+      if (unread > 0) {
         unread_at_shutdown_.add(static_cast<uint64_t>(unread));
-        spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
-                      "lost (counted as bytes_unread_at_shutdown)", source_.name_, unread);
+        uint64_t suppressed = 0;
+        if (unread_log_.allow(suppressed))
+          spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
+                        "lost (counted as bytes_unread_at_shutdown){}", source_.name_, unread,
+                        suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
       }
-      consume(*conn, {}, true);
+      consume(*conn, {}, StreamEnd::cut);
       close_connection(conn);
     }
     if (!connections_.empty()) return;
     uv_timer_stop(drain_timer_.get());
     flush();
+    {
+      std::lock_guard lock(mutex_);
+      loop_ended_ = true;  // no hand-over from here on; close_all_handles ends the loop
+    }
+    accepting_stopped_.notify_all();
     close_all_handles();
   }
 
@@ -644,6 +705,7 @@ class SyslogTcpSource::Worker {
   std::unique_ptr<uv_timer_t> pause_timer_;
   std::unique_ptr<uv_timer_t> drain_timer_;
   std::unique_ptr<uv_timer_t> idle_timer_;
+  uint64_t drain_started_ms_ = 0;
   uint64_t drain_until_ms_ = 0;
   bool listeners_closed_ = false;
   std::thread thread_;
@@ -655,10 +717,14 @@ class SyslogTcpSource::Worker {
     uint16_t port;
     sockaddr_storage peer;
   };
-  std::mutex mutex_;  // guards the three below
+  std::mutex mutex_;  // guards the six below
   std::vector<Incoming> incoming_;
+  bool stop_accepting_requested_ = false;
+  bool accepting_stopped_flag_ = false;  // the listeners are closed (acceptor)
   bool stop_requested_ = false;
+  bool loop_ended_ = false;              // the last connection is closed: no more hand-overs
   Deadline shutdown_deadline_ = Deadline::max();
+  std::condition_variable accepting_stopped_;
 
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unordered_set<Connection*> connections_;
@@ -671,7 +737,7 @@ class SyslogTcpSource::Worker {
 
   Counter accepted_, closed_, accept_errors_, read_errors_, dropped_, unread_at_shutdown_, refused_denied_,
       refused_limit_, idle_closed_;
-  LogLimiter refusal_log_, idle_log_, truncation_log_;
+  LogLimiter refusal_log_, idle_log_, truncation_log_, unread_log_, dropped_log_;
   // Per configured port, in the source's order; sized before the loop runs.
   std::vector<PortCounterSet> per_port_;
   ParseClock clock_;
@@ -705,6 +771,9 @@ void SyslogTcpSource::start() {
 void SyslogTcpSource::stop(Deadline deadline) {
   if (!started_) return;
   started_ = false;
+  // The acceptor first, so that every connection is in some io thread's hands before any of
+  // them starts its drain.
+  workers_[0]->stop_accepting(deadline);
   for (auto& w : workers_) w->request_stop(deadline);
   for (auto& w : workers_) w->join();
 }
@@ -718,6 +787,7 @@ SourceCounters SyslogTcpSource::counters() const {
     c.bytes_received += port.bytes;
     c.events_invalid += port.invalid;
     c.events_truncated += port.truncated;
+    c.frames_cut += port.cut;
     c.blank_lines += port.blank_lines;
     c.events_invalid_utf8 += port.invalid_utf8;
   }

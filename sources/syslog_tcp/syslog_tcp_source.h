@@ -8,9 +8,12 @@
 // for I/O. A put that finds the channel full blocks that io thread: its sockets stop being
 // read and TCP pushes back on the senders. Nothing is dropped while the agent runs.
 //
-// stop(): listeners close first; each open connection is still read until what its kernel
-// buffer held at that moment has been read (what senders had delivered is not lost), within
-// half the shutdown time left (at most 10 s); bytes left unread then are counted and logged.
+// stop(): the acceptor takes what the listeners' backlogs hold and closes the listeners; then
+// every io thread half-closes each of its connections (our FIN: "we are going") and reads on
+// until the sender closes its side, or has been quiet for 200 ms with nothing buffered, or
+// half the shutdown time left (at most 10 s) is over. What was read is put into the channels;
+// a partial frame we cut is kept as Incomplete; bytes still unread in a socket at its close
+// are counted and logged (bytes_unread_at_shutdown).
 
 #include <atomic>
 #include <memory>

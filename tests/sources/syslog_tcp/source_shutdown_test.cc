@@ -1,0 +1,186 @@
+// The syslog TCP source at shutdown, in-process: what senders delivered is read, or counted;
+// a frame cut off is kept as Incomplete; connections waiting to be handed over are drained.
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "channels/memory/memory_channel.h"
+#include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "tests/support/component.h"
+#include "tests/support/eventually.h"
+#include "tests/support/process.h"
+
+using namespace sluice;
+using namespace sluice::syslog_tcp;
+using namespace std::chrono_literals;
+using sluice::test::eventually;
+
+namespace {
+
+bool send_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// True once the peer has half-closed (our FIN arrived): what rsyslog checks before a send.
+bool peer_closed(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+std::vector<std::string> drain_channel(Channel& channel) {
+  std::vector<std::string> raw;
+  for (Take t = channel.take(1'000'000, Clock::now()); !t.empty(); t = channel.take(1'000'000, Clock::now())) {
+    for (const EventBatch& b : t.batches)
+      for (const EventRecord& e : b) raw.emplace_back(b.raw(e));
+    channel.commit(t);
+  }
+  return raw;
+}
+
+struct SourceUnderTest {
+  MemoryChannel channel;
+  config::ComponentConfig component;
+  SyslogTcpSource source;
+  SourceUnderTest(size_t capacity, std::map<std::string, std::string> properties)
+      : channel("c", MemoryChannelConfig{static_cast<int64_t>(capacity), static_cast<int64_t>(capacity), {}, 20}),
+        component(test::syslog_source_component(std::move(properties))),
+        source(component, parse_syslog_tcp_config(component), {&channel}) {
+    source.start();
+  }
+  uint16_t port() const { return source.listening_ports()[0]; }
+};
+
+}  // namespace
+
+TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing it wrote", "[source][shutdown]") {
+  SourceUnderTest t(1'000'000, {});
+  const int fd = test::connect_loopback(t.port());
+  std::atomic<uint64_t> written{0};
+  std::thread sender([&] {
+    const auto give_up = Clock::now() + 20s;
+    while (Clock::now() < give_up && !peer_closed(fd)) {
+      std::string chunk;
+      for (int i = 0; i < 10; ++i) chunk += "<13>app: event " + std::to_string(written + i) + "\n";
+      if (!send_all(fd, chunk)) break;
+      written += 10;
+    }
+    ::close(fd);  // as rsyslog does when it finds the connection closed
+  });
+  REQUIRE(eventually([&] { return t.source.counters().events_received > 10000; }, 20s));
+  t.source.stop(Clock::now() + 10s);
+  sender.join();
+  const SourceCounters c = t.source.counters();
+  const std::vector<std::string> events = drain_channel(t.channel);
+  CHECK(events.size() == written.load());
+  CHECK(c.events_received == written.load());
+  CHECK(c.bytes_unread_at_shutdown == 0);
+  CHECK(c.frames_cut == 0);
+  CHECK(events.back() == "<13>app: event " + std::to_string(written.load() - 1));
+}
+
+TEST_CASE("what a sender delivered but could not go into the channel by the deadline is counted, never dropped "
+          "silently", "[source][shutdown]") {
+  // A channel of 10 with nobody taking: the io thread blocks on its second batch, and what the
+  // sender writes next waits in the kernel's buffer.
+  SourceUnderTest t(10, {{"batchSize", "10"}});
+  const int fd = test::connect_loopback(t.port());
+  std::string first;
+  for (int i = 0; i < 20; ++i) first += "<13>app: first " + std::to_string(i) + "\n";
+  REQUIRE(send_all(fd, first));
+  REQUIRE(eventually([&] { return t.channel.counters().put_blocked > 0ns; }, 10s));
+  std::string later;
+  for (int i = 0; i < 100; ++i) later += "<13>app: later " + std::to_string(i) + "\n";
+  REQUIRE(send_all(fd, later));
+  const auto started = Clock::now();
+  t.source.stop(Clock::now() + 500ms);
+  CHECK(Clock::now() - started < 2s);
+  const SourceCounters c = t.source.counters();
+  const size_t in_channel = drain_channel(t.channel).size();
+  CHECK(in_channel == 10);
+  CHECK(c.events_dropped_at_shutdown >= 10);  // at least the batch that never found room
+  // Every byte is in an event that reached the channel, in one counted as dropped, or counted
+  // as unread in the socket.
+  CHECK(c.bytes_received + c.bytes_unread_at_shutdown == first.size() + later.size());
+  CHECK(in_channel + c.events_dropped_at_shutdown == c.events_received);
+  ::close(fd);
+}
+
+TEST_CASE("a partial frame cut off at shutdown is kept as Incomplete and counted", "[source][shutdown]") {
+  SourceUnderTest t(1000, {});
+  const int fd = test::connect_loopback(t.port());
+  const std::string bytes = "<13>app: whole\n<13>app: half a li";
+  REQUIRE(send_all(fd, bytes));
+  REQUIRE(eventually([&] { return t.source.counters().bytes_received == bytes.size(); }, 10s));
+  t.source.stop(Clock::now() + 5s);  // the sender never finishes its line, nor closes
+  const SourceCounters c = t.source.counters();
+  CHECK(c.frames_cut == 1);
+  CHECK(c.events_truncated == 0);
+  Take take = t.channel.take(10, Clock::now());
+  REQUIRE(take.events == 2);
+  std::vector<std::pair<std::string, EventStatus>> events;
+  for (const EventBatch& b : take.batches)
+    for (const EventRecord& e : b) events.emplace_back(b.raw(e), e.status);
+  CHECK(events == std::vector<std::pair<std::string, EventStatus>>{{"<13>app: whole", EventStatus::ok},
+                                                                   {"<13>app: half a li", EventStatus::incomplete}});
+  ::close(fd);
+}
+
+TEST_CASE("a connection handed to a busy io thread just before the stop is drained, not closed unread",
+          "[source][shutdown]") {
+  // Two io threads; the acceptor (thread 0) deals connections 0, 1, 0, 1. Thread 1 is blocked
+  // on a full channel when its second connection is handed to it.
+  SourceUnderTest t(10, {{"batchSize", "10"}, {"numProcessors", "2"}});
+  const int a = test::connect_loopback(t.port());  // thread 0
+  const int b = test::connect_loopback(t.port());  // thread 1
+  std::string twenty;
+  for (int i = 0; i < 20; ++i) twenty += "<13>app: b " + std::to_string(i) + "\n";
+  REQUIRE(send_all(b, twenty));
+  REQUIRE(eventually([&] { return t.channel.counters().put_blocked > 0ns; }, 10s));
+  const int c = test::connect_loopback(t.port());  // thread 0
+  const int d = test::connect_loopback(t.port());  // thread 1, which is blocked: it waits in its hand-over queue
+  REQUIRE(send_all(d, "<13>app: from d\n"));
+  REQUIRE(eventually([&] { return t.source.counters().connections_accepted == 4; }, 10s));
+  std::thread stopper([&] { t.source.stop(Clock::now() + 10s); });
+  // Once the listeners are closed, make room: thread 1 goes on and finds d among its
+  // connections to drain.
+  REQUIRE(eventually([&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(t.port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0;
+    ::close(fd);
+    return refused;
+  }, 10s));
+  std::vector<std::string> events;
+  std::atomic<bool> stopped{false};
+  std::thread consumer([&] {
+    while (!stopped) {
+      auto more = drain_channel(t.channel);
+      events.insert(events.end(), more.begin(), more.end());
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  stopper.join();
+  stopped = true;
+  consumer.join();
+  auto rest = drain_channel(t.channel);
+  events.insert(events.end(), rest.begin(), rest.end());
+  CHECK(std::count(events.begin(), events.end(), "<13>app: from d") == 1);
+  CHECK(events.size() == 21);
+  CHECK(t.source.counters().bytes_unread_at_shutdown == 0);
+  for (int fd : {a, b, c, d}) ::close(fd);
+}
