@@ -45,27 +45,46 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   const Deadline deadline = Clock::now() + timeout;
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
-  uint64_t lost = 0, unread = 0;
+  uint64_t read = 0, never_put = 0, unread = 0, cut = 0;
   for (auto& source : sources_) {
     source->stop(deadline);
     const SourceCounters c = source->counters();
-    lost += c.events_dropped_at_shutdown;
+    read += c.events_received;
+    never_put += c.events_dropped_at_shutdown;
     unread += c.bytes_unread_at_shutdown;
+    cut += c.frames_cut;
   }
   for (auto& sink : sinks_) sink->stop(deadline);
+  uint64_t in_channels = 0, kept = 0, replayed = 0;
   for (auto& channel : channels_) {
     channel->close();
     const ChannelCounters c = channel->counters();
-    if (c.events_on_disk)
+    replayed += c.events_recovered;
+    if (c.events_on_disk) {
       spdlog::info("channel {}: {} events kept on disk for the next start", channel->name(), c.events_on_disk);
+      kept += c.events_on_disk;
+    }
     if (const uint64_t gone = c.events_held - c.events_on_disk) {
       spdlog::error("channel {}: {} events were still in the channel at exit and are lost", channel->name(), gone);
-      lost += gone;
+      in_channels += gone;
     }
   }
+  uint64_t discarded = 0, possibly_duplicated = 0, lost_after_handover = 0;
+  for (const auto& sink : sinks_) {
+    const SinkCounters c = sink->counters();
+    discarded += c.events_discarded;
+    possibly_duplicated += c.events_possibly_duplicated;
+    lost_after_handover += c.events_lost_after_handover;
+  }
+  // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk;
+  // read = put + never put (per channel a source feeds).
   const AgentTotals t = totals();
-  spdlog::info("stopped: {} events in, {} sent, {} failed, {} lost at shutdown, {} bytes left unread", t.events_in,
-               t.events_out, t.events_failed, lost, unread);
+  const uint64_t lost = in_channels + never_put;
+  spdlog::info("stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
+               "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} possibly "
+               "duplicated, {} bytes left unread, {} frames cut", read, t.events_in, replayed, t.events_out,
+               lost_after_handover, discarded, t.events_failed, lost, in_channels, never_put, kept, possibly_duplicated,
+               unread, cut);
   return lost;
 }
 

@@ -1,8 +1,16 @@
 #include "agent/http_endpoint.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <CivetServer.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "agent/metrics.h"
 
@@ -50,8 +58,45 @@ MetricsEndpoint::MetricsEndpoint(const std::string& address, const Agent& agent)
   }
   const std::vector<int> ports = server_->civet.getListeningPorts();
   port_ = ports.empty() ? 0 : ports.front();
+  const size_t colon = address.rfind(':');
+  host_ = colon == std::string::npos ? "" : address.substr(0, colon);
+  if (host_.size() > 2 && host_.front() == '[') host_ = host_.substr(1, host_.size() - 2);
 }
 
-MetricsEndpoint::~MetricsEndpoint() = default;
+// civetweb's listening thread polls its sockets 2 s at a time, and mg_stop waits for it to see
+// the stop flag: a connection made while it stops wakes it at once (an exit 2 s sooner).
+MetricsEndpoint::~MetricsEndpoint() {
+  std::atomic<bool> stopped{false};
+  std::thread knocker([&] {
+    sockaddr_storage address{};
+    socklen_t length = 0;
+    if (!knock_address(address, length)) return;
+    while (!stopped.load()) {
+      const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) return;
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), length);
+      ::close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  server_.reset();
+  stopped.store(true);
+  knocker.join();
+}
+
+// The address the server listens on, with a wildcard host replaced by loopback.
+bool MetricsEndpoint::knock_address(sockaddr_storage& address, socklen_t& length) const {
+  const std::string host = host_.empty() || host_ == "0.0.0.0" ? "127.0.0.1" : host_ == "::" ? "::1" : host_;
+  const std::string port = std::to_string(port_);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || !found) return false;
+  std::memcpy(&address, found->ai_addr, found->ai_addrlen);
+  length = found->ai_addrlen;
+  freeaddrinfo(found);
+  return true;
+}
 
 }  // namespace sluice

@@ -3,6 +3,8 @@
 // JSON reporting). Served by civetweb's own threads; each request folds the components'
 // counters then and there, so an agent nobody scrapes pays nothing.
 
+#include <sys/socket.h>
+
 #include <memory>
 #include <string>
 
@@ -18,8 +20,11 @@ class MetricsEndpoint {
   int port() const { return port_; }
 
  private:
+  bool knock_address(sockaddr_storage& address, socklen_t& length) const;
+
   struct Server;
   std::unique_ptr<Server> server_;
+  std::string host_;  // as configured ("" or a wildcard: any)
   int port_ = 0;
 };
 

@@ -35,12 +35,16 @@ inline constexpr const char* kChannelSpilled = "sluice_channel_events_spilled_to
 inline constexpr const char* kChannelRecovered = "sluice_channel_events_recovered_total";
 inline constexpr const char* kChannelCorruptTails = "sluice_channel_corrupt_tails_total";
 inline constexpr const char* kChannelUnreadable = "sluice_channel_events_unreadable_total";
+inline constexpr const char* kChannelDiskWriteErrors = "sluice_channel_disk_write_errors_total";
 
 inline constexpr const char* kSinkEventsTaken = "sluice_sink_events_taken_total";
 inline constexpr const char* kSinkEventsSent = "sluice_sink_events_sent_total";
 inline constexpr const char* kSinkDeliveryErrors = "sluice_sink_delivery_errors_total";
 inline constexpr const char* kSinkEventsDiscarded = "sluice_sink_events_discarded_total";
 inline constexpr const char* kSinkEventsRolledBack = "sluice_sink_events_rolled_back_total";
+inline constexpr const char* kSinkLostAfterHandover = "sluice_sink_events_lost_total";
+inline constexpr const char* kSinkPossiblyDuplicated = "sluice_sink_events_possibly_duplicated_total";
+inline constexpr const char* kSinkProducerRestarts = "sluice_sink_producer_restarts_total";
 inline constexpr const char* kSinkBatchSeconds = "sluice_sink_batch_seconds";
 inline constexpr const char* kSinkKafkaQueue = "sluice_sink_kafka_queue_messages";
 inline constexpr const char* kKafkaBrokerUp = "sluice_kafka_broker_up";

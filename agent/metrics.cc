@@ -119,6 +119,9 @@ std::string prometheus_text(const Agent& agent) {
             c.corrupt_tails);
       f.add(names::kChannelUnreadable, T::Counter, "Events of records whose CRC failed when read back: lost.", l,
             c.events_unreadable);
+      f.add(names::kChannelDiskWriteErrors, T::Counter,
+            "Commit log writes and fsyncs that failed (disk full, I/O error): the records concerned may be delivered "
+            "again after a restart.", l, c.disk_write_errors);
     }
   }
   for (const auto& sink : agent.sinks()) {
@@ -129,10 +132,19 @@ std::string prometheus_text(const Agent& agent) {
     for (const auto& [reason, count] : c.failed_by_reason)
       f.add(names::kSinkDeliveryErrors, T::Counter, "Events whose delivery failed, by reason (each attempt counts).",
             {{"sink", sink->name()}, {"reason", reason}}, count);
-    f.add(names::kSinkEventsDiscarded, T::Counter, "Events failed for good (too large, invalid): not retried.", l,
-          c.events_discarded);
+    f.add(names::kSinkEventsDiscarded, T::Counter,
+          "Events failed for good (too large, invalid, a partition or topic from the event that does not exist): not "
+          "retried.", l, c.events_discarded);
     f.add(names::kSinkEventsRolledBack, T::Counter, "Events put back into the channel to be retried.", l,
           c.events_rolled_back);
+    f.add(names::kSinkLostAfterHandover, T::Counter,
+          "acks=0: events handed over to librdkafka (counted as sent) whose delivery then failed: lost.", l,
+          c.events_lost_after_handover);
+    f.add(names::kSinkPossiblyDuplicated, T::Counter,
+          "Of the events rolled back, those the broker may have stored already (sent, then the answer was lost or "
+          "purged): sending them again may duplicate them.", l, c.events_possibly_duplicated);
+    f.add(names::kSinkProducerRestarts, T::Counter, "New Kafka producers made after fatal errors.", l,
+          c.producer_restarts);
     f.add_histogram(names::kSinkBatchSeconds, "Time from take to commit, per batch.", l, c.batch_seconds);
     f.add(names::kSinkKafkaQueue, T::Gauge, "Messages waiting in the sink's Kafka producer.", l,
           static_cast<double>(c.queue_messages));

@@ -28,6 +28,9 @@ struct SinkCounters {
   uint64_t events_failed = 0;      // delivery reports with an error (each attempt counts)
   uint64_t events_discarded = 0;   // failed for good (e.g. too large): committed, not retried
   uint64_t events_rolled_back = 0; // failed and put back into the channel for another attempt
+  uint64_t events_possibly_duplicated = 0;  // of those, maybe stored already (sent, answer lost or purged)
+  uint64_t events_lost_after_handover = 0;  // acks=0: of events_sent, not delivered after all
+  uint64_t producer_restarts = 0;  // new producers after fatal errors
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
   DurationHistogram batch_seconds;  // take → committed (or rolled back)
   int64_t queue_messages = 0;       // messages waiting in the sink's Kafka producer

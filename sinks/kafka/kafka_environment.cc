@@ -31,7 +31,8 @@ std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& set
   if (!shared) return std::make_shared<Producer>(settings);
   std::string key;
   for (const auto& [name, setting] : settings) key += name + "=" + setting.value + "\n";
-  if (auto existing = producers_[key].lock()) return existing;
+  std::lock_guard lock(mutex_);
+  if (auto existing = producers_[key].lock(); existing && !existing->fatal()) return existing;
   auto created = std::make_shared<Producer>(settings);
   producers_[key] = created;
   return created;

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "sinks/kafka/mock_cluster.h"
@@ -27,7 +28,9 @@ class KafkaEnvironment {
 
   // "embedded" → the embedded cluster's address; anything else unchanged.
   std::string resolve_bootstrap(const std::string& bootstrap) const;
-  // A producer for these settings: the one already made for identical settings when `shared`.
+  // A producer for these settings: when `shared`, the one already made for identical settings
+  // unless it has had a fatal error. Any thread (sinks replace fatal producers from theirs).
+  // Throws ConfigError if librdkafka cannot create one.
   std::shared_ptr<Producer> producer(const ProducerSettings& settings, bool shared);
 
   MockCluster* embedded() const { return embedded_.get(); }
@@ -35,6 +38,7 @@ class KafkaEnvironment {
  private:
   std::map<std::string, int> embedded_topics_;  // topic → partitions
   std::unique_ptr<MockCluster> embedded_;
+  std::mutex mutex_;  // guards producers_
   std::map<std::string, std::weak_ptr<Producer>> producers_;
 };
 

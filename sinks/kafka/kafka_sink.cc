@@ -23,9 +23,15 @@ std::unique_ptr<Sink> make_kafka_sink(const config::ComponentConfig& component, 
   return std::make_unique<KafkaSink>(component.name, std::move(c), channel, *context.kafka);
 }
 
-constexpr auto kTakeWait = std::chrono::milliseconds(100);
-constexpr auto kRetryBackoffMin = std::chrono::milliseconds(100);
-constexpr auto kRetryBackoffMax = std::chrono::seconds(10);
+using namespace std::chrono_literals;
+constexpr auto kTakeWait = 100ms;
+constexpr auto kRetryBackoffMin = 100ms;
+constexpr auto kRetryBackoffMax = 10s;
+// At the shutdown deadline, how much longer requests already in flight may take to be answered
+// before they are purged too (their events then go back to the channel as possibly persisted).
+constexpr auto kInFlightGrace = 1s;
+// Between new producers after fatal errors: doubling from 1 s to a minute.
+constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
 
 }  // namespace
 
@@ -47,7 +53,8 @@ const ComponentSpec kKafkaSinkSpec{
 };
 
 struct KafkaSink::Counters {
-  std::atomic<uint64_t> taken{0}, sent{0}, failed{0}, discarded{0}, rolled_back{0}, batches{0};
+  std::atomic<uint64_t> taken{0}, sent{0}, failed{0}, discarded{0}, rolled_back{0}, possibly_duplicated{0},
+      lost_after_handover{0}, producer_restarts{0}, batches{0};
   std::atomic<uint64_t> failed_by_reason[kDeliveryErrorKinds] = {};
   std::atomic<uint64_t> batch_buckets[DurationHistogram::kBuckets] = {};
   std::atomic<uint64_t> batch_nanoseconds{0};
@@ -69,7 +76,8 @@ namespace {
 
 // acks=0: a take already committed to the channel, on its way to Kafka. Holds the take's
 // batches (so the bytes librdkafka points at stay alive) until the last delivery report; the
-// last one to let go frees it, on whichever thread polled.
+// last one to let go frees it, on whichever thread polled. One reference per message taken by
+// librdkafka plus one for the sink while it sends.
 class HandedOverTake final : public DeliveryTracker {
  public:
   HandedOverTake(Take take, std::shared_ptr<KafkaSink::Counters> counters)
@@ -84,12 +92,14 @@ class HandedOverTake final : public DeliveryTracker {
     }
     release();
   }
-  void release() {
-    if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    for (int r = 0; r < kDeliveryErrorKinds; ++r)
-      if (failures_[r])
-        counters_->count_failures(static_cast<DeliveryError>(r), failures_[r], last_text_,
-                                  "acks=0: they are lost (counted)");
+  void release(int64_t references = 1) {
+    if (references_.fetch_sub(references, std::memory_order_acq_rel) != references) return;
+    for (int r = 0; r < kDeliveryErrorKinds; ++r) {
+      if (!failures_[r]) continue;
+      counters_->lost_after_handover.fetch_add(failures_[r], std::memory_order_relaxed);
+      counters_->count_failures(static_cast<DeliveryError>(r), failures_[r], last_text_,
+                                "acks=0: they were handed over and are lost (counted)");
+    }
     delete this;
   }
   const Take& take() const { return take_; }
@@ -103,20 +113,47 @@ class HandedOverTake final : public DeliveryTracker {
   std::string last_text_;
 };
 
+// Splits a take into the slices of consecutive events that leave the channel (`leaves(i)`
+// true: delivered, handed over or discarded) and those that go back; a disk-backed channel
+// needs the actual slices to know which records may go.
+template <class Leaves>
+void split_take(const Take& take, Leaves&& leaves, Take& leaving, Take& back) {
+  auto add_slice = [](Take& to, EventBatch part) {
+    to.events += part.size();
+    to.bytes += part.bytes();
+    to.batches.push_back(std::move(part));
+  };
+  size_t index = 0;
+  for (const EventBatch& batch : take.batches) {
+    size_t run_start = 0;
+    bool run_leaves = true;
+    for (size_t i = 0; i < batch.size(); ++i, ++index) {
+      const bool l = leaves(index);
+      if (i > 0 && l != run_leaves) {
+        add_slice(run_leaves ? leaving : back, batch.slice(run_start, i - run_start));
+        run_start = i;
+      }
+      run_leaves = l;
+    }
+    if (!batch.empty()) add_slice(run_leaves ? leaving : back, batch.slice(run_start, batch.size() - run_start));
+  }
+}
+
 }  // namespace
 
 // acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
 class AwaitedTake {
  public:
   explicit AwaitedTake(Take take)
-      : take_(std::move(take)), slots_(take_.events), errors_(take_.events, DeliveryError::none),
+      : take_(std::move(take)), slots_(take_.events), outcomes_(take_.events),
         outstanding_(static_cast<int64_t>(take_.events)) {
     for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
   }
   DeliveryTracker* tracker(size_t i) { return &slots_[i]; }
   bool done() const { return outstanding_.load(std::memory_order_acquire) == 0; }
   Take& take() { return take_; }
-  DeliveryError error(size_t i) const { return errors_[i]; }
+  DeliveryError error(size_t i) const { return outcomes_[i].error; }
+  bool possibly_persisted(size_t i) const { return outcomes_[i].possibly_persisted; }
   std::string text() const {
     std::lock_guard lock(mutex_);
     return text_;
@@ -130,9 +167,13 @@ class AwaitedTake {
     Slot(AwaitedTake* o, uint32_t i) : owner(o), index(i) {}
     void on_delivery(const DeliveryReport& report) override { owner->record(index, report); }
   };
+  struct Outcome {
+    DeliveryError error = DeliveryError::none;
+    bool possibly_persisted = false;
+  };
   void record(uint32_t index, const DeliveryReport& report) {
     if (report.error != DeliveryError::none) {
-      errors_[index] = report.error;
+      outcomes_[index] = Outcome{report.error, report.possibly_persisted};
       std::lock_guard lock(mutex_);
       if (text_.empty()) text_ = report.text;
     }
@@ -141,7 +182,7 @@ class AwaitedTake {
 
   Take take_;
   std::vector<Slot> slots_;
-  std::vector<DeliveryError> errors_;
+  std::vector<Outcome> outcomes_;
   std::atomic<int64_t> outstanding_;
   mutable std::mutex mutex_;
   std::string text_;
@@ -162,18 +203,21 @@ KafkaSink::~KafkaSink() {
 }
 
 void KafkaSink::start() {
-  ProducerSettings settings = config_.producer;
-  settings["bootstrap.servers"] = ProducerSetting{env_.resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
-  std::atomic_store(&producer_, env_.producer(settings, config_.share_producer));
+  producer_settings_ = config_.producer;
+  producer_settings_["bootstrap.servers"] =
+      ProducerSetting{env_.resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
+  std::atomic_store(&producer_, env_.producer(producer_settings_, config_.share_producer));
   thread_ = std::thread([this] { run(); });
   spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {})", name_, config_.topic,
                config_.partition >= 0 ? std::to_string(config_.partition) : "by librdkafka",
-               settings["bootstrap.servers"].value, config_.acks, batch_size_,
+               producer_settings_["bootstrap.servers"].value, config_.acks, batch_size_,
                config_.wait_for_delivery ? "after delivery reports" : "when librdkafka takes the batch");
 }
 
 void KafkaSink::run() {
   while (true) {
+    if (producer_->fatal()) replace_fatal_producer();
+    if (stop_deadline_.passed()) break;
     Take take = channel_.take(batch_size_, Clock::now() + kTakeWait);
     if (take.empty()) {
       producer_->poll(0);
@@ -188,8 +232,30 @@ void KafkaSink::run() {
     counters_->batch_nanoseconds.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
     counters_->batches.fetch_add(1, std::memory_order_relaxed);
     producer_->poll(0);
-    if (draining_.load() && Clock::now() >= drain_deadline_) break;
   }
+}
+
+// librdkafka's remedy for a fatal error is a new producer. What the old one held has been
+// settled by now (acks >= 1: rolled back; acks = 0: counted as lost when it is destroyed).
+void KafkaSink::replace_fatal_producer() {
+  std::string reason;
+  if (!producer_->fatal(&reason)) return;
+  while (Clock::now() < next_producer_at_ && !stop_deadline_.passed()) std::this_thread::sleep_for(10ms);
+  if (stop_deadline_.passed()) return;
+  std::shared_ptr<Producer> fresh;
+  try {
+    fresh = env_.producer(producer_settings_, config_.share_producer);
+  } catch (const config::ConfigError& e) {
+    spdlog::error("sink {}: cannot create a new Kafka producer: {}; retrying in {} s", name_, e.what(),
+                  producer_backoff_.count() / 1000);
+  }
+  next_producer_at_ = Clock::now() + producer_backoff_;
+  producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
+  if (!fresh) return;
+  std::atomic_store(&producer_, std::move(fresh));
+  const uint64_t restarts = counters_->producer_restarts.fetch_add(1) + 1;
+  spdlog::error("sink {}: the Kafka producer had a fatal error ({}); what it held went back to the channel (acks >= "
+                "1) and a new producer takes over (restart {})", name_, reason, restarts);
 }
 
 void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker) {
@@ -222,30 +288,30 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
   }
 }
 
-void KafkaSink::produce_messages() {
+bool KafkaSink::destination_from_event(size_t index) const {
+  return config_.partition_field != EventField::none || (!topics_.empty() && !topics_[index].empty());
+}
+
+size_t KafkaSink::produce_messages() {
   const int32_t partition =
       config_.partition_field != EventField::none ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
-  give_up_ = past_deadline();
   const bool json = config_.format == PayloadFormat::json;
   if (json)
     for (OutgoingMessage& m : messages_) m.payload = json_.data() + reinterpret_cast<size_t>(m.payload);
-  if (config_.topic_field == EventField::none) {
-    producer_->produce(config_.topic, partition, messages_, give_up_, json);
-    return;
-  }
+  if (config_.topic_field == EventField::none)
+    return producer_->produce(config_.topic, partition, messages_, stop_deadline_, json);
   // Per-event topics: one produce call per run of events bound for the same topic; events
   // without the field go to the configured topic.
-  const std::span<const OutgoingMessage> all(messages_);
-  size_t start = 0;
+  const std::span<OutgoingMessage> all(messages_);
+  size_t start = 0, refused = 0;
   for (size_t i = 1; i <= messages_.size(); ++i) {
     if (i < messages_.size() && topics_[i] == topics_[start]) continue;
     const std::string topic = topics_[start].empty() ? config_.topic : std::string(topics_[start]);
-    producer_->produce(topic, partition, all.subspan(start, i - start), give_up_, json);
+    refused += producer_->produce(topic, partition, all.subspan(start, i - start), stop_deadline_, json);
     start = i;
   }
+  return refused;
 }
-
-bool KafkaSink::past_deadline() const { return draining_.load() && Clock::now() >= drain_deadline_; }
 
 void KafkaSink::send(Take take) {
   messages_.clear();
@@ -254,109 +320,147 @@ void KafkaSink::send(Take take) {
   topics_.clear();
   key_scratch_.reserve(config_.key_field != EventField::none ? take.events : 0);
   if (!config_.wait_for_delivery) {
-    // acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises.
-    const Take handed{take.batches, take.events, take.bytes};  // shares the batches: no copy of events
-    auto* in_flight = new HandedOverTake(std::move(take), counters_);
-    for (const EventBatch& batch : in_flight->take().batches)
-      for (const EventRecord& e : batch) add_message(batch, e, in_flight);
-    produce_messages();
-    channel_.commit(handed);
-    counters_->sent.fetch_add(handed.events, std::memory_order_relaxed);
-    in_flight->release();
+    hand_over(std::move(take));
     return;
   }
-
   AwaitedTake awaited(std::move(take));
   size_t index = 0;
   for (const EventBatch& batch : awaited.take().batches)
     for (const EventRecord& e : batch) add_message(batch, e, awaited.tracker(index++));
-  produce_messages();
-  bool purged = false;
+  if (produce_messages() > 0)
+    for (const OutgoingMessage& m : messages_)
+      if (m.refusal) m.tracker->on_delivery(report_of(m.refusal));
+  // Shutting down and out of time: first what librdkafka has not sent (it never reaches the
+  // broker, or, if it had been sent before and waits for a retry, reports possibly_persisted);
+  // requests in flight get kInFlightGrace more to be answered, then they go too.
+  bool purged_queue = false, purged_in_flight = false;
+  Clock::time_point in_flight_until{};
   while (!awaited.done()) {
     producer_->poll(10);
-    if (!purged && past_deadline()) {
-      // Shutting down and out of time: let librdkafka report what it still holds as purged.
-      producer_->purge();
-      purged = true;
+    if (!stop_deadline_.passed()) continue;
+    if (!purged_queue) {
+      producer_->purge(false);
+      purged_queue = true;
+      in_flight_until = Clock::now() + kInFlightGrace;
+    } else if (!purged_in_flight && Clock::now() >= in_flight_until) {
+      producer_->purge(true);
+      purged_in_flight = true;
     }
   }
   settle(awaited);
 }
 
+// acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises. What it
+// refused goes back to the channel (retriable, or the shutdown deadline passed while its queue
+// was full) or is discarded (retrying cannot help).
+void KafkaSink::hand_over(Take take) {
+  auto* in_flight = new HandedOverTake(std::move(take), counters_);
+  for (const EventBatch& batch : in_flight->take().batches)
+    for (const EventRecord& e : batch) add_message(batch, e, in_flight);
+  const size_t refused = produce_messages();
+  if (refused == 0) {
+    channel_.commit(in_flight->take());  // shares the batches: no copy of events
+    counters_->sent.fetch_add(in_flight->take().events, std::memory_order_relaxed);
+    in_flight->release();
+    return;
+  }
+  uint64_t by_reason[kDeliveryErrorKinds] = {};
+  uint64_t discarded = 0;
+  int text_code = 0;
+  Take leaving, back;
+  split_take(in_flight->take(), [&](size_t i) {
+    const OutgoingMessage& m = messages_[i];
+    if (!m.refusal) return true;
+    const DeliveryReport report = report_of(m.refusal);
+    ++by_reason[static_cast<int>(report.error)];
+    text_code = m.refusal;
+    const bool discard = classify(report.error, destination_from_event(i)) == ErrorClass::discard;
+    discarded += discard;
+    return discard;
+  }, leaving, back);
+  count_failures(by_reason, report_of(text_code).text, discarded, back.events);
+  counters_->discarded.fetch_add(discarded, std::memory_order_relaxed);
+  counters_->sent.fetch_add(leaving.events - discarded, std::memory_order_relaxed);
+  channel_.commit(leaving);
+  in_flight->release(static_cast<int64_t>(refused) + 1);  // no report comes for what librdkafka refused
+  roll_back(std::move(back));
+}
+
+// One line and the counters per reason for the events of a take that were not delivered.
+void KafkaSink::count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text,
+                               uint64_t discarded, uint64_t rolled_back) {
+  std::string consequence;
+  if (discarded) consequence = fmt::format("{} discarded (retrying cannot help; counted)", discarded);
+  if (rolled_back)
+    consequence += fmt::format("{}{} back to channel {}, retried in {} ms", consequence.empty() ? "" : ", ",
+                               rolled_back, channel_.name(), backoff_.count());
+  for (int r = 0; r < kDeliveryErrorKinds; ++r)
+    if (by_reason[r]) counters_->count_failures(static_cast<DeliveryError>(r), by_reason[r], text, consequence);
+}
+
 // Commits what was delivered, discards what can never be (counted by reason), and rolls the
 // rest back into the channel: only the failed events, so delivered ones are not sent twice.
 void KafkaSink::settle(AwaitedTake& awaited) {
-  Take& take = awaited.take();
-  Take finished, retry;
-  uint64_t failed_by_reason[kDeliveryErrorKinds] = {};
-  size_t index = 0;
-  auto add_slice = [](Take& to, EventBatch part) {
-    to.events += part.size();
-    to.bytes += part.bytes();
-    to.batches.push_back(std::move(part));
-  };
-  for (const EventBatch& batch : take.batches) {
-    // Consecutive events with the same fate go back to the channel (retry) or leave it
-    // (finished: delivered or discarded) as one slice; a disk-backed channel needs the slices.
-    size_t run_start = 0;
-    bool run_retries = false;
-    for (size_t i = 0; i < batch.size(); ++i, ++index) {
-      const DeliveryError error = awaited.error(index);
-      const bool retriable = error != DeliveryError::none && !is_permanent(error);
-      if (error != DeliveryError::none) ++failed_by_reason[static_cast<int>(error)];
-      if (i > 0 && retriable != run_retries) {
-        add_slice(run_retries ? retry : finished, batch.slice(run_start, i - run_start));
-        run_start = i;
-      }
-      run_retries = retriable;
+  uint64_t by_reason[kDeliveryErrorKinds] = {};
+  uint64_t discarded = 0, possibly_persisted = 0;
+  Take leaving, back;
+  split_take(awaited.take(), [&](size_t i) {
+    const DeliveryError error = awaited.error(i);
+    if (error == DeliveryError::none) return true;
+    ++by_reason[static_cast<int>(error)];
+    if (classify(error, destination_from_event(i)) == ErrorClass::discard) {
+      ++discarded;
+      return true;
     }
-    if (!batch.empty()) add_slice(run_retries ? retry : finished, batch.slice(run_start, batch.size() - run_start));
+    possibly_persisted += awaited.possibly_persisted(i);
+    return false;
+  }, leaving, back);
+  count_failures(by_reason, awaited.text(), discarded, back.events);
+  counters_->discarded.fetch_add(discarded, std::memory_order_relaxed);
+  counters_->sent.fetch_add(leaving.events - discarded, std::memory_order_relaxed);
+  if (possibly_persisted) {
+    // At least once: the broker may have these already; sending them again may duplicate them.
+    counters_->possibly_duplicated.fetch_add(possibly_persisted, std::memory_order_relaxed);
+    spdlog::warn("sink {}: {} of the events going back to the channel may already be in Kafka (sent, then the "
+                 "answer was lost or purged); they will be sent again and may be duplicated (counted as "
+                 "possibly_duplicated)", name_, possibly_persisted);
   }
-  const std::string text = awaited.text();
-  for (int r = 0; r < kDeliveryErrorKinds; ++r) {
-    if (!failed_by_reason[r]) continue;
-    const auto reason = static_cast<DeliveryError>(r);
-    if (is_permanent(reason)) {
-      counters_->discarded.fetch_add(failed_by_reason[r], std::memory_order_relaxed);
-      counters_->count_failures(reason, failed_by_reason[r], text, "discarded: retrying cannot help (counted)");
-    } else {
-      counters_->count_failures(reason, failed_by_reason[r], text,
-                                fmt::format("back to channel {}, retried in {} ms", channel_.name(), backoff_.count()));
-    }
-  }
-  uint64_t discarded = 0;
-  for (int r = 0; r < kDeliveryErrorKinds; ++r)
-    if (is_permanent(static_cast<DeliveryError>(r))) discarded += failed_by_reason[r];
-  counters_->sent.fetch_add(finished.events - discarded, std::memory_order_relaxed);
-  channel_.commit(finished);
-  if (retry.empty()) {
+  channel_.commit(leaving);
+  roll_back(std::move(back));
+}
+
+// Puts undelivered events back at the front of the channel and backs off before the next
+// take (doubling to 10 s), but never past the shutdown deadline.
+void KafkaSink::roll_back(Take back) {
+  if (back.empty()) {
     backoff_ = kRetryBackoffMin;
     return;
   }
-  counters_->rolled_back.fetch_add(retry.events, std::memory_order_relaxed);
-  channel_.rollback(std::move(retry));
-  // Back off before the next take, but never past the shutdown deadline.
+  counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
+  channel_.rollback(std::move(back));
   const auto until = Clock::now() + backoff_;
-  while (Clock::now() < until && !past_deadline()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (Clock::now() < until && !stop_deadline_.passed()) std::this_thread::sleep_for(10ms);
   backoff_ = std::min(backoff_ * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRetryBackoffMax));
 }
 
 void KafkaSink::stop(Deadline deadline) {
   if (!thread_.joinable()) return;
-  drain_deadline_ = deadline;
   draining_.store(true);
+  stop_deadline_.set(deadline);
   thread_.join();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  // Whatever is still queued when the (possibly shared) producer is destroyed is purged and
-  // reported to its InFlightTake, which counts it as failed.
+  // acks=0: what librdkafka still holds was committed; give it the time left. Whatever is
+  // still queued when the (possibly shared) producer is destroyed is purged and reported to
+  // its HandedOverTake, which counts it as lost.
   const int remaining = producer_->flush(static_cast<int>(std::max<int64_t>(left, 0)));
   if (remaining > 0)
     spdlog::error("sink {}: {} messages still queued in librdkafka at the shutdown deadline; they are "
                   "purged and counted as failed", name_, remaining);
   std::atomic_store(&producer_, std::shared_ptr<Producer>());
   const SinkCounters c = counters();
-  spdlog::info("sink {}: stopped; {} events sent, {} failed ({} discarded, {} rolled back for retry)", name_,
-               c.events_sent, c.events_failed, c.events_discarded, c.events_rolled_back);
+  spdlog::info("sink {}: stopped; {} events sent ({} lost after hand-over), {} failed attempts ({} discarded, {} "
+               "rolled back for retry, {} possibly duplicated)", name_, c.events_sent, c.events_lost_after_handover,
+               c.events_failed, c.events_discarded, c.events_rolled_back, c.events_possibly_duplicated);
 }
 
 SinkCounters KafkaSink::counters() const {
@@ -366,6 +470,9 @@ SinkCounters KafkaSink::counters() const {
   c.events_failed = counters_->failed.load();
   c.events_rolled_back = counters_->rolled_back.load();
   c.events_discarded = counters_->discarded.load();
+  c.events_possibly_duplicated = counters_->possibly_duplicated.load();
+  c.events_lost_after_handover = counters_->lost_after_handover.load();
+  c.producer_restarts = counters_->producer_restarts.load();
   for (int r = 0; r < kDeliveryErrorKinds; ++r)
     if (const uint64_t n = counters_->failed_by_reason[r].load())
       c.failed_by_reason.emplace_back(std::string(to_string(static_cast<DeliveryError>(r))), n);

@@ -2,14 +2,18 @@
 // Kafka sink: one thread that takes batches from its channel and produces them through a
 // (possibly shared) librdkafka producer, without copying event bytes.
 //
-//   take(≤ batchSize) ──▶ produce_batch ──▶ acks=0:   commit now; the bytes stay alive until
-//        │                                            the delivery reports (InFlightTake)
-//        │                                  acks≥1:   poll until every report arrived:
-//        │                                            all ok → commit, any failed → rollback
+//   take(≤ batchSize) ──▶ produce_batch ──▶ acks=0:   commit what librdkafka took; the bytes stay
+//        │                │                           alive until its delivery reports (HandedOverTake)
+//        │                │                 acks≥1:   poll until every report arrived (AwaitedTake):
+//        │                │                           delivered → commit, failed → classify():
+//        │                │                           discard (counted) or rollback (retried)
+//        │                └─ refused (queue full at the shutdown deadline, retriable): rollback
 //        └── channel empty: poll librdkafka, wait up to 100 ms for the next batch
 //
+// A producer with a fatal error (idempotence) is replaced by a new one once its take is settled.
 // Lifecycle: built (config checked with librdkafka) → start() (producer created, thread
-// started) → stop(deadline) (drain the channel, flush, count what could not be delivered).
+// started) → stop(deadline) (drain the channel until the deadline, purge, flush, count what
+// could not be delivered).
 
 #include <array>
 #include <atomic>
@@ -42,27 +46,35 @@ class KafkaSink final : public Sink {
  private:
   void run();
   void send(Take take);
+  void hand_over(Take take);
   void settle(AwaitedTake& awaited);
+  void roll_back(Take back);
+  void replace_fatal_producer();
   void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
-  void produce_messages();
-  bool past_deadline() const;
+  // Returns how many messages librdkafka did not take (their `refusal` says why).
+  size_t produce_messages();
+  bool destination_from_event(size_t index) const;
+  void count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text, uint64_t discarded,
+                      uint64_t rolled_back);
 
   const std::string name_;
   const KafkaSinkConfig config_;
   Channel& channel_;
   KafkaEnvironment& env_;
   const size_t batch_size_;
+  ProducerSettings producer_settings_;  // config_.producer with the resolved bootstrap
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
-  std::atomic<bool> draining_{false};
-  bool give_up_ = false;  // set once the drain deadline has passed
-  Deadline drain_deadline_ = Deadline::max();
+  std::atomic<bool> draining_{false};  // stop() was called: end once the channel is empty
+  StopDeadline stop_deadline_;          // ...or at this deadline, whatever is left
   std::shared_ptr<Counters> counters_;
   std::vector<OutgoingMessage> messages_;  // reused for every take
   std::string json_;                       // format json: the take's payloads, copied by librdkafka
   std::vector<std::array<char, 24>> key_scratch_;  // numeric keys, formatted
   std::vector<std::string_view> topics_;          // per-event topics, when topicHeader applies
   std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
+  std::chrono::milliseconds producer_backoff_{1000};  // between new producers after fatal errors
+  Clock::time_point next_producer_at_{};
 };
 
 extern const ComponentSpec kKafkaSinkSpec;

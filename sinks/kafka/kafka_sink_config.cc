@@ -139,6 +139,12 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   if (!c.producer.count("acks")) c.producer["acks"] = ProducerSetting{"1", {}, "acks (default)"};
   c.acks = c.producer["acks"].value;
   c.wait_for_delivery = sync || c.acks != "0";
+  // A message that times out in librdkafka comes back to the sink, which would send it again
+  // as a new message: a duplicate if the broker had it, idempotence or not. Waiting for
+  // delivery, let librdkafka retry it for as long as the outage lasts (the channel fills and
+  // pushes back meanwhile; shutdown purges at its deadline).
+  if (c.wait_for_delivery && !c.producer.count("message.timeout.ms") && !c.producer.count("delivery.timeout.ms"))
+    c.producer["message.timeout.ms"] = ProducerSetting{"0", {}, "message.timeout.ms (default with acks >= 1)"};
   if (c.producer.count("bootstrap.servers"))
     component.fail("kafka.producer.bootstrap.servers", "set the brokers with brokerList or kafka.bootstrap.servers");
   Producer::validate(c.producer);

@@ -17,7 +17,7 @@
 namespace sluice::kafka {
 namespace {
 
-DeliveryError classify(rd_kafka_resp_err_t err) {
+DeliveryError kind_of(rd_kafka_resp_err_t err) {
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR: return DeliveryError::none;
     case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
@@ -26,8 +26,8 @@ DeliveryError classify(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT: return DeliveryError::purged;
     case RD_KAFKA_RESP_ERR__QUEUE_FULL: return DeliveryError::queue_full;
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
-    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART: return DeliveryError::unknown_topic_or_partition;
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART: return DeliveryError::unknown_topic;
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION: return DeliveryError::unknown_partition;
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
@@ -36,14 +36,21 @@ DeliveryError classify(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE: return DeliveryError::too_large;
     case RD_KAFKA_RESP_ERR_INVALID_MSG:
     case RD_KAFKA_RESP_ERR_INVALID_RECORD: return DeliveryError::invalid_message;
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__GAPLESS_GUARANTEE:
+    case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID: return DeliveryError::producer_fatal;
     default: return DeliveryError::other;
   }
 }
 
-DeliveryReport report_of(rd_kafka_resp_err_t err) { return {classify(err), err, err ? rd_kafka_err2str(err) : ""}; }
-
 void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
-  if (auto* tracker = static_cast<DeliveryTracker*>(message->_private)) tracker->on_delivery(report_of(message->err));
+  auto* tracker = static_cast<DeliveryTracker*>(message->_private);
+  if (!tracker) return;
+  const bool possibly_persisted =
+      message->err && rd_kafka_message_status(message) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED;
+  tracker->on_delivery(report_of(message->err, possibly_persisted));
 }
 
 // A broker that stays down makes librdkafka report the same error every few hundred ms:
@@ -69,7 +76,8 @@ void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char text[512];
     rd_kafka_fatal_error(rk, text, sizeof text);
-    spdlog::critical("kafka producer fatal error: {}", text);
+    spdlog::critical("kafka producer fatal error: {}; its sinks roll back what it held and start a new producer",
+                     text);
     return;
   }
   // librdkafka retries these itself and recovers when Kafka comes back; they are worth a line.
@@ -131,16 +139,34 @@ rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
 
 uint64_t client_errors() { return g_client_errors.load(std::memory_order_relaxed); }
 
+DeliveryReport report_of(int code, bool possibly_persisted) {
+  const auto err = static_cast<rd_kafka_resp_err_t>(code);
+  return {kind_of(err), code, err ? rd_kafka_err2str(err) : "", possibly_persisted};
+}
+
+ErrorClass classify(DeliveryError error, bool destination_from_event) {
+  switch (error) {
+    case DeliveryError::too_large:
+    case DeliveryError::invalid_message: return ErrorClass::discard;
+    case DeliveryError::unknown_topic:
+    case DeliveryError::unknown_partition: return destination_from_event ? ErrorClass::discard : ErrorClass::retry;
+    case DeliveryError::producer_fatal: return ErrorClass::recreate;
+    default: return ErrorClass::retry;  // outages, timeouts, authorization (may be granted), purges
+  }
+}
+
 std::string_view to_string(DeliveryError error) {
   switch (error) {
     case DeliveryError::none: return "none";
     case DeliveryError::timed_out: return "timed_out";
     case DeliveryError::purged: return "purged";
     case DeliveryError::queue_full: return "queue_full";
-    case DeliveryError::unknown_topic_or_partition: return "unknown_topic_or_partition";
+    case DeliveryError::unknown_topic: return "unknown_topic";
+    case DeliveryError::unknown_partition: return "unknown_partition";
     case DeliveryError::not_authorized: return "not_authorized";
     case DeliveryError::too_large: return "too_large";
     case DeliveryError::invalid_message: return "invalid_message";
+    case DeliveryError::producer_fatal: return "producer_fatal";
     case DeliveryError::other: return "other";
   }
   return "other";
@@ -164,7 +190,7 @@ Producer::Producer(const ProducerSettings& settings) {
 }
 
 Producer::~Producer() {
-  purge();
+  purge(true);
   poll(0);  // trackers learn that their messages were purged
   for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
   rd_kafka_destroy(rk_);
@@ -177,11 +203,14 @@ rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
   return it->second;
 }
 
-bool Producer::produce(const std::string& topic, int32_t partition,
-                       std::span<const OutgoingMessage> messages, const bool& give_up, bool copy_payloads) {
+size_t Producer::produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
+                         const StopDeadline& until, bool copy_payloads) {
   rd_kafka_topic_t* rkt = topic_handle(topic);
+  // librdkafka's array, and for each of its entries the index of its OutgoingMessage.
   thread_local std::vector<rd_kafka_message_t> batch;
+  thread_local std::vector<uint32_t> origin;
   batch.resize(messages.size());
+  origin.resize(messages.size());
   for (size_t i = 0; i < messages.size(); ++i) {
     rd_kafka_message_t& m = batch[i];
     m = rd_kafka_message_t{};
@@ -191,35 +220,41 @@ bool Producer::produce(const std::string& topic, int32_t partition,
     m.key_len = messages[i].key_length;
     m._private = messages[i].tracker;
     m.partition = messages[i].partition < 0 ? RD_KAFKA_PARTITION_UA : messages[i].partition;
+    messages[i].refusal = 0;
+    origin[i] = static_cast<uint32_t>(i);
   }
   const bool per_message = partition == kPerMessage;
   const int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
   const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
+  size_t refused = 0;
   while (!batch.empty()) {
     const int accepted = rd_kafka_produce_batch(rkt, target, flags, batch.data(), static_cast<int>(batch.size()));
-    if (static_cast<size_t>(accepted) == batch.size()) return true;
-    // Refused messages keep their order: compact the queue-full ones to retry, fail the rest.
+    if (static_cast<size_t>(accepted) == batch.size()) break;
+    // Refused messages keep their order: compact the queue-full ones to retry, hand the rest
+    // back to the caller.
     size_t retry = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       rd_kafka_message_t& m = batch[i];
       if (!m.err) continue;
       if (m.err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         m.err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        origin[retry] = origin[i];
         batch[retry++] = m;
-      } else if (m._private) {
-        static_cast<DeliveryTracker*>(m._private)->on_delivery(report_of(m.err));
+      } else {
+        messages[origin[i]].refusal = m.err;
+        ++refused;
       }
     }
     batch.resize(retry);
     if (batch.empty()) break;
-    if (give_up) {
-      for (size_t i = 0; i < batch.size(); ++i)
-        static_cast<DeliveryTracker*>(batch[i]._private)->on_delivery(report_of(RD_KAFKA_RESP_ERR__QUEUE_FULL));
-      return false;
+    if (until.passed()) {
+      for (size_t i = 0; i < batch.size(); ++i) messages[origin[i]].refusal = RD_KAFKA_RESP_ERR__QUEUE_FULL;
+      refused += batch.size();
+      break;
     }
     rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
   }
-  return true;
+  return refused;
 }
 
 void Producer::poll(int timeout_ms) { rd_kafka_poll(rk_, timeout_ms); }
@@ -229,7 +264,16 @@ int Producer::flush(int timeout_ms) {
   return rd_kafka_outq_len(rk_);
 }
 
-void Producer::purge() { rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT); }
+void Producer::purge(bool in_flight) {
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | (in_flight ? RD_KAFKA_PURGE_F_INFLIGHT : 0));
+}
+
+bool Producer::fatal(std::string* reason) const {
+  char text[512] = "";
+  const rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk_, text, sizeof text);
+  if (err && reason) *reason = text;
+  return err != RD_KAFKA_RESP_ERR_NO_ERROR;
+}
 
 int Producer::queue_length() const { return rd_kafka_outq_len(rk_); }
 

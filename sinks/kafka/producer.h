@@ -4,7 +4,7 @@
 //
 // Messages are produced without copying: their payload must stay valid until the message's
 // DeliveryTracker has been told the outcome. Outcomes arrive from poll()/flush(), on whichever
-// thread calls them.
+// thread calls them. Destroying a Producer purges what it still holds and tells the trackers.
 
 #include <cstdint>
 #include <map>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent/config/config_error.h"
+#include "agent/deadline.h"
 
 struct rd_kafka_s;
 struct rd_kafka_topic_s;
@@ -33,27 +34,43 @@ using ProducerSettings = std::map<std::string, ProducerSetting>;
 // Why a message was not delivered: a fixed set, so it can label a counter.
 enum class DeliveryError : uint8_t {
   none = 0,
-  timed_out,                   // message.timeout.ms passed (e.g. broker down that long)
-  purged,                      // dropped from librdkafka's queue at shutdown
-  queue_full,                  // never enqueued: the shutdown deadline passed while the queue was full
-  unknown_topic_or_partition,
+  timed_out,          // message.timeout.ms passed (e.g. broker down that long)
+  purged,             // dropped from librdkafka's queue at the shutdown deadline
+  queue_full,         // never enqueued: the shutdown deadline passed while the queue was full
+  unknown_topic,
+  unknown_partition,  // the topic has no such partition
   not_authorized,
-  too_large,                   // permanent: larger than the broker accepts
-  invalid_message,             // permanent: the broker refuses it as corrupt or invalid
+  too_large,          // larger than the broker accepts
+  invalid_message,    // the broker refuses it as corrupt or invalid
+  producer_fatal,     // the idempotent producer lost its state (a fatal error): it is recreated
   other,
 };
-inline constexpr int kDeliveryErrorKinds = 9;
+inline constexpr int kDeliveryErrorKinds = 11;
 std::string_view to_string(DeliveryError error);
 // Errors librdkafka reported about the cluster (unreachable brokers, authentication, ...), all producers.
 uint64_t client_errors();
-// Retrying cannot help: discard, counted under the reason.
-inline bool is_permanent(DeliveryError e) { return e == DeliveryError::too_large || e == DeliveryError::invalid_message; }
 
 struct DeliveryReport {
   DeliveryError error = DeliveryError::none;
   int code = 0;             // librdkafka's rd_kafka_resp_err_t
   const char* text = "";    // librdkafka's description
+  // Failed, but the broker may have stored it: it had been sent (a request that timed out, a
+  // retry purged at shutdown). Sending it again may duplicate it.
+  bool possibly_persisted = false;
 };
+// A report for librdkafka error `code` (0: delivered).
+DeliveryReport report_of(int code, bool possibly_persisted = false);
+
+// What to do with an undelivered message, decided here and nowhere else:
+//   retry:   back to the channel, sent again after a backoff (the outage may end);
+//   discard: retrying cannot help; dropped and counted under its reason;
+//   recreate: the producer is dead (fatal error); back to the channel, and a new producer.
+// `destination_from_event`: the message's topic or partition came from the event
+// (topicHeader, partitionIdHeader), so an unknown one condemns only that event. The sink's own
+// topic or partition being unknown is a misconfiguration to retry and log loudly, not a reason
+// to discard everything the sink sends.
+enum class ErrorClass : uint8_t { retry, discard, recreate };
+ErrorClass classify(DeliveryError error, bool destination_from_event);
 
 // Told the outcome of each message it was attached to, on whichever thread polled.
 class DeliveryTracker {
@@ -69,6 +86,9 @@ struct OutgoingMessage {
   size_t key_length = 0;
   DeliveryTracker* tracker = nullptr;
   int32_t partition = -1;  // used when produce() is asked for per-message partitions
+  // Set by produce(): librdkafka's error for a message it did not take (its tracker is not
+  // told: the caller decides); 0 once taken (its tracker will hear the outcome).
+  int refusal = 0;
 };
 
 // From librdkafka's statistics (statistics.interval.ms), per broker.
@@ -91,22 +111,26 @@ class Producer {
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
 
-  // Enqueues messages for topic/partition (partition < 0: librdkafka's partitioner). When
-  // librdkafka's queue is full it polls and retries: that wait is the backpressure. Messages
-  // refused for good (e.g. too large, unknown partition) are reported to their tracker as
-  // failed at once. Returns false only if `give_up` became true while waiting.
-  // partition = kPerMessage: each message's own partition field (-1 there: the partitioner).
+  // Enqueues messages for topic/partition (partition < 0: librdkafka's partitioner;
+  // kPerMessage: each message's own partition field, -1 there for the partitioner). When
+  // librdkafka's queue is full it polls and retries until `until` passes (re-read on every
+  // retry: stop() may set it meanwhile): that wait is the backpressure. Messages not taken get
+  // `refusal` set and their trackers are not told. Returns how many were not taken.
   static constexpr int32_t kPerMessage = -1000;
   // copy_payloads: librdkafka copies them (their memory is reused once produce returns).
-  bool produce(const std::string& topic, int32_t partition, std::span<const OutgoingMessage> messages,
-               const bool& give_up, bool copy_payloads = false);
+  size_t produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
+                 const StopDeadline& until, bool copy_payloads = false);
 
   // Serves delivery reports (and errors) for up to timeout_ms.
   void poll(int timeout_ms);
   // Waits up to timeout_ms for everything enqueued to be delivered; returns how many remain.
   int flush(int timeout_ms);
-  // Drops what is still queued; its trackers are told (error) during the next poll().
-  void purge();
+  // Drops what librdkafka has not sent yet (queued, or waiting to be retried: those report
+  // possibly_persisted); with in_flight also the requests awaiting the broker's answer. Their
+  // trackers are told (purged) during the next poll().
+  void purge(bool in_flight);
+  // A fatal error (idempotent producer): every later produce fails; make a new producer.
+  bool fatal(std::string* reason = nullptr) const;
   int queue_length() const;
   // The latest statistics librdkafka reported (empty before the first report).
   std::vector<BrokerStats> broker_stats() const;

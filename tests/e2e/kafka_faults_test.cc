@@ -13,16 +13,6 @@
 using namespace sluice::test;
 using namespace std::chrono_literals;
 
-namespace {
-
-uint64_t number_after(const std::string& text, const std::string& label) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex("(\\d+) " + label))) return UINT64_MAX;
-  return std::stoull(m[1]);
-}
-
-}  // namespace
-
 TEST_CASE("broker down for 10 s under load with acks=all and idempotence: every event arrives exactly once",
           "[e2e][faults]") {
   Pipeline p;
@@ -95,12 +85,11 @@ TEST_CASE("SIGTERM under full load: the agent drains and accounts for every even
   INFO(log);
   REQUIRE(code.has_value());
   CHECK(*code == 0);
-  // "stopped: IN events in, SENT sent, FAILED failed, LOST lost at shutdown"
-  const uint64_t in = number_after(log, "events in"), sent = number_after(log, "sent,"),
-                 failed = number_after(log, "failed,"), lost = number_after(log, "lost at shutdown");
-  REQUIRE(in != UINT64_MAX);
-  CHECK(in > 0);
-  CHECK(in == sent + lost);
+  const ShutdownAccount a = shutdown_account(log);
+  REQUIRE(a.found);
+  CHECK(a.in > 0);
+  CHECK(a.balances());
+  CHECK(a.read == a.in + a.never_put);
   // acks=0: what the agent handed over is in Kafka unless a delivery report said otherwise.
-  CHECK(p.stored() == sent - failed);
+  CHECK(p.stored() == a.sent - a.lost_after_handover);
 }

@@ -1,9 +1,13 @@
 #include "tests/support/pipeline.h"
 
+#include "tests/support/eventually.h"
+
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 #include <stdexcept>
@@ -28,6 +32,44 @@ std::string ten_sink_config(const std::string& brokers, const std::vector<std::s
   return text;
 }
 
+std::string with_channel(std::string config, const std::string& channel_lines) {
+  const std::string memory =
+      "t.channels.c1.type = memory\nt.channels.c1.capacity = 60000\nt.channels.c1.transactionCapacity = 8000\n";
+  const auto at = config.find(memory);
+  if (at == std::string::npos) throw std::invalid_argument("with_channel: not a ten_sink_config");
+  return config.replace(at, memory.size(), channel_lines);
+}
+
+ShutdownAccount shutdown_account(const std::string& agent_log) {
+  static const std::regex line(
+      R"(stopped: (\d+) events read, (\d+) events in, (\d+) replayed from disk, (\d+) sent \((\d+) lost after )"
+      R"(hand-over\), (\d+) discarded, (\d+) )"
+      R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) possibly )"
+      R"(duplicated, (\d+) bytes left unread, (\d+) frames cut)");
+  std::smatch m;
+  ShutdownAccount a;
+  if (!std::regex_search(agent_log, m, line)) return a;
+  uint64_t* fields[] = {&a.read, &a.in, &a.replayed, &a.sent, &a.lost_after_handover, &a.discarded, &a.failed,
+                        &a.lost, &a.lost_in_channels, &a.never_put, &a.kept, &a.possibly_duplicated, &a.unread_bytes,
+                        &a.cut};
+  for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull(m[i + 1]);
+  a.found = true;
+  return a;
+}
+
+namespace {
+// The verifier's summary line: "received R ...: unique U, duplicates D, missing M, reordered O, ...".
+uint64_t summary_number(const std::string& report, int field) {
+  std::smatch m;
+  static const std::regex summary(R"(: unique (\d+), duplicates (\d+), missing (\d+), reordered)");
+  if (!std::regex_search(report, m, summary)) return UINT64_MAX;
+  return std::stoull(m[field]);
+}
+}  // namespace
+
+uint64_t duplicates_in(const std::string& report) { return summary_number(report, 2); }
+uint64_t missing_in(const std::string& report) { return summary_number(report, 3); }
+
 Pipeline::Pipeline() = default;
 
 Pipeline::~Pipeline() {
@@ -48,7 +90,18 @@ const std::string& Pipeline::start_broker() {
 }
 
 void Pipeline::control_broker(const std::string& command) {
+  // The broker confirms each command it applied with a line in its log; wait for it, so that
+  // "down" means down from here on.
+  auto confirmations = [&] {
+    const std::string log = read_file(dir_.file("broker.log")), done = command + ": done";
+    size_t n = 0;
+    for (size_t at = log.find(done); at != std::string::npos; at = log.find(done, at + 1)) ++n;
+    return n;
+  };
+  const size_t before = confirmations();
   std::ofstream(dir_.file("control")) << command << "\n";
+  if (!eventually([&] { return confirmations() > before; }, 10s))
+    throw std::runtime_error("the broker did not confirm \"" + command + "\": " + read_file(dir_.file("broker.log")));
 }
 
 void Pipeline::start_agent(const std::string& config, const std::string& agent_name,
@@ -56,7 +109,9 @@ void Pipeline::start_agent(const std::string& config, const std::string& agent_n
   std::ofstream(dir_.file("agent.properties")) << config;
   std::remove(dir_.file("ready").c_str());
   std::vector<std::string> argv{bin("sluice"), "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file",
-                                dir_.file("ready"), "--status-interval", "1s", "--shutdown-timeout", "20s"};
+                                dir_.file("ready"), "--status-interval", "1s"};
+  if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-timeout") == extra_args.end())
+    argv.insert(argv.end(), {"--shutdown-timeout", "20s"});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   agent_ = std::make_unique<ChildProcess>(argv, dir_.file("agent.log"));
   const std::string ready = wait_for_file(dir_.file("ready"), 20s);
@@ -112,6 +167,10 @@ int Pipeline::verify(std::string& report, const std::string& bootstrap) {
                        dir_.file("verify.log"), 120s);
   report = read_file(dir_.file("verify.log"));
   return code;
+}
+
+double Pipeline::metric(const std::string& name) const {
+  return prometheus_sum(http_get(metrics_port_, "/metrics"), name);
 }
 
 uint64_t Pipeline::stored() const {

@@ -16,6 +16,24 @@ namespace sluice::test {
 // `kafka.producer.<line>`.
 std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer);
 
+// `config` (from ten_sink_config) with its memory channel replaced by `channel_lines` (t.channels.c1.*).
+std::string with_channel(std::string config, const std::string& channel_lines);
+
+// The agent's last word, its "stopped: ..." line, as numbers (found = false if there is none).
+struct ShutdownAccount {
+  bool found = false;
+  uint64_t read = 0, in = 0, replayed = 0, sent = 0, lost_after_handover = 0, discarded = 0, failed = 0, lost = 0,
+           lost_in_channels = 0, never_put = 0, kept = 0, possibly_duplicated = 0, unread_bytes = 0, cut = 0;
+  // What the agent says it holds or let go balances: everything put (or replayed) was sent,
+  // discarded, lost in a channel, or kept on disk.
+  bool balances() const { return in + replayed == sent + discarded + lost_in_channels + kept; }
+};
+ShutdownAccount shutdown_account(const std::string& agent_log);
+
+// From the verifier's report: "... duplicates N, missing M ..." (UINT64_MAX if absent).
+uint64_t duplicates_in(const std::string& report);
+uint64_t missing_in(const std::string& report);
+
 // acks=all with idempotence: retries inside librdkafka cannot duplicate; short reconnect
 // backoff so that tests do not wait out librdkafka's default 10 s after the broker returns.
 inline const std::vector<std::string> kAcksAll{"acks = all", "enable.idempotence = true", "linger.ms = 5",
@@ -49,6 +67,8 @@ class Pipeline {
   int verify(std::string& report, const std::string& bootstrap = "");
   // Messages stored in ApacheLog (sum of high watermarks).
   uint64_t stored() const;
+  // The sum of a metric's samples on the agent's /metrics (needs --metrics 127.0.0.1:0).
+  double metric(const std::string& name) const;
   const std::string& bootstrap() const { return bootstrap_; }
 
  private:

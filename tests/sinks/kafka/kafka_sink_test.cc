@@ -13,9 +13,11 @@
 #include "sinks/kafka/topic_reader.h"
 #include "sources/syslog_tcp/syslog_parser.h"
 #include "tests/support/component.h"
+#include "tests/support/eventually.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
+using sluice::test::eventually;
 
 namespace {
 
@@ -162,6 +164,163 @@ TEST_CASE("a full librdkafka queue makes the sink wait and deliver everything ra
   const auto landed = route(cluster, {"t"},
                             {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}}, lines);
   CHECK(landed.at("t").size() == 2000);
+}
+
+namespace {
+
+std::multiset<std::string> read_topic(kafka::MockCluster& cluster, const std::string& topic) {
+  std::multiset<std::string> landed;
+  kafka::TopicReader(cluster.bootstrap_servers(), topic)
+      .read_all([&](int32_t, int64_t, int64_t, std::string_view payload) { landed.emplace(payload); },
+                kafka::ReadOptions{500ms, 30s});
+  return landed;
+}
+
+uint64_t failed_for(const SinkCounters& c, const std::string& reason) {
+  for (const auto& [r, n] : c.failed_by_reason)
+    if (r == reason) return n;
+  return 0;
+}
+
+// How long stop() took.
+std::chrono::milliseconds timed_stop(Sink& sink, std::chrono::milliseconds timeout) {
+  const auto start = Clock::now();
+  sink.stop(start + timeout);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+}  // namespace
+
+TEST_CASE("an explicit partition the topic lacks is discarded and counted, and the good events behind it arrive",
+          "[kafka][sink][faults]") {
+  // partitionIdHeader = Facility on a 10-partition topic: local0 (facility 16) has no partition.
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 10);
+  std::vector<std::string> lines;
+  size_t good = 0, bad = 0;
+  for (int i = 0; i < 1030; ++i) {
+    const bool local0 = i % 34 == 0;
+    lines.push_back((local0 ? "<134>" : "<13>") + std::string("Nov 30 11:07:06 h app: event ") + std::to_string(i));
+    (local0 ? bad : good)++;
+  }
+  SinkUnderTest t(cluster, {{"partitionIdHeader", "Facility"}});
+  auto& [channel, env, context, sink] = t;
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return channel.counters().events_held == 0; }, 20s));
+  sink->stop(Clock::now() + 10s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == good);
+  CHECK(c.events_discarded == bad);
+  CHECK(failed_for(c, "unknown_partition") == bad);
+  CHECK(c.events_rolled_back == 0);
+  CHECK(read_topic(cluster, "t").size() == good);
+}
+
+TEST_CASE("the sink's own partition missing from the topic is retried and kept, not discarded", "[kafka][sink][faults]") {
+  // key = 12 on a 10-partition topic: every event of the sink would go; it is a misconfiguration
+  // to log and retry (backpressure), not a reason to drop everything.
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 10);
+  SinkUnderTest t(cluster, {{"key", "12"}});
+  auto& [channel, env, context, sink] = t;
+  EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_rolled_back >= 6; }, 20s));
+  sink->stop(Clock::now() + 2s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_discarded == 0);
+  CHECK(failed_for(c, "unknown_partition") >= 6);
+  CHECK(channel.counters().events_held == 3);
+}
+
+TEST_CASE("a fatal error of the idempotent producer makes a new producer that delivers every event once",
+          "[kafka][sink][faults]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  // The first produce request fails with a sequence error at the head of the line: librdkafka
+  // can no longer vouch for ordering or once-ness and raises a fatal error.
+  cluster.push_request_errors(0, 1, 45 /* OUT_OF_ORDER_SEQUENCE_NUMBER */);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
+  auto& [channel, env, context, sink] = t;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 100; ++i) lines.push_back("<13>event " + std::to_string(i));
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
+  sink->stop(Clock::now() + 10s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.producer_restarts >= 1);
+  CHECK(failed_for(c, "producer_fatal") + failed_for(c, "purged") > 0);
+  CHECK(channel.counters().events_held == 0);
+  const std::multiset<std::string> landed = read_topic(cluster, "t");
+  CHECK(landed.size() == 100);
+  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);  // exactly once
+}
+
+TEST_CASE("with Kafka down and librdkafka's queue full, stop returns by its deadline and what was not taken goes back "
+          "to the channel (acks=0)", "[kafka][sink][faults][shutdown]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_broker_down(0, true);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
+  auto& [channel, env, context, sink] = t;
+  std::vector<std::string> lines(100, "<13>waiting");
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_taken == 100; }, 10s));
+  const auto took = timed_stop(*sink, 1s);
+  CHECK(took < 3s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 10);              // handed over: what acks=0 promises, then purged (counted)
+  CHECK(failed_for(c, "purged") == 10);
+  CHECK(channel.counters().events_held == 90);  // never taken by librdkafka: still the channel's
+}
+
+TEST_CASE("with Kafka down, stop with acks=all returns by its deadline and every event is still in the channel",
+          "[kafka][sink][faults][shutdown]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_broker_down(0, true);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
+  auto& [channel, env, context, sink] = t;
+  std::vector<std::string> lines(50, "<13>waiting");
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_taken == 50; }, 10s));
+  const auto took = timed_stop(*sink, 1s);
+  CHECK(took < 3s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 0);
+  CHECK(c.events_possibly_duplicated == 0);  // never sent: the broker cannot have them
+  CHECK(channel.counters().events_held == 50);
+}
+
+TEST_CASE("requests still in flight at the shutdown deadline are purged last and counted as possibly duplicated",
+          "[kafka][sink][faults][shutdown]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
+  auto& [channel, env, context, sink] = t;
+  EventBatch first = parsed_batch({"<13>connected"});  // connection and metadata in place
+  REQUIRE(channel.put(first, Clock::now() + 5s));
+  REQUIRE(eventually([&] { return sink->counters().events_sent == 1; }, 10s));
+  cluster.set_broker_rtt(0, 4000);  // the broker stores at once but answers 4 s later
+  std::vector<std::string> lines;
+  for (int i = 0; i < 20; ++i) lines.push_back("<13>event " + std::to_string(i));
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_taken == 21; }, 10s));
+  const auto took = timed_stop(*sink, 500ms);  // then 1 s of grace for the requests in flight
+  CHECK(took < 3s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 1);
+  CHECK(c.events_possibly_duplicated == 20);
+  CHECK(channel.counters().events_held == 20);  // at least once: they go again after a restart
+  // And the broker did store them: sending them again would duplicate them, which is why
+  // they are counted.
+  cluster.set_broker_rtt(0, 0);
+  CHECK(read_topic(cluster, "t").size() == 21);
 }
 
 TEST_CASE("the topic reader starts at a given offset or time", "[kafka][reader]") {
