@@ -48,6 +48,8 @@ void CountingReceiver::serve() {
       for (size_t i = 1; i < fds.size(); ++i) ::close(fds[i].fd);
       fds.resize(1);
     }
+    if (half_close_.exchange(false))
+      for (size_t i = 1; i < fds.size(); ++i) ::shutdown(fds[i].fd, SHUT_WR);
     if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
     if (fds[0].revents & POLLIN) {
       for (int fd; (fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {

@@ -24,6 +24,9 @@ class CountingReceiver {
   uint64_t connections_accepted() const { return accepted_.load(); }
   // Closes every open connection (the sender sees its peer go away), keeps listening.
   void drop_connections() { drop_.store(true); }
+  // Half-closes every open connection, as Sluice does at shutdown (our FIN), and reads each
+  // until its sender closes it; keeps listening.
+  void half_close_connections() { half_close_.store(true); }
   void stop();
 
  private:
@@ -34,6 +37,7 @@ class CountingReceiver {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> drop_{false};
+  std::atomic<bool> half_close_{false};
   std::atomic<uint64_t> events_{0}, bytes_{0}, accepted_{0};
 };
 

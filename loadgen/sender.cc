@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -66,6 +67,13 @@ struct LiveStats {
   std::atomic<int> up{0};
 };
 
+// True once the receiver has half-closed the connection (its FIN: "I am going away"). A
+// sender that stops writing then, and closes, loses nothing: the receiver reads until our close.
+bool receiver_closing(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 // Writes all of `data`; false (with errno's text in error) if the socket failed.
 bool write_all(int fd, const std::string& data, std::string& error, LiveStats& stats) {
   size_t done = 0;
@@ -108,7 +116,8 @@ std::string SendResult::to_json() const {
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];
     out << (i ? "," : "") << "\n {\"id\":" << c.id << ",\"sent\":" << c.sent << ",\"possibly_lost\":" << c.possibly_lost
-        << ",\"reconnects\":" << c.reconnects << ",\"target\":\"" << c.target << "\",\"error\":\"" << c.error
+        << ",\"reconnects\":" << c.reconnects << ",\"closed_by_receiver\":" << c.closed_by_receiver << ",\"target\":\""
+        << c.target << "\",\"error\":\"" << c.error
         << "\",\"lost\":[";
     for (size_t r = 0; r < c.lost_ranges.size(); ++r)
       out << (r ? "," : "") << "[" << c.lost_ranges[r].first << "," << c.lost_ranges[r].second << "]";
@@ -187,6 +196,16 @@ SendResult send_events(const SendOptions& options) {
           ++c->result.reconnects;
           stats.reconnects.fetch_add(1);
           stats.up.fetch_add(1);
+        }
+        if (receiver_closing(c->fd)) {
+          // The receiver is shutting down: close our side (it reads what we wrote up to here)
+          // and come back once it listens again.
+          ::close(c->fd);
+          c->fd = -1;
+          c->next_attempt = now + kReconnectMin;
+          ++c->result.closed_by_receiver;
+          stats.up.fetch_sub(1);
+          continue;
         }
         buffer.clear();
         const uint64_t first = c->writer.next_sequence();

@@ -4,6 +4,8 @@
 // bucket over chunks of events (never a sleep per event) and writes whole chunks. A connection
 // that fails is reconnected with backoff; the events of the write that failed are recorded as
 // "possibly lost" (they may or may not have reached the receiver), apart from the sent ones.
+// A receiver that half-closes a connection (Sluice does at shutdown) is taken at its word:
+// the connection is closed after the last whole write and opened again, losing nothing.
 
 #include <atomic>
 #include <chrono>
@@ -43,6 +45,7 @@ struct ConnectionResult {
   uint64_t possibly_lost = 0;   // events in writes that failed
   std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // their sequence numbers, [first, last]
   uint64_t reconnects = 0;
+  uint64_t closed_by_receiver = 0;  // times the receiver half-closed (shutting down) and we closed and came back
   std::string error;            // the last error; empty if the connection never failed
 };
 

@@ -7,6 +7,7 @@
 #include "loadgen/receiver.h"
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"
+#include "tests/support/eventually.h"
 #include "tests/support/process.h"
 
 using namespace sluice::loadgen;
@@ -158,6 +159,22 @@ TEST_CASE("connections that the receiver drops are reconnected with backoff", "[
   CHECK(result.reconnects >= 1);
   CHECK(receiver.connections_accepted() >= 3);
   CHECK(result.sent - result.possibly_lost >= 40000);  // sending went on after the drop
+}
+
+TEST_CASE("a receiver that half-closes (an agent shutting down) is left cleanly and nothing is lost", "[loadgen]") {
+  CountingReceiver receiver;
+  std::thread closer([&] {
+    std::this_thread::sleep_for(500ms);
+    receiver.half_close_connections();
+  });
+  const SendResult result = send_to(receiver, 20000, 2000ms);
+  closer.join();
+  CHECK(result.ok());
+  uint64_t closed_by_receiver = 0;
+  for (const ConnectionResult& c : result.connections) closed_by_receiver += c.closed_by_receiver;
+  CHECK(closed_by_receiver == 2);  // both connections closed on the FIN and came back
+  CHECK(result.possibly_lost == 0);
+  CHECK(sluice::test::eventually([&] { return receiver.events() == result.sent; }, 5s));
 }
 
 TEST_CASE("targets parse as host:port", "[loadgen]") {
