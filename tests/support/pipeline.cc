@@ -40,21 +40,27 @@ std::string with_channel(std::string config, const std::string& channel_lines) {
   return config.replace(at, memory.size(), channel_lines);
 }
 
-ShutdownAccount shutdown_account(const std::string& agent_log) {
+std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   static const std::regex line(
       R"(stopped: (\d+) events read, (\d+) events in, (\d+) replayed from disk, (\d+) sent \((\d+) lost after )"
       R"(hand-over\), (\d+) discarded, (\d+) )"
       R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) possibly )"
       R"(duplicated, (\d+) bytes left unread, (\d+) frames cut)");
-  std::smatch m;
-  ShutdownAccount a;
-  if (!std::regex_search(agent_log, m, line)) return a;
-  uint64_t* fields[] = {&a.read, &a.in, &a.replayed, &a.sent, &a.lost_after_handover, &a.discarded, &a.failed,
-                        &a.lost, &a.lost_in_channels, &a.never_put, &a.kept, &a.possibly_duplicated, &a.unread_bytes,
-                        &a.cut};
-  for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull(m[i + 1]);
-  a.found = true;
-  return a;
+  std::vector<ShutdownAccount> accounts;
+  for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
+    ShutdownAccount& a = accounts.emplace_back();
+    uint64_t* fields[] = {&a.read, &a.in, &a.replayed, &a.sent, &a.lost_after_handover, &a.discarded, &a.failed,
+                          &a.lost, &a.lost_in_channels, &a.never_put, &a.kept, &a.possibly_duplicated, &a.unread_bytes,
+                          &a.cut};
+    for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull((*it)[i + 1]);
+    a.found = true;
+  }
+  return accounts;
+}
+
+ShutdownAccount shutdown_account(const std::string& agent_log) {
+  const std::vector<ShutdownAccount> all = shutdown_accounts(agent_log);
+  return all.empty() ? ShutdownAccount{} : all.back();
 }
 
 namespace {
@@ -121,6 +127,13 @@ void Pipeline::start_agent(const std::string& config, const std::string& agent_n
   for (std::string port; ports >> port;) targets_.insert(targets_.end(), {"-t", "127.0.0.1:" + port});
   if (const std::string embedded = value_of(ready, "embedded.bootstrap"); !embedded.empty()) bootstrap_ = embedded;
   if (const std::string port = value_of(ready, "metrics.port"); !port.empty()) metrics_port_ = std::stoi(port);
+}
+
+std::vector<uint16_t> Pipeline::agent_ports() const {
+  std::vector<uint16_t> ports;
+  for (size_t i = 1; i < targets_.size(); i += 2)
+    ports.push_back(static_cast<uint16_t>(std::stoi(targets_[i].substr(targets_[i].rfind(':') + 1))));
+  return ports;
 }
 
 long Pipeline::agent_peak_rss_kb() const {

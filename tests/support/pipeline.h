@@ -28,7 +28,9 @@ struct ShutdownAccount {
   // discarded, lost in a channel, or kept on disk.
   bool balances() const { return in + replayed == sent + discarded + lost_in_channels + kept; }
 };
+// The last run's (the log of a restarted agent holds one per run: shutdown_accounts).
 ShutdownAccount shutdown_account(const std::string& agent_log);
+std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log);
 
 // From the verifier's report: "... duplicates N, missing M ..." (UINT64_MAX if absent).
 uint64_t duplicates_in(const std::string& report);
@@ -57,6 +59,9 @@ class Pipeline {
   std::string agent_log() const { return read_file(dir_.file("agent.log")); }
   long agent_peak_rss_kb() const;  // VmHWM of the running agent
   std::optional<int> stop_agent(std::chrono::milliseconds timeout);
+
+  // The ports the agent listens on, as the last start_agent found them.
+  std::vector<uint16_t> agent_ports() const;
 
   // sluice-loadgen against the agent's ports with `args`; the summary goes to sent.json.
   int send(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(120));
