@@ -69,13 +69,15 @@ TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing i
   const int fd = test::connect_loopback(t.port());
   std::atomic<uint64_t> written{0};
   std::thread sender([&] {
+    // Up to 200,000 events (the channel holds them all), checking for our FIN before each write.
     const auto give_up = Clock::now() + 20s;
-    while (Clock::now() < give_up && !peer_closed(fd)) {
+    while (Clock::now() < give_up && !peer_closed(fd) && written < 200'000) {
       std::string chunk;
       for (int i = 0; i < 10; ++i) chunk += "<13>app: event " + std::to_string(written + i) + "\n";
       if (!send_all(fd, chunk)) break;
       written += 10;
     }
+    while (Clock::now() < give_up && !peer_closed(fd)) std::this_thread::sleep_for(1ms);
     ::close(fd);  // as rsyslog does when it finds the connection closed
   });
   REQUIRE(eventually([&] { return t.source.counters().events_received > 10000; }, 20s));
