@@ -46,8 +46,11 @@ const ComponentSpec kKafkaSinkSpec{
            "`queue.buffering.max.messages` (with a warning), `compression.codec` 0/1/2 -> none/gzip/snappy; "
            "`kafka.producer.type = sync` commits only after delivery reports, as acks >= 1 does; `requiredAcks` -> `acks`. "
            "A property librdkafka refuses stops start-up with its message and the line. `acks` defaults to 1 (Flume's "
-           "default). With acks=0 a batch is committed once librdkafka has taken it; with acks >= 1 only when every "
-           "delivery report succeeded, else it goes back to the channel and is retried with backoff.",
+           "default). With acks=0 an event is committed once librdkafka has taken it; with acks >= 1 once its "
+           "delivery report succeeded. A failed event goes back to the channel and is retried with backoff, or is "
+           "discarded and counted when retrying cannot help (too large, invalid, a topic or partition from the event "
+           "that does not exist). With acks >= 1 `message.timeout.ms` defaults to 0 (librdkafka retries for as long "
+           "as an outage lasts) unless set.",
     .describe = [] { return config::describe(kKafkaSinkProperties); },
     .make_sink = &make_kafka_sink,
 };
