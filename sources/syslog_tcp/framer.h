@@ -7,16 +7,18 @@
 //  - non-transparent framing (3.4.2): anything else (normally '<') ends at LF or NUL; a CR
 //    before the terminator is dropped.
 // A number that is not plausible as a count is not trusted, and the frame is an ordinary
-// line: digits not followed by a space within 10 characters; a count larger than max_frame
-// (no frame we accept is that long: "1700000000 web01 ..." is an epoch, not 1.7 GB to skip);
-// or a count whose frame does not begin with '<' (every SYSLOG-MSG begins with its PRI, so
-// "200 OK ..." is a line, not 200 bytes). With auto-detection off (framing = non-transparent)
-// every frame is a line.
+// line: digits not followed by a space within 10 characters; a count larger than
+// max_count_for(max_frame) — 200,000 bytes, rsyslog's MaxFrameSize, or max_frame if larger (no
+// sender frames that much: "1700000000 web01 ..." is an epoch, not 1.7 GB to skip); or a count
+// whose frame does not begin with '<' (every SYSLOG-MSG begins with its PRI, so "200 OK ..." is a
+// line, not 200 bytes to take). With auto-detection off (framing = non-transparent) every frame
+// is a line.
 //
-// A frame longer than max_frame is cut at max_frame (marked truncated) and its rest is
-// skipped up to the next terminator without being buffered. Empty frames are counted and
-// skipped. A partial frame waits in the connection's carry-over buffer, never longer than
-// max_frame + 1 bytes: this is the per-connection buffer limit.
+// A frame longer than max_frame is cut at max_frame (marked truncated) and its rest is skipped
+// without being buffered: up to the next terminator for a line, exactly the counted bytes for an
+// octet-counted frame (so the frames after it, which need not be LF-separated, stay in sync).
+// Empty frames are counted and skipped. A partial frame waits in the connection's carry-over
+// buffer, never longer than max_frame + 1 bytes: this is the per-connection buffer limit.
 
 #include <algorithm>
 #include <cstdint>
@@ -39,7 +41,10 @@ struct FramerCounters {
 class Framer {
  public:
   explicit Framer(size_t max_frame, bool detect_octet_counting = true)
-      : max_frame_(max_frame), detect_octets_(detect_octet_counting) {}
+      : max_frame_(max_frame), max_count_(max_count_for(max_frame)), detect_octets_(detect_octet_counting) {}
+
+  // The largest octet count taken as one: rsyslog's MaxFrameSize (200,000), or max_frame if larger.
+  static constexpr size_t max_count_for(size_t max_frame) { return std::max<size_t>(max_frame, 200'000); }
 
   // Calls on_frame(std::string_view frame, bool truncated) for each complete frame in data.
   // The view is valid only during the call.
@@ -71,6 +76,7 @@ class Framer {
   static size_t terminator(std::string_view data, bool& found);
 
   const size_t max_frame_;
+  const size_t max_count_;
   const bool detect_octets_;
   State state_ = State::frame_start;
   std::string carry_;      // the start of a frame whose end has not arrived
@@ -170,7 +176,7 @@ void Framer::feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounte
     }
     data.remove_prefix(i);
     if (data.empty()) return;
-    if (data[0] != ' ' || counted_ > max_frame_) {  // not octet counting after all
+    if (data[0] != ' ' || counted_ > max_count_) {  // not octet counting after all
       state_ = State::line;
       return;
     }
@@ -190,11 +196,13 @@ void Framer::feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounte
     ++counters.octet_counted;
   }
   const size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size()));
-  if (take == remaining_ && carry_.empty()) {
+  const bool oversized = counted_ > max_frame_;
+  if (take == remaining_ && carry_.empty() && !oversized) {
     emit(data.substr(0, take), false, on_frame, counters);  // the whole frame in this read
   } else {
-    carry_.append(data.data(), take);  // counted_ <= max_frame_: the carry stays bounded
-    if (take == remaining_) emit(carry_, false, on_frame, counters);
+    const size_t room = max_frame_ - std::min(max_frame_, carry_.size());
+    carry_.append(data.data(), std::min(take, room));
+    if (take == remaining_) emit(carry_, oversized, on_frame, counters);
   }
   remaining_ -= take;
   data.remove_prefix(take);

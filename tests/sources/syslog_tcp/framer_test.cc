@@ -144,10 +144,22 @@ TEST_CASE("framer reads 1,000 lines that start with an epoch and a space, then 1
   }
 }
 
-TEST_CASE("framer reads a count larger than eventSize as the start of a line, as rsyslog does", "[framer]") {
-  // No frame we accept is that long, so the number is not a count: the line ends at its LF.
-  check_all_splits("100 <13>" + std::string(20, 'x') + "\n5 <13>z<13>after\n",
-                   {"100 <13>" + std::string(20, 'x'), "<13>z", "<13>after"}, 40);
+TEST_CASE("framer cuts an oversized octet-counted frame and skips exactly its counted rest", "[framer]") {
+  // Octet-counted frames need no LF between them: the frames after a long one stay in sync.
+  const std::string stream = "100 <" + std::string(99, 'x') + "5 <13>z<13>after\n";
+  for (size_t cut : {0, 3, 4, 5, 20, 50, 104, 106}) {
+    INFO("split at " << cut);
+    const Framed f = frame_in_pieces(stream, {cut}, 40);
+    REQUIRE(f.frames == std::vector<std::string>{"<" + std::string(39, 'x'), "<13>z", "<13>after"});
+    CHECK(f.truncated == std::vector<bool>{true, false, false});
+    CHECK(f.counters.truncated == 1);
+  }
+}
+
+TEST_CASE("framer reads a count larger than 200000 bytes as the start of a line", "[framer]") {
+  // rsyslog's MaxFrameSize: no sender frames that much; the number is part of a line.
+  check_all_splits("300000 <13>" + std::string(20, 'x') + "\n5 <13>z<13>after\n",
+                   {"300000 <13>" + std::string(20, 'x'), "<13>z", "<13>after"}, 40);
 }
 
 TEST_CASE("framer reads digits and a space not followed by '<' as a line, not as a count", "[framer]") {
