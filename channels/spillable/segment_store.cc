@@ -21,6 +21,10 @@ constexpr char kSegmentMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'G'};
 constexpr size_t kSegmentHeader = 16;
 constexpr uint32_t kRecordMagic = 0x43455253;  // "SREC"
 constexpr uint32_t kMaxPayload = 1u << 30;
+// A new name for the new layout: an older build, which reads only commits.log, must not
+// mistake a part of a record for the whole of it (it would skip events never delivered).
+constexpr const char* kLogName = "commits.v2.log";
+constexpr const char* kLegacyLogName = "commits.log";
 constexpr char kLogMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'C', 'L'};
 constexpr uint32_t kLogVersion = 2;
 constexpr uint64_t kLogHeader = 16;
@@ -131,18 +135,20 @@ void SegmentStore::lock_directory() {
 
 SegmentStore::CommitLogContents SegmentStore::read_commit_log() {
   CommitLogContents committed;
-  const auto path = config_.checkpoint_dir / "commits.log";
+  // The current log, else the first layout's (which the rewrite at open then replaces).
+  const bool current = std::filesystem::exists(config_.checkpoint_dir / kLogName);
+  const auto path = config_.checkpoint_dir / (current ? kLogName : kLegacyLogName);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return committed;
-  char header[kLogHeader];
-  const bool current = read_all(fd, header, kLogHeader, 0) && std::memcmp(header, kLogMagic, sizeof kLogMagic) == 0;
   if (current) {
-    uint32_t version;
-    std::memcpy(&version, header + 8, 4);
+    char header[kLogHeader];
+    uint32_t version = 0;
+    if (read_all(fd, header, kLogHeader, 0) && std::memcmp(header, kLogMagic, sizeof kLogMagic) == 0)
+      std::memcpy(&version, header + 8, 4);
     if (version != kLogVersion) {
       ::close(fd);
-      throw std::runtime_error(path.string() + " has commit log version " + std::to_string(version) + " (this build " +
-                               "reads " + std::to_string(kLogVersion) + "): deliver it with the build that wrote it");
+      throw std::runtime_error(path.string() + " is not a commit log of version " + std::to_string(kLogVersion) +
+                               " (found " + std::to_string(version) + "): deliver it with the build that wrote it");
     }
   }
   // A torn last entry (a crash mid-write) is shorter than an entry and ignored: its record,
@@ -363,7 +369,7 @@ bool SegmentStore::log_commit(uint64_t segment, const LogEntry& entry) {
   if (log_fd_ < 0) return false;
   const uint64_t bytes[3] = {segment, entry.offset, packed(entry.part)};
   try {
-    write_all(log_fd_, bytes, kLogEntry, kLogHeader + log_entries_ * kLogEntry, config_.checkpoint_dir / "commits.log");
+    write_all(log_fd_, bytes, kLogEntry, kLogHeader + log_entries_ * kLogEntry, config_.checkpoint_dir / kLogName);
   } catch (const std::runtime_error& e) {
     // The next entry overwrites whatever part of this one reached the file.
     write_error(std::string(e.what()) + "; the record may be delivered again after a restart");
@@ -398,8 +404,8 @@ void SegmentStore::delete_segment(uint64_t id) {
 }
 
 void SegmentStore::rewrite_commit_log() {
-  const auto path = config_.checkpoint_dir / "commits.log";
-  const auto fresh = config_.checkpoint_dir / "commits.log.new";
+  const auto path = config_.checkpoint_dir / kLogName;
+  const auto fresh = config_.checkpoint_dir / (std::string(kLogName) + ".new");
   const int fd = ::open(fresh.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", fresh);
   std::string bytes(kLogHeader, '\0');
@@ -431,6 +437,10 @@ void SegmentStore::rewrite_commit_log() {
   log_entries_ = entries;
   bytes_on_disk_ += bytes.size();
   log_dirty_ = false;
+  // The first layout's log, once its entries are in this one, goes: a build that reads only
+  // it then finds none, and replays (duplicates) rather than skips (loses).
+  std::error_code ignored;
+  std::filesystem::remove(config_.checkpoint_dir / kLegacyLogName, ignored);
   if (config_.fsync != FsyncPolicy::never) sync_directory();
 }
 

@@ -4,7 +4,7 @@
 //
 //   segment-0000000000000007.sls:  "SLUICESG" layout(u32) 0(u32)
 //                                   record: 'SREC'(u32) payload length(u32) events(u32) crc32c(u32) payload
-//   commits.log:                    "SLUICECL" 2(u32) 0(u32), then per commit:
+//   commits.v2.log:                 "SLUICECL" 2(u32) 0(u32), then per commit:
 //                                   segment(u64) record offset(u64) first event(u32) events(u32)
 //                                   (events 0: the whole record was delivered downstream)
 //   lock:                           flock()ed by the agent that owns the directory; holds its pid
@@ -16,7 +16,7 @@
 // again. On open, every segment is read through: records that are not in the commit log are
 // returned for replay, in order, with the parts already committed; a torn or corrupt tail (bad
 // header, short payload, CRC mismatch) is cut off and reported. A commit log of the first
-// layout (16-byte entries, no header) is read and rewritten in this one.
+// layout (commits.log: 16-byte entries, no header) is read, rewritten in this one, and removed.
 //
 // A write to the commit log that fails (disk full, I/O error) is logged and counted
 // (write_errors) but changes nothing else: the record is delivered again after a restart (at

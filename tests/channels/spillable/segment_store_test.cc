@@ -121,6 +121,29 @@ TEST_CASE("segment store replays unreleased records in order after reopening and
   CHECK(segments(dir).size() <= 1);  // at most the last active one, empty of live records
 }
 
+TEST_CASE("a commit log of the first layout is read, rewritten in the new one and removed", "[spill]") {
+  TempDir dir;
+  std::vector<RecordRef> written;
+  {
+    Opened o = open_store(dir);
+    for (int i = 0; i < 3; ++i) written.push_back(o.store->append(payload(i), 1));
+  }
+  // What the first build wrote: (segment, offset) per released record, no header.
+  fs::remove(fs::path(dir.path()) / "commits.v2.log");
+  {
+    std::ofstream legacy(fs::path(dir.path()) / "commits.log", std::ios::binary);
+    const uint64_t entry[2] = {written[0].segment, written[0].offset};
+    legacy.write(reinterpret_cast<const char*>(entry), sizeof entry);
+  }
+  Opened o = open_store(dir);
+  REQUIRE(o.replay.size() == 2);
+  CHECK(o.store->read(o.replay[0].record) == payload(1));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "commits.log"));
+  CHECK(fs::exists(fs::path(dir.path()) / "commits.v2.log"));
+  o.store.reset();
+  CHECK(open_store(dir).replay.size() == 2);  // and the new log says the same
+}
+
 TEST_CASE("a torn tail is cut at the last whole record and counted", "[spill]") {
   TempDir dir;
   {
