@@ -125,6 +125,7 @@ class SyslogTcpSource::Worker {
         clock_(ParseClock::now()) {
     builder_.set_header_names(source.config_.header_names);
     uv_loop_init(&loop_);
+    loop_.data = this;
     uv_async_init(&loop_, &wakeup_, &Worker::on_wakeup);
     wakeup_.data = this;
     uv_prepare_init(&loop_, &prepare_);
@@ -214,7 +215,10 @@ class SyslogTcpSource::Worker {
     stop_accepting_requested_ = true;
     if (shutdown_deadline_ == Deadline::max()) shutdown_deadline_ = deadline;
     uv_async_send(&wakeup_);
-    accepting_stopped_.wait_until(lock, deadline, [&] { return accepting_stopped_flag_ || loop_ended_; });
+    // At most half the time left, as the drain: the sinks need the rest.
+    const auto now = Clock::now();
+    const auto until = deadline > now ? now + (deadline - now) / 2 : now;
+    accepting_stopped_.wait_until(lock, until, [&] { return accepting_stopped_flag_ || loop_ended_; });
   }
 
   void request_stop(Deadline deadline) {
@@ -445,7 +449,10 @@ class SyslogTcpSource::Worker {
     request->data = conn;
     conn->pending_lookup = request;
     const int rc = uv_getnameinfo(&loop_, request, &Worker::on_name, reinterpret_cast<const sockaddr*>(&peer), NI_NAMEREQD);
-    if (rc == 0) return false;
+    if (rc == 0) {
+      lookups_.insert(request);
+      return false;
+    }
     delete request;
     conn->pending_lookup = nullptr;
     conn->client += ip;  // as Flume: no name, the address
@@ -456,6 +463,7 @@ class SyslogTcpSource::Worker {
     // `hostname` lives inside the request: copy it before the request goes.
     const std::string found = status == 0 && hostname ? std::string(hostname).substr(0, 255) : std::string();
     auto* conn = static_cast<Connection*>(request->data);
+    static_cast<Worker*>(request->loop->data)->lookups_.erase(request);
     delete request;
     if (!conn) return;  // the connection closed while its name was looked up
     Worker* self = conn->worker;
@@ -464,7 +472,7 @@ class SyslogTcpSource::Worker {
     const std::string name = found.empty() ? ip : found;
     const uint64_t ttl = static_cast<uint64_t>(self->source_.config_.hostname_cache_ttl.count());
     if (self->names_.size() > 100'000) self->names_.clear();  // bounded: a scan of many addresses
-    self->names_[ip] = CachedName{name, uv_now(&self->loop_) + ttl};
+    if (status != UV_ECANCELED) self->names_[ip] = CachedName{name, uv_now(&self->loop_) + ttl};
     conn->client += name;
     self->start_reading(conn);  // at shutdown too: the drain reads what it sent
   }
@@ -651,6 +659,10 @@ class SyslogTcpSource::Worker {
         grace = std::min<int64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
                                                                    shutdown_deadline_ - Clock::now()).count() / 2));
     }
+    // Lookups still queued would keep the loop (and the agent) waiting on a slow resolver:
+    // cancelled, their connections go on with the address as name. One already running
+    // cannot be cancelled and ends when the resolver gives up.
+    for (uv_getnameinfo_t* request : lookups_) uv_cancel(reinterpret_cast<uv_req_t*>(request));
     const uint64_t now = uv_now(&loop_);
     drain_started_ms_ = now;
     drain_until_ms_ = now + static_cast<uint64_t>(grace);
@@ -687,12 +699,20 @@ class SyslogTcpSource::Worker {
       close_connection(conn);
     }
     if (!connections_.empty()) return;
+    std::vector<Incoming> late;
+    {
+      // A hand-over may have come in since the wake-up was served: drain it too, and end only
+      // with nothing left, so that no descriptor is ever left behind.
+      std::lock_guard lock(mutex_);
+      late.swap(incoming_);
+      if (late.empty()) loop_ended_ = true;  // no hand-over from here on; close_all_handles ends the loop
+    }
+    if (!late.empty()) {
+      for (const Incoming& in : late) open_connection(in.fd, in.port, in.peer);
+      return;
+    }
     uv_timer_stop(drain_timer_.get());
     flush();
-    {
-      std::lock_guard lock(mutex_);
-      loop_ended_ = true;  // no hand-over from here on; close_all_handles ends the loop
-    }
     accepting_stopped_.notify_all();
     close_all_handles();
   }
@@ -733,6 +753,7 @@ class SyslogTcpSource::Worker {
   std::vector<char> read_buffer_;
   EventDecoder decoder_;
   std::unordered_map<std::string, CachedName> names_;  // clientHostnameHeader: IP -> name
+  std::unordered_set<uv_getnameinfo_t*> lookups_;      // in flight; freed by on_name
   Clock::time_point last_accept_log_{};
 
   Counter accepted_, closed_, accept_errors_, read_errors_, dropped_, unread_at_shutdown_, refused_denied_,
