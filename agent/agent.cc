@@ -54,12 +54,14 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
     unread += c.bytes_unread_at_shutdown;
     cut += c.frames_cut;
   }
+  for (auto& sink : sinks_) sink->request_stop(deadline);  // all drain at once
   for (auto& sink : sinks_) sink->stop(deadline);
-  uint64_t in_channels = 0, kept = 0, replayed = 0;
+  uint64_t in_channels = 0, kept = 0, replayed = 0, unreadable = 0;
   for (auto& channel : channels_) {
     channel->close();
     const ChannelCounters c = channel->counters();
     replayed += c.events_recovered;
+    unreadable += c.events_unreadable;
     if (c.events_on_disk) {
       spdlog::info("channel {}: {} events kept on disk for the next start", channel->name(), c.events_on_disk);
       kept += c.events_on_disk;
@@ -76,15 +78,15 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
     possibly_duplicated += c.events_possibly_duplicated;
     lost_after_handover += c.events_lost_after_handover;
   }
-  // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk;
-  // read = put + never put (per channel a source feeds).
+  // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk +
+  // unreadable on disk; read = put + never put (per channel a source feeds).
   const AgentTotals t = totals();
   const uint64_t lost = in_channels + never_put;
   spdlog::info("stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
-               "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} possibly "
-               "duplicated, {} bytes left unread, {} frames cut", read, t.events_in, replayed, t.events_out,
-               lost_after_handover, discarded, t.events_failed, lost, in_channels, never_put, kept, possibly_duplicated,
-               unread, cut);
+               "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
+               "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut", read, t.events_in, replayed,
+               t.events_out, lost_after_handover, discarded, t.events_failed, lost, in_channels, never_put, kept,
+               unreadable, possibly_duplicated, unread, cut);
   return lost;
 }
 

@@ -69,9 +69,10 @@ struct LiveStats {
 
 // True once the receiver has half-closed the connection (its FIN: "I am going away"). A
 // sender that stops writing then, and closes, loses nothing: the receiver reads until our close.
+// A reset (POLLERR, POLLHUP) is not that: the write after it fails and counts as possibly lost.
 bool receiver_closing(int fd) {
   pollfd p{fd, POLLRDHUP, 0};
-  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLRDHUP) && !(p.revents & (POLLERR | POLLHUP));
 }
 
 // Writes all of `data`; false (with errno's text in error) if the socket failed.

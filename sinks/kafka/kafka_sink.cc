@@ -31,6 +31,7 @@ constexpr auto kRetryBackoffMax = 10s;
 // before they are purged too (their events then go back to the channel as possibly persisted).
 constexpr auto kInFlightGrace = 1s;
 // Between new producers after fatal errors: doubling from 1 s to a minute.
+constexpr std::chrono::milliseconds kProducerBackoffMin = 1s;
 constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
 
 }  // namespace
@@ -145,24 +146,32 @@ void split_take(const Take& take, Leaves&& leaves, Take& leaving, Take& back) {
 }  // namespace
 
 // acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
+// Heap-allocated and reference-counted like HandedOverTake (one reference per message, one for
+// the sink), because at shutdown the sink may stop waiting for a request stuck in flight: its
+// late report, if any, still lands here, and the take's bytes stay alive for librdkafka.
 class AwaitedTake {
  public:
-  explicit AwaitedTake(Take take)
-      : take_(std::move(take)), slots_(take_.events), outcomes_(take_.events),
-        outstanding_(static_cast<int64_t>(take_.events)) {
-    for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
-  }
+  static AwaitedTake* create(Take take) { return new AwaitedTake(std::move(take)); }
   DeliveryTracker* tracker(size_t i) { return &slots_[i]; }
-  bool done() const { return outstanding_.load(std::memory_order_acquire) == 0; }
-  Take& take() { return take_; }
+  bool done() const { return references_.load(std::memory_order_acquire) == 1; }  // only the sink's left
+  const Take& take() const { return take_; }
+  // Whether message i has its report; only then do error() and possibly_persisted() mean anything.
+  bool answered(size_t i) const { return answered_[i].load(std::memory_order_acquire); }
   DeliveryError error(size_t i) const { return outcomes_[i].error; }
   bool possibly_persisted(size_t i) const { return outcomes_[i].possibly_persisted; }
   std::string text() const {
     std::lock_guard lock(mutex_);
     return text_;
   }
+  // The sink lets go (after settling); the last report, or this, frees it.
+  void release() { drop_reference(); }
 
  private:
+  explicit AwaitedTake(Take take)
+      : take_(std::move(take)), slots_(take_.events), outcomes_(take_.events), answered_(take_.events),
+        references_(static_cast<int64_t>(take_.events) + 1) {
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
+  }
   struct Slot final : DeliveryTracker {
     AwaitedTake* owner = nullptr;
     uint32_t index = 0;
@@ -180,13 +189,18 @@ class AwaitedTake {
       std::lock_guard lock(mutex_);
       if (text_.empty()) text_ = report.text;
     }
-    outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+    answered_[index].store(true, std::memory_order_release);
+    drop_reference();
+  }
+  void drop_reference() {
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
   Take take_;
   std::vector<Slot> slots_;
   std::vector<Outcome> outcomes_;
-  std::atomic<int64_t> outstanding_;
+  std::vector<std::atomic<bool>> answered_;
+  std::atomic<int64_t> references_;
   mutable std::mutex mutex_;
   std::string text_;
 };
@@ -211,10 +225,15 @@ void KafkaSink::start() {
       ProducerSetting{env_.resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
   std::atomic_store(&producer_, env_.producer(producer_settings_, config_.share_producer));
   thread_ = std::thread([this] { run(); });
-  spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {})", name_, config_.topic,
+  const auto idempotence = producer_settings_.find("enable.idempotence");
+  const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
+  spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {}{})", name_, config_.topic,
                config_.partition >= 0 ? std::to_string(config_.partition) : "by librdkafka",
                producer_settings_["bootstrap.servers"].value, config_.acks, batch_size_,
-               config_.wait_for_delivery ? "after delivery reports" : "when librdkafka takes the batch");
+               config_.wait_for_delivery ? "after delivery reports" : "when librdkafka takes the batch",
+               config_.wait_for_delivery && !idempotent
+                   ? "; without enable.idempotence a retry after a lost answer may store a message twice"
+                   : "");
 }
 
 void KafkaSink::run() {
@@ -291,8 +310,9 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
   }
 }
 
-bool KafkaSink::destination_from_event(size_t index) const {
-  return config_.partition_field != EventField::none || (!topics_.empty() && !topics_[index].empty());
+Destination KafkaSink::destination_of(size_t index) const {
+  return {.topic_from_event = !topics_.empty() && !topics_[index].empty(),
+          .partition_from_event = config_.partition_field != EventField::none};
 }
 
 size_t KafkaSink::produce_messages() {
@@ -326,31 +346,44 @@ void KafkaSink::send(Take take) {
     hand_over(std::move(take));
     return;
   }
-  AwaitedTake awaited(std::move(take));
+  AwaitedTake* awaited = AwaitedTake::create(std::move(take));
   size_t index = 0;
-  for (const EventBatch& batch : awaited.take().batches)
-    for (const EventRecord& e : batch) add_message(batch, e, awaited.tracker(index++));
+  for (const EventBatch& batch : awaited->take().batches)
+    for (const EventRecord& e : batch) add_message(batch, e, awaited->tracker(index++));
   if (produce_messages() > 0)
     for (const OutgoingMessage& m : messages_)
       if (m.refusal) m.tracker->on_delivery(report_of(m.refusal));
-  // Shutting down and out of time: first what librdkafka has not sent (it never reaches the
-  // broker, or, if it had been sent before and waits for a retry, reports possibly_persisted);
-  // requests in flight get kInFlightGrace more to be answered, then they go too.
-  bool purged_queue = false, purged_in_flight = false;
-  Clock::time_point in_flight_until{};
+  await(*awaited);
+  settle(*awaited);
+  awaited->release();
+}
+
+// Waits for every delivery report of the take. Shutting down and out of time: first what
+// librdkafka has not sent is purged (it never reaches the broker, or, if it had been sent
+// before and waits for a retry, reports possibly_persisted); requests in flight get
+// kInFlightGrace more to be answered, then they are purged too, again and again (a request
+// partly written to a stalled socket cannot be purged until the connection drops). After one
+// more kInFlightGrace the sink stops waiting: what is still unanswered goes back to the
+// channel as possibly persisted.
+void KafkaSink::await(const AwaitedTake& awaited) {
+  Clock::time_point in_flight_at{}, give_up_at{};
   while (!awaited.done()) {
     producer_->poll(10);
     if (!stop_deadline_.passed()) continue;
-    if (!purged_queue) {
+    const auto now = Clock::now();
+    if (in_flight_at == Clock::time_point{}) {
       producer_->purge(false);
-      purged_queue = true;
-      in_flight_until = Clock::now() + kInFlightGrace;
-    } else if (!purged_in_flight && Clock::now() >= in_flight_until) {
+      in_flight_at = now + kInFlightGrace;
+      give_up_at = in_flight_at + kInFlightGrace;
+    } else if (now >= give_up_at) {
+      spdlog::error("sink {}: requests still unanswered {} ms after the shutdown deadline; their events go back to "
+                    "the channel as possibly persisted", name_,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - stop_deadline_.get()).count());
+      return;
+    } else if (now >= in_flight_at) {
       producer_->purge(true);
-      purged_in_flight = true;
     }
   }
-  settle(awaited);
 }
 
 // acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises. What it
@@ -365,6 +398,7 @@ void KafkaSink::hand_over(Take take) {
     channel_.commit(in_flight->take());  // shares the batches: no copy of events
     counters_->sent.fetch_add(in_flight->take().events, std::memory_order_relaxed);
     in_flight->release();
+    producer_backoff_ = kProducerBackoffMin;  // the producer works
     return;
   }
   uint64_t by_reason[kDeliveryErrorKinds] = {};
@@ -377,7 +411,7 @@ void KafkaSink::hand_over(Take take) {
     const DeliveryReport report = report_of(m.refusal);
     ++by_reason[static_cast<int>(report.error)];
     text_code = m.refusal;
-    const bool discard = classify(report.error, destination_from_event(i)) == ErrorClass::discard;
+    const bool discard = classify(report.error, destination_of(i)) == ErrorClass::discard;
     discarded += discard;
     return discard;
   }, leaving, back);
@@ -403,15 +437,20 @@ void KafkaSink::count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds],
 
 // Commits what was delivered, discards what can never be (counted by reason), and rolls the
 // rest back into the channel: only the failed events, so delivered ones are not sent twice.
-void KafkaSink::settle(AwaitedTake& awaited) {
+void KafkaSink::settle(const AwaitedTake& awaited) {
   uint64_t by_reason[kDeliveryErrorKinds] = {};
   uint64_t discarded = 0, possibly_persisted = 0;
   Take leaving, back;
   split_take(awaited.take(), [&](size_t i) {
+    if (!awaited.answered(i)) {  // given up at shutdown: in flight, the broker may have it
+      ++by_reason[static_cast<int>(DeliveryError::purged)];
+      ++possibly_persisted;
+      return false;
+    }
     const DeliveryError error = awaited.error(i);
     if (error == DeliveryError::none) return true;
     ++by_reason[static_cast<int>(error)];
-    if (classify(error, destination_from_event(i)) == ErrorClass::discard) {
+    if (classify(error, destination_of(i)) == ErrorClass::discard) {
       ++discarded;
       return true;
     }
@@ -428,6 +467,7 @@ void KafkaSink::settle(AwaitedTake& awaited) {
                  "answer was lost or purged); they will be sent again and may be duplicated (counted as "
                  "possibly_duplicated)", name_, possibly_persisted);
   }
+  if (back.empty() && leaving.events > discarded) producer_backoff_ = kProducerBackoffMin;  // the producer works
   channel_.commit(leaving);
   roll_back(std::move(back));
 }
@@ -446,10 +486,15 @@ void KafkaSink::roll_back(Take back) {
   backoff_ = std::min(backoff_ * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRetryBackoffMax));
 }
 
+void KafkaSink::request_stop(Deadline deadline) {
+  if (draining_.exchange(true)) return;
+  stop_deadline_.set(deadline);
+}
+
 void KafkaSink::stop(Deadline deadline) {
   if (!thread_.joinable()) return;
-  draining_.store(true);
-  stop_deadline_.set(deadline);
+  request_stop(deadline);
+  deadline = stop_deadline_.get();
   thread_.join();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   // acks=0: what librdkafka still holds was committed; give it the time left. Whatever is

@@ -38,6 +38,7 @@ class KafkaSink final : public Sink {
 
   const std::string& name() const override { return name_; }
   void start() override;
+  void request_stop(Deadline deadline) override;
   void stop(Deadline deadline) override;
   SinkCounters counters() const override;
 
@@ -47,13 +48,14 @@ class KafkaSink final : public Sink {
   void run();
   void send(Take take);
   void hand_over(Take take);
-  void settle(AwaitedTake& awaited);
+  void await(const AwaitedTake& awaited);
+  void settle(const AwaitedTake& awaited);
   void roll_back(Take back);
   void replace_fatal_producer();
   void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
   // Returns how many messages librdkafka did not take (their `refusal` says why).
   size_t produce_messages();
-  bool destination_from_event(size_t index) const;
+  Destination destination_of(size_t index) const;
   void count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text, uint64_t discarded,
                       uint64_t rolled_back);
 

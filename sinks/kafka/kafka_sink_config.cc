@@ -1,5 +1,7 @@
 #include "sinks/kafka/kafka_sink_config.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 namespace sluice::kafka {
@@ -27,6 +29,15 @@ constexpr LegacyName kLegacyNames[] = {
     {"request.timeout.ms", "request.timeout.ms", ""},
     {"client.id", "client.id", ""},
 };
+
+// Kafka's rule (Topic.validate): what the broker would refuse is refused at start instead.
+bool is_valid_topic_name(const std::string& topic) {
+  if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
+  return std::all_of(topic.begin(), topic.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+           ch == '-';
+  });
+}
 
 std::string map_compression(const std::string& value) {
   // Kafka 0.8 also accepted the codec's number.
@@ -115,6 +126,8 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   c.producer = std::move(producer);
   if (c.bootstrap.empty())
     component.fail("brokerList", "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
+  if (!is_valid_topic_name(c.topic))
+    component.fail("topic", "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
   c.format = c.format_name == "raw" ? PayloadFormat::raw : c.format_name == "json" ? PayloadFormat::json : PayloadFormat::body;
   auto field = [](const std::string& name) { return event_field_from_name(name).value_or(EventField::none); };
   c.key_field = field(c.key_field_name);

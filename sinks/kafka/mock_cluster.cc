@@ -58,6 +58,10 @@ void MockCluster::push_request_errors(int16_t api_key, int count, int error_code
   rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
 }
 
+void MockCluster::set_topic_error(const std::string& topic, int error_code) {
+  rd_kafka_mock_topic_set_error(cluster_, topic.c_str(), static_cast<rd_kafka_resp_err_t>(error_code));
+}
+
 std::string MockCluster::apply_command(const std::string& command) {
   std::istringstream words(command);
   std::string verb;

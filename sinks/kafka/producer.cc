@@ -28,6 +28,8 @@ DeliveryError kind_of(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART: return DeliveryError::unknown_topic;
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION: return DeliveryError::unknown_partition;
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG: return DeliveryError::invalid_topic;
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
@@ -144,12 +146,14 @@ DeliveryReport report_of(int code, bool possibly_persisted) {
   return {kind_of(err), code, err ? rd_kafka_err2str(err) : "", possibly_persisted};
 }
 
-ErrorClass classify(DeliveryError error, bool destination_from_event) {
+ErrorClass classify(DeliveryError error, Destination destination) {
   switch (error) {
     case DeliveryError::too_large:
     case DeliveryError::invalid_message: return ErrorClass::discard;
     case DeliveryError::unknown_topic:
-    case DeliveryError::unknown_partition: return destination_from_event ? ErrorClass::discard : ErrorClass::retry;
+    case DeliveryError::invalid_topic: return destination.topic_from_event ? ErrorClass::discard : ErrorClass::retry;
+    case DeliveryError::unknown_partition:
+      return destination.topic_from_event || destination.partition_from_event ? ErrorClass::discard : ErrorClass::retry;
     case DeliveryError::producer_fatal: return ErrorClass::recreate;
     default: return ErrorClass::retry;  // outages, timeouts, authorization (may be granted), purges
   }
@@ -162,6 +166,7 @@ std::string_view to_string(DeliveryError error) {
     case DeliveryError::purged: return "purged";
     case DeliveryError::queue_full: return "queue_full";
     case DeliveryError::unknown_topic: return "unknown_topic";
+    case DeliveryError::invalid_topic: return "invalid_topic";
     case DeliveryError::unknown_partition: return "unknown_partition";
     case DeliveryError::not_authorized: return "not_authorized";
     case DeliveryError::too_large: return "too_large";
@@ -190,7 +195,8 @@ Producer::Producer(const ProducerSettings& settings) {
 }
 
 Producer::~Producer() {
-  purge(true);
+  // Blocking, so that every purged message's report is queued before the poll serves it.
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   poll(0);  // trackers learn that their messages were purged
   for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
   rd_kafka_destroy(rk_);
@@ -200,12 +206,18 @@ rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
   std::lock_guard lock(topics_mutex_);
   auto [it, inserted] = topics_.emplace(topic, nullptr);
   if (inserted) it->second = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
-  return it->second;
+  rd_kafka_topic_t* handle = it->second;
+  if (!handle) topics_.erase(it);  // refused (e.g. a name too long): asked again next time
+  return handle;
 }
 
 size_t Producer::produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
                          const StopDeadline& until, bool copy_payloads) {
   rd_kafka_topic_t* rkt = topic_handle(topic);
+  if (!rkt) {  // a name librdkafka refuses outright (e.g. too long)
+    for (OutgoingMessage& m : messages) m.refusal = RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION;
+    return messages.size();
+  }
   // librdkafka's array, and for each of its entries the index of its OutgoingMessage.
   thread_local std::vector<rd_kafka_message_t> batch;
   thread_local std::vector<uint32_t> origin;
@@ -265,7 +277,7 @@ int Producer::flush(int timeout_ms) {
 }
 
 void Producer::purge(bool in_flight) {
-  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | (in_flight ? RD_KAFKA_PURGE_F_INFLIGHT : 0));
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_NON_BLOCKING | (in_flight ? RD_KAFKA_PURGE_F_INFLIGHT : 0));
 }
 
 bool Producer::fatal(std::string* reason) const {

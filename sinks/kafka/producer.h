@@ -38,6 +38,7 @@ enum class DeliveryError : uint8_t {
   purged,             // dropped from librdkafka's queue at the shutdown deadline
   queue_full,         // never enqueued: the shutdown deadline passed while the queue was full
   unknown_topic,
+  invalid_topic,      // a name Kafka refuses (e.g. '/' or ':' in it)
   unknown_partition,  // the topic has no such partition
   not_authorized,
   too_large,          // larger than the broker accepts
@@ -45,7 +46,7 @@ enum class DeliveryError : uint8_t {
   producer_fatal,     // the idempotent producer lost its state (a fatal error): it is recreated
   other,
 };
-inline constexpr int kDeliveryErrorKinds = 11;
+inline constexpr int kDeliveryErrorKinds = 12;
 std::string_view to_string(DeliveryError error);
 // Errors librdkafka reported about the cluster (unreachable brokers, authentication, ...), all producers.
 uint64_t client_errors();
@@ -65,12 +66,16 @@ DeliveryReport report_of(int code, bool possibly_persisted = false);
 //   retry:   back to the channel, sent again after a backoff (the outage may end);
 //   discard: retrying cannot help; dropped and counted under its reason;
 //   recreate: the producer is dead (fatal error); back to the channel, and a new producer.
-// `destination_from_event`: the message's topic or partition came from the event
-// (topicHeader, partitionIdHeader), so an unknown one condemns only that event. The sink's own
-// topic or partition being unknown is a misconfiguration to retry and log loudly, not a reason
-// to discard everything the sink sends.
+// A topic or partition that does not exist (or a topic name Kafka refuses) condemns only the
+// event when that part of its destination came from the event (topicHeader, partitionIdHeader);
+// the sink's own topic or partition being unknown is a misconfiguration to retry and log
+// loudly, not a reason to discard everything the sink sends.
 enum class ErrorClass : uint8_t { retry, discard, recreate };
-ErrorClass classify(DeliveryError error, bool destination_from_event);
+struct Destination {
+  bool topic_from_event = false;
+  bool partition_from_event = false;
+};
+ErrorClass classify(DeliveryError error, Destination destination);
 
 // Told the outcome of each message it was attached to, on whichever thread polled.
 class DeliveryTracker {
@@ -126,8 +131,8 @@ class Producer {
   // Waits up to timeout_ms for everything enqueued to be delivered; returns how many remain.
   int flush(int timeout_ms);
   // Drops what librdkafka has not sent yet (queued, or waiting to be retried: those report
-  // possibly_persisted); with in_flight also the requests awaiting the broker's answer. Their
-  // trackers are told (purged) during the next poll().
+  // possibly_persisted); with in_flight also the requests awaiting the broker's answer. Does not
+  // wait for librdkafka's threads; the trackers are told (purged) during a later poll().
   void purge(bool in_flight);
   // A fatal error (idempotent producer): every later produce fails; make a new producer.
   bool fatal(std::string* reason = nullptr) const;

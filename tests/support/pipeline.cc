@@ -44,14 +44,15 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   static const std::regex line(
       R"(stopped: (\d+) events read, (\d+) events in, (\d+) replayed from disk, (\d+) sent \((\d+) lost after )"
       R"(hand-over\), (\d+) discarded, (\d+) )"
-      R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) possibly )"
+      R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) )"
+      R"(unreadable on disk, (\d+) possibly )"
       R"(duplicated, (\d+) bytes left unread, (\d+) frames cut)");
   std::vector<ShutdownAccount> accounts;
   for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
     ShutdownAccount& a = accounts.emplace_back();
     uint64_t* fields[] = {&a.read, &a.in, &a.replayed, &a.sent, &a.lost_after_handover, &a.discarded, &a.failed,
-                          &a.lost, &a.lost_in_channels, &a.never_put, &a.kept, &a.possibly_duplicated, &a.unread_bytes,
-                          &a.cut};
+                          &a.lost, &a.lost_in_channels, &a.never_put, &a.kept, &a.unreadable, &a.possibly_duplicated,
+                          &a.unread_bytes, &a.cut};
     for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull((*it)[i + 1]);
     a.found = true;
   }

@@ -234,6 +234,50 @@ TEST_CASE("the sink's own partition missing from the topic is retried and kept, 
   CHECK(channel.counters().events_held == 3);
 }
 
+TEST_CASE("with partitionIdHeader the sink's own topic missing is retried and kept until it exists, not discarded",
+          "[kafka][sink][faults]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 10);
+  cluster.set_topic_error("t", 3 /* UNKNOWN_TOPIC_OR_PART */);
+  SinkUnderTest t(cluster, {{"partitionIdHeader", "Facility"},
+                            {"kafka.producer.topic.metadata.propagation.max.ms", "500"},
+                            {"kafka.producer.topic.metadata.refresh.interval.ms", "500"}});
+  auto& [channel, env, context, sink] = t;
+  EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return failed_for(sink->counters(), "unknown_topic") >= 3; }, 20s));
+  CHECK(sink->counters().events_discarded == 0);
+  CHECK(channel.counters().events_held == 3);
+  cluster.set_topic_error("t", 0);  // the topic appears: delivery starts by itself
+  CHECK(eventually([&] { return sink->counters().events_sent == 3; }, 30s));
+  sink->stop(Clock::now() + 5s);
+  CHECK(read_topic(cluster, "t").size() == 3);
+}
+
+TEST_CASE("an event whose topic (from topicHeader) Kafka refuses as a name is discarded and the rest arrive",
+          "[kafka][sink][faults]") {
+  kafka::MockCluster cluster;
+  for (const char* topic : {"t", "good"}) cluster.create_topic(topic, 1);
+  cluster.set_topic_error("bad", 17 /* TOPIC_EXCEPTION: e.g. '/' in the name */);
+  SinkUnderTest t(cluster, {{"topicHeader", "app"}, {"kafka.producer.topic.metadata.propagation.max.ms", "500"}});
+  auto& [channel, env, context, sink] = t;
+  EventBatch batch = parsed_batch({"<13>Nov 30 11:07:06 h good: one", "<13>Nov 30 11:07:06 h bad: two",
+                                   "<13>Nov 30 11:07:06 h good: three"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return channel.counters().events_held == 0; }, 20s));
+  sink->stop(Clock::now() + 5s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 2);
+  CHECK(c.events_discarded == 1);
+  CHECK(failed_for(c, "invalid_topic") + failed_for(c, "unknown_topic") == 1);
+  CHECK(read_topic(cluster, "good").size() == 2);
+}
+
+TEST_CASE("a topic that is not a Kafka topic name is refused at start naming the key", "[kafka][sink]") {
+  CHECK_THROWS_WITH(kafka::parse_kafka_sink_config(sink_component("127.0.0.1:9", {{"topic", "web/logs"}})),
+                    Catch::Contains("a.sinks.k.topic: \"web/logs\" is not a Kafka topic name"));
+}
+
 TEST_CASE("a fatal error of the idempotent producer makes a new producer that delivers every event once",
           "[kafka][sink][faults]") {
   kafka::MockCluster cluster;
