@@ -182,6 +182,13 @@ uint64_t failed_for(const SinkCounters& c, const std::string& reason) {
   return 0;
 }
 
+// Puts `n` events into the sink's channel and waits until the sink has taken them all.
+void put_until_taken(SinkUnderTest& t, size_t n) {
+  EventBatch batch = parsed_batch(std::vector<std::string>(n, "<13>waiting"));
+  REQUIRE(t.channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return t.sink->counters().events_taken == n; }, 10s));
+}
+
 // How long stop() took.
 std::chrono::milliseconds timed_stop(Sink& sink, std::chrono::milliseconds timeout) {
   const auto start = Clock::now();
@@ -309,10 +316,7 @@ TEST_CASE("with Kafka down and librdkafka's queue full, stop returns by its dead
   cluster.set_broker_down(0, true);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
   auto& [channel, env, context, sink] = t;
-  std::vector<std::string> lines(100, "<13>waiting");
-  EventBatch batch = parsed_batch(lines);
-  REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return sink->counters().events_taken == 100; }, 10s));
+  put_until_taken(t, 100);
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
@@ -328,10 +332,7 @@ TEST_CASE("with Kafka down, stop with acks=all returns by its deadline and every
   cluster.set_broker_down(0, true);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
   auto& [channel, env, context, sink] = t;
-  std::vector<std::string> lines(50, "<13>waiting");
-  EventBatch batch = parsed_batch(lines);
-  REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return sink->counters().events_taken == 50; }, 10s));
+  put_until_taken(t, 50);
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
