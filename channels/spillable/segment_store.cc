@@ -90,7 +90,7 @@ SegmentStore::SegmentStore(SegmentStoreConfig config, uint32_t layout_version, R
     if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
   }
   lock_directory();
-  const auto committed = read_commit_log();
+  const auto committed = read_commit_log(report);
   std::vector<uint64_t> ids;
   for (const auto& entry : std::filesystem::directory_iterator(config_.data_dir))
     if (const uint64_t id = segment_id(entry.path().filename().string())) ids.push_back(id);
@@ -133,31 +133,53 @@ void SegmentStore::lock_directory() {
   if (::ftruncate(lock_fd_, 0) == 0) write_all(lock_fd_, pid.data(), pid.size(), 0, path);
 }
 
-SegmentStore::CommitLogContents SegmentStore::read_commit_log() {
+SegmentStore::CommitLogContents SegmentStore::read_commit_log(RecoveryReport& report) {
   CommitLogContents committed;
-  // The current log, else the first layout's (which the rewrite at open then replaces).
-  const bool current = std::filesystem::exists(config_.checkpoint_dir / kLogName);
-  const auto path = config_.checkpoint_dir / (current ? kLogName : kLegacyLogName);
+  // The current log; or the first layout's, when it is the only one, or newer (a build that
+  // knows only that one ran here since: what it wrote is the truth, the other is stale). The
+  // rewrite at open then replaces it.
+  namespace fs = std::filesystem;
+  const fs::path current = config_.checkpoint_dir / kLogName, legacy = config_.checkpoint_dir / kLegacyLogName;
+  std::error_code ec;
+  const bool has_current = fs::exists(current, ec), has_legacy = fs::exists(legacy, ec);
+  const bool use_legacy =
+      has_legacy && (!has_current || fs::last_write_time(legacy, ec) > fs::last_write_time(current, ec));
+  const fs::path path = use_legacy ? legacy : current;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return committed;
-  if (current) {
-    char header[kLogHeader];
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  char header[kLogHeader];
+  const bool has_header = end >= static_cast<off_t>(kLogHeader) && read_all(fd, header, kLogHeader, 0) &&
+                          std::memcmp(header, kLogMagic, sizeof kLogMagic) == 0;
+  if (!use_legacy && !has_header) {
+    if (end >= static_cast<off_t>(kLogHeader)) {
+      ::close(fd);
+      throw std::runtime_error(path.string() + " is not a Sluice commit log: move it away (every record on disk is "
+                               "then delivered again)");
+    }
+    // Cut short while it was first written (a power loss with fsync = never): it said nothing.
+    report.problems.push_back(path.string() + " is empty or torn (" + std::to_string(end) + " bytes): every record "
+                              "on disk is delivered again, some perhaps twice");
+    ::close(fd);
+    return committed;
+  }
+  if (has_header) {
     uint32_t version = 0;
-    if (read_all(fd, header, kLogHeader, 0) && std::memcmp(header, kLogMagic, sizeof kLogMagic) == 0)
-      std::memcpy(&version, header + 8, 4);
+    std::memcpy(&version, header + 8, 4);
     if (version != kLogVersion) {
       ::close(fd);
-      throw std::runtime_error(path.string() + " is not a commit log of version " + std::to_string(kLogVersion) +
-                               " (found " + std::to_string(version) + "): deliver it with the build that wrote it");
+      throw std::runtime_error(path.string() + " is a commit log of version " + std::to_string(version) +
+                               " (this build reads " + std::to_string(kLogVersion) + "): deliver it with the build "
+                               "that wrote it");
     }
   }
   // A torn last entry (a crash mid-write) is shorter than an entry and ignored: its record,
   // or part, is replayed, at worst once more.
-  const uint64_t size = current ? kLogEntry : kLegacyLogEntry;
-  for (uint64_t at = current ? kLogHeader : 0;; at += size) {
+  const uint64_t size = has_header ? kLogEntry : kLegacyLogEntry;
+  for (uint64_t at = has_header ? kLogHeader : 0;; at += size) {
     uint64_t entry[3] = {};
     if (!read_all(fd, entry, size, at)) break;
-    // Legacy entries: the whole record.
+    // First-layout entries: the whole record (the third word stays 0).
     const EventRange part{static_cast<uint32_t>(entry[2]), static_cast<uint32_t>(entry[2] >> 32)};
     committed[entry[0]][entry[1]].push_back(part);
   }

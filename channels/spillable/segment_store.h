@@ -124,7 +124,7 @@ class SegmentStore {
 
   std::filesystem::path segment_path(uint64_t id) const;
   void lock_directory();
-  CommitLogContents read_commit_log();
+  CommitLogContents read_commit_log(RecoveryReport& report);
   void recover(uint64_t id, const CommitLogContents& committed, RecoveryReport& report,
                std::vector<ReplayRecord>& replay);
   void open_new_segment();

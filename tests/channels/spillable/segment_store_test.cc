@@ -144,6 +144,42 @@ TEST_CASE("a commit log of the first layout is read, rewritten in the new one an
   CHECK(open_store(dir).replay.size() == 2);  // and the new log says the same
 }
 
+TEST_CASE("a first-layout commit log newer than the current one (an older build ran since) is the one believed",
+          "[spill]") {
+  TempDir dir;
+  std::vector<RecordRef> written;
+  {
+    Opened o = open_store(dir);
+    for (int i = 0; i < 2; ++i) written.push_back(o.store->append(payload(i), 1));
+    o.store->release(written[0]);  // the current log says: record 0 delivered
+  }
+  // Then an older build delivered record 1 only (it had replayed both) and wrote its own log.
+  {
+    std::ofstream legacy(fs::path(dir.path()) / "commits.log", std::ios::binary);
+    const uint64_t entry[2] = {written[1].segment, written[1].offset};
+    legacy.write(reinterpret_cast<const char*>(entry), sizeof entry);
+  }
+  fs::last_write_time(fs::path(dir.path()) / "commits.log",
+                      fs::last_write_time(fs::path(dir.path()) / "commits.v2.log") + std::chrono::seconds(1));
+  Opened o = open_store(dir);
+  REQUIRE(o.replay.size() == 1);
+  CHECK(o.store->read(o.replay[0].record) == payload(0));
+}
+
+TEST_CASE("an empty current commit log (torn as it was first written) replays everything and says so", "[spill]") {
+  TempDir dir;
+  {
+    Opened o = open_store(dir);
+    o.store->release(o.store->append(payload(0), 1));
+    o.store->append(payload(1), 1);
+  }
+  fs::resize_file(fs::path(dir.path()) / "commits.v2.log", 0);
+  Opened o = open_store(dir);
+  CHECK(o.replay.size() == 2);  // at least once
+  REQUIRE(o.report.problems.size() == 1);
+  CHECK_THAT(o.report.problems[0], Catch::Contains("is empty or torn"));
+}
+
 TEST_CASE("a torn tail is cut at the last whole record and counted", "[spill]") {
   TempDir dir;
   {
