@@ -445,6 +445,10 @@ class SyslogTcpSource::Worker {
       conn->client += it->second.name;
       return true;
     }
+    if (stopping_) {  // no new lookup while draining: it could outlast the deadline
+      conn->client += ip;
+      return true;
+    }
     auto* request = new uv_getnameinfo_t;
     request->data = conn;
     conn->pending_lookup = request;
@@ -472,7 +476,8 @@ class SyslogTcpSource::Worker {
     const std::string name = found.empty() ? ip : found;
     const uint64_t ttl = static_cast<uint64_t>(self->source_.config_.hostname_cache_ttl.count());
     if (self->names_.size() > 100'000) self->names_.clear();  // bounded: a scan of many addresses
-    if (status != UV_ECANCELED) self->names_[ip] = CachedName{name, uv_now(&self->loop_) + ttl};
+    // (libuv reports a cancelled lookup as UV_EAI_CANCELED.)
+    if (status != UV_EAI_CANCELED && status != UV_ECANCELED) self->names_[ip] = CachedName{name, uv_now(&self->loop_) + ttl};
     conn->client += name;
     self->start_reading(conn);  // at shutdown too: the drain reads what it sent
   }
