@@ -32,6 +32,7 @@ constexpr auto kRetryBackoffMax = 10s;
 constexpr auto kInFlightGrace = 1s;
 // Between new producers after fatal errors: doubling from 1 s to a minute.
 constexpr std::chrono::milliseconds kProducerBackoffMin = 1s;
+constexpr int kTopicException = 17;  // Kafka's TOPIC_EXCEPTION: an invalid topic name
 constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
 
 }  // namespace
@@ -330,7 +331,13 @@ size_t KafkaSink::produce_messages() {
   for (size_t i = 1; i <= messages_.size(); ++i) {
     if (i < messages_.size() && topics_[i] == topics_[start]) continue;
     const std::string topic = topics_[start].empty() ? config_.topic : std::string(topics_[start]);
-    refused += producer_->produce(topic, partition, all.subspan(start, i - start), stop_deadline_, json);
+    const std::span<OutgoingMessage> run = all.subspan(start, i - start);
+    if (is_valid_topic_name(topic)) {
+      refused += producer_->produce(topic, partition, run, stop_deadline_, json);
+    } else {  // Kafka would refuse the name (e.g. "postfix/smtpd"): no need to ask it
+      for (OutgoingMessage& m : run) m.refusal = kTopicException;
+      refused += run.size();
+    }
     start = i;
   }
   return refused;
@@ -502,8 +509,8 @@ void KafkaSink::stop(Deadline deadline) {
   // its HandedOverTake, which counts it as lost.
   const int remaining = producer_->flush(static_cast<int>(std::max<int64_t>(left, 0)));
   if (remaining > 0)
-    spdlog::error("sink {}: {} messages still queued in librdkafka at the shutdown deadline; they are "
-                  "purged and counted as failed", name_, remaining);
+    spdlog::error("sink {}: {} messages still in librdkafka at the shutdown deadline are purged (acks=0: counted as "
+                  "lost after hand-over; acks >= 1: already back in the channel)", name_, remaining);
   std::atomic_store(&producer_, std::shared_ptr<Producer>());
   const SinkCounters c = counters();
   spdlog::info("sink {}: stopped; {} events sent ({} lost after hand-over), {} failed attempts ({} discarded, {} "

@@ -30,15 +30,6 @@ constexpr LegacyName kLegacyNames[] = {
     {"client.id", "client.id", ""},
 };
 
-// Kafka's rule (Topic.validate): what the broker would refuse is refused at start instead.
-bool is_valid_topic_name(const std::string& topic) {
-  if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
-  return std::all_of(topic.begin(), topic.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
-           ch == '-';
-  });
-}
-
 std::string map_compression(const std::string& value) {
   // Kafka 0.8 also accepted the codec's number.
   if (value == "0") return "none";
@@ -48,6 +39,14 @@ std::string map_compression(const std::string& value) {
 }
 
 }  // namespace
+
+bool is_valid_topic_name(std::string_view topic) {
+  if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
+  return std::all_of(topic.begin(), topic.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+           ch == '-';
+  });
+}
 
 const config::PropertyTable<C> kKafkaSinkProperties{
     {"topic", &C::topic, "default-flume-topic", "Kafka topic the events go to.", {}, {}, {"kafka.topic"}},

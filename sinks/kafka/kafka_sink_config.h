@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "agent/config/property_table.h"
 #include "channels/event_batch.h"
@@ -32,6 +33,10 @@ struct KafkaSinkConfig {
 };
 
 extern const config::PropertyTable<KafkaSinkConfig> kKafkaSinkProperties;
+
+// Kafka's rule for topic names (1 to 249 of a-z A-Z 0-9 . _ -, not "." or ".."): a configured
+// topic that breaks it is refused at start, a per-event one is discarded without asking Kafka.
+bool is_valid_topic_name(std::string_view topic);
 
 // Binds the table, maps kafka.* (Kafka 0.8 and new-producer names) onto librdkafka's, and
 // checks the result with librdkafka. Throws ConfigError naming file, line and key.

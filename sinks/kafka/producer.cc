@@ -28,8 +28,7 @@ DeliveryError kind_of(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART: return DeliveryError::unknown_topic;
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION: return DeliveryError::unknown_partition;
-    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
-    case RD_KAFKA_RESP_ERR__INVALID_ARG: return DeliveryError::invalid_topic;
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION: return DeliveryError::invalid_topic;
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
