@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# A real Apache Kafka 4.4 cluster (KRaft) on loopback, for the tests, the benchmark and by hand.
+# The jars come from Maven Central (bash .ci/install-java; tests/kafka/pom.xml).
+#
+#   tests/kafka/cluster.sh start DIR [--nodes 1|3] [--sasl] [--heap 512m]
+#   tests/kafka/cluster.sh topic DIR NAME PARTITIONS [--replication N] [--config key=value]...
+#   tests/kafka/cluster.sh leader DIR TOPIC PARTITION    # prints the node that leads it
+#   tests/kafka/cluster.sh kill DIR NODE                 # SIGKILL one node: a crash
+#   tests/kafka/cluster.sh stop-node DIR NODE            # SIGTERM one node and wait for it
+#   tests/kafka/cluster.sh restart DIR NODE [--no-wait]  # start a stopped node again, with its data
+#   tests/kafka/cluster.sh wait DIR NODE                 # until a node restarted with --no-wait is up
+#   tests/kafka/cluster.sh consume DIR TOPIC MAX [TIMEOUT_MS]   # Kafka's own console consumer
+#   tests/kafka/cluster.sh produce DIR TOPIC FILE        # Kafka's own console producer: "key<TAB>value" lines
+#   tests/kafka/cluster.sh stop DIR                      # every node by PID; SIGKILL after 20 s
+#
+# start: one combined broker + controller per node on free loopback ports, each with its own
+# log directory under DIR/node-N and a small heap; three nodes replicate 3 ways with
+# min.insync.replicas 2. Waits (at most 120 s) until every node has started, then writes
+# DIR/bootstrap (PLAINTEXT host:port,...) and, with --sasl, DIR/bootstrap.sasl (a SASL_SSL
+# listener with SCRAM-SHA-512 and PLAIN, user "sluice", password "sluice-secret", CA in
+# DIR/ca.pem). Each
+# node's PID is in DIR/node-N/pid; nothing is ever ended but by those PIDs. Auto-creation of
+# topics is off.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+libs=${SLUICE_KAFKA_LIBS:-$root/build/java/kafka}
+java_cp() { java -cp "$libs/*" "$@"; }
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+free_ports() {  # N free loopback ports, held together so that they differ
+  python3 - "$1" <<'PY'
+import socket, sys
+held = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); held.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in held))
+PY
+}
+
+node_started() {  # DIR NODE STARTS: the node's log says "Kafka Server started" more than STARTS times
+  local n
+  n=$(grep -c "Kafka Server started" "$1/node-$2/server.log" 2>/dev/null || true)
+  [ "${n:-0}" -gt "$3" ]
+}
+
+launch() {  # DIR NODE: start the node's JVM in the background, its PID to node-N/pid
+  local node_dir="$1/node-$2"
+  # shellcheck disable=SC2046
+  nohup java $(cat "$node_dir/jvm-options") -cp "$libs/*" kafka.Kafka "$node_dir/server.properties" \
+    >>"$node_dir/stdout.log" 2>&1 &
+  echo $! >"$node_dir/pid"
+}
+
+wait_started() {  # DIR NODE STARTS
+  local deadline=$((SECONDS + 120))
+  until node_started "$1" "$2" "$3"; do
+    kill -0 "$(cat "$1/node-$2/pid")" 2>/dev/null || die "node $2 exited: $(tail -n 20 "$1/node-$2/stdout.log" "$1/node-$2/server.log" 2>/dev/null)"
+    [ $SECONDS -lt $deadline ] || die "node $2 did not start within 120 s (see $1/node-$2/server.log)"
+    sleep 0.2
+  done
+}
+
+make_certificates() {  # DIR: a CA and a certificate for 127.0.0.1 signed by it, PEM
+  local d=$1
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=sluice test CA" -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$d/broker.key" -out "$d/broker.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext"
+  openssl x509 -req -in "$d/broker.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -days 2 \
+    -extfile "$d/san.ext" -out "$d/broker.crt" 2>/dev/null
+  # Kafka's PEM keystore: the PKCS#8 key and the certificate chain in one file.
+  openssl pkcs8 -topk8 -nocrypt -in "$d/broker.key" -out "$d/broker.pk8"
+  cat "$d/broker.pk8" "$d/broker.crt" "$d/ca.pem" >"$d/broker-keystore.pem"
+}
+
+start() {
+  local dir=$1 nodes=1 sasl="" heap=512m
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --nodes) nodes=$2; shift 2 ;;
+      --sasl) sasl=1; shift ;;
+      --heap) heap=$2; shift 2 ;;
+      *) die "start: unknown option $1" ;;
+    esac
+  done
+  [ -d "$libs" ] || die "no Kafka jars in $libs: run bash .ci/install-java"
+  command -v java >/dev/null || die "no java: run bash .ci/install-java"
+  mkdir -p "$dir"
+  [ -n "$sasl" ] && make_certificates "$dir"
+  local -a ports
+  read -r -a ports <<<"$(free_ports $((nodes * 3)))"
+  local voters="" bootstrap="" bootstrap_sasl="" n
+  for ((n = 1; n <= nodes; n++)); do
+    voters+="${voters:+,}$n@127.0.0.1:${ports[$(( (n - 1) * 3 + 1 ))]}"
+    bootstrap+="${bootstrap:+,}127.0.0.1:${ports[$(( (n - 1) * 3 ))]}"
+    bootstrap_sasl+="${bootstrap_sasl:+,}127.0.0.1:${ports[$(( (n - 1) * 3 + 2 ))]}"
+  done
+  local replication=$((nodes >= 3 ? 3 : 1)) min_isr=$((nodes >= 3 ? 2 : 1))
+  local cluster_id
+  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  for ((n = 1; n <= nodes; n++)); do
+    local node_dir="$dir/node-$n" plain=${ports[$(( (n - 1) * 3 ))]} controller=${ports[$(( (n - 1) * 3 + 1 ))]}
+    local secure=${ports[$(( (n - 1) * 3 + 2 ))]}
+    mkdir -p "$node_dir/data"
+    local listeners="PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$controller"
+    local advertised="PLAINTEXT://127.0.0.1:$plain"
+    [ -n "$sasl" ] && listeners+=",SASL_SSL://127.0.0.1:$secure" && advertised+=",SASL_SSL://127.0.0.1:$secure"
+    cat >"$node_dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=$n
+controller.quorum.voters=$voters
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
+log.dirs=$node_dir/data
+num.partitions=1
+default.replication.factor=$replication
+min.insync.replicas=$min_isr
+offsets.topic.replication.factor=$replication
+transaction.state.log.replication.factor=$replication
+transaction.state.log.min.isr=$min_isr
+auto.create.topics.enable=false
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=4
+PROPS
+    if [ -n "$sasl" ]; then
+      cat >>"$node_dir/server.properties" <<PROPS
+sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_sluice="sluice-secret";
+listener.name.sasl_ssl.ssl.keystore.type=PEM
+listener.name.sasl_ssl.ssl.keystore.location=$dir/broker-keystore.pem
+PROPS
+    fi
+    cat >"$node_dir/log4j2.properties" <<LOG
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = $node_dir/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.state.name = state.change.logger
+logger.state.level = WARN
+LOG
+    echo "-Xmx$heap -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -Dlog4j2.configurationFile=$node_dir/log4j2.properties -Dkafka.logs.dir=$node_dir" >"$node_dir/jvm-options"
+    local -a scram=()
+    [ -n "$sasl" ] && scram=(--add-scram 'SCRAM-SHA-512=[name="sluice",password="sluice-secret"]')
+    java_cp kafka.tools.StorageTool format -t "$cluster_id" -c "$node_dir/server.properties" "${scram[@]}" \
+      >"$node_dir/format.log" 2>&1 || die "format of node $n failed: $(cat "$node_dir/format.log")"
+  done
+  for ((n = 1; n <= nodes; n++)); do launch "$dir" "$n"; done
+  for ((n = 1; n <= nodes; n++)); do wait_started "$dir" "$n" 0; done
+  echo "$nodes" >"$dir/nodes"
+  echo "$bootstrap" >"$dir/bootstrap"
+  [ -n "$sasl" ] && echo "$bootstrap_sasl" >"$dir/bootstrap.sasl"
+  echo "$bootstrap"
+}
+
+topics() { java_cp org.apache.kafka.tools.TopicCommand --bootstrap-server "$(cat "$1/bootstrap")" "${@:2}"; }
+
+topic() {  # DIR NAME PARTITIONS [--replication N] [--config k=v]...
+  local dir=$1 name=$2 partitions=$3 replication
+  shift 3
+  replication=$(( $(cat "$dir/nodes") >= 3 ? 3 : 1 ))
+  local -a configs=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --replication) replication=$2; shift 2 ;;
+      --config) configs+=(--config "$2"); shift 2 ;;
+      *) die "topic: unknown option $1" ;;
+    esac
+  done
+  local deadline=$((SECONDS + 60))
+  # The controller may still be electing itself: retry, bounded.
+  until topics "$dir" --create --topic "$name" --partitions "$partitions" --replication-factor "$replication" \
+          "${configs[@]}" >"$dir/topic-$name.log" 2>&1; do
+    grep -q "already exists" "$dir/topic-$name.log" && break
+    [ $SECONDS -lt $deadline ] || die "cannot create topic $name: $(cat "$dir/topic-$name.log")"
+    sleep 1
+  done
+  # Created is not yet served: until every broker's metadata shows each partition with a leader,
+  # a produce may hit a broker that does not lead it yet (with acks=0 it then closes the
+  # connection and those messages are gone without a word).
+  until [ "$(served_partitions "$dir" "$name")" = "$partitions" ]; do
+    [ $SECONDS -lt $deadline ] || die "topic $name: not every partition has a leader after 60 s"
+    sleep 0.2
+  done
+}
+
+served_partitions() {  # DIR TOPIC: how many of its partitions have a leader, as every broker says
+  local fewest="" b n
+  for b in $(tr ',' ' ' <"$1/bootstrap"); do
+    n=$(kcat -b "$b" -L -t "$2" -m 5 2>/dev/null | grep -c "partition [0-9]*, leader [0-9]" || true)
+    [ -z "$fewest" ] || [ "$n" -lt "$fewest" ] && fewest=$n
+  done
+  echo "${fewest:-0}"
+}
+
+leader() {  # DIR TOPIC PARTITION
+  topics "$1" --describe --topic "$2" 2>/dev/null |
+    awk -v p="$3" '{ for (i = 1; i < NF; i++) { if ($i == "Partition:") part = $(i + 1); if ($i == "Leader:" && part == p) { print $(i + 1); exit } } }'
+}
+
+stop_pids() {  # PID...: SIGTERM, then SIGKILL whatever is left after 20 s
+  [ $# -gt 0 ] || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  local deadline=$((SECONDS + 20)) pid alive
+  while :; do
+    alive=()
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ ${#alive[@]} -eq 0 ] && return 0
+    [ $SECONDS -lt $deadline ] || break
+    sleep 0.2
+  done
+  kill -KILL "${alive[@]}" 2>/dev/null || true
+}
+
+case "${1:-}" in
+  start) shift; start "$@" ;;
+  topic) shift; topic "$@" ;;
+  leader) shift; leader "$@" ;;
+  kill) kill -KILL "$(cat "$2/node-$3/pid")" ;;
+  stop-node) stop_pids "$(cat "$2/node-$3/pid")" ;;
+  restart)  # DIR NODE [--no-wait]: with --no-wait, `wait DIR NODE` later (nodes that need each other)
+    starts=$(grep -c "Kafka Server started" "$2/node-$3/server.log" || true)
+    echo "${starts:-0}" >"$2/node-$3/starts-before"
+    launch "$2" "$3"
+    [ "${4:-}" = "--no-wait" ] || wait_started "$2" "$3" "${starts:-0}" ;;
+  wait) wait_started "$2" "$3" "$(cat "$2/node-$3/starts-before")" ;;
+  consume)
+    java_cp org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$(cat "$2/bootstrap")" --topic "$3" \
+      --from-beginning --max-messages "$4" --timeout-ms "${5:-30000}" 2>/dev/null ;;
+  produce)
+    java_cp org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$(cat "$2/bootstrap")" --topic "$3" \
+      --reader-property parse.key=true --reader-property "key.separator=$(printf '\t')" <"$4" 2>/dev/null ;;
+  stop)
+    pids=()
+    for f in "$2"/node-*/pid; do [ -f "$f" ] && pids+=("$(cat "$f")"); done
+    stop_pids "${pids[@]}" ;;
+  *) sed -n '2,24p' "$0"; exit 2 ;;
+esac
