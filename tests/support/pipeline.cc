@@ -16,7 +16,8 @@ namespace sluice::test {
 
 using namespace std::chrono_literals;
 
-std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer) {
+std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer,
+                            const std::string& topic) {
   std::string text =
       "t.sources = r1\nt.channels = c1\nt.sinks = k0 k1 k2 k3 k4 k5 k6 k7 k8 k9\n"
       "t.sources.r1.type = multiport_syslogtcp\nt.sources.r1.host = 127.0.0.1\nt.sources.r1.ports = 0 0\n"
@@ -25,7 +26,7 @@ std::string ten_sink_config(const std::string& brokers, const std::vector<std::s
   for (int i = 0; i < 10; ++i) {
     const std::string k = "t.sinks.k" + std::to_string(i);
     text += k + ".type = org.apache.flume.sink.kafka.KafkaSink\n" + k + ".channel = c1\n" + k +
-            ".kafka.bootstrap.servers = " + brokers + "\n" + k + ".kafka.topic = ApacheLog\n" + k +
+            ".kafka.bootstrap.servers = " + brokers + "\n" + k + ".kafka.topic = " + topic + "\n" + k +
             ".defaultPartitionId = " + std::to_string(i) + "\n";
     for (const std::string& line : producer) text += k + ".kafka.producer." + line + "\n";
   }
@@ -94,6 +95,11 @@ const std::string& Pipeline::start_broker() {
   if (text.empty()) throw std::runtime_error("the broker did not start: " + read_file(dir_.file("broker.log")));
   bootstrap_ = text.substr(0, text.find('\n'));
   return bootstrap_;
+}
+
+void Pipeline::use_kafka(const std::string& bootstrap, const std::string& topic) {
+  bootstrap_ = bootstrap;
+  topic_ = topic;
 }
 
 void Pipeline::control_broker(const std::string& command) {
@@ -176,7 +182,7 @@ int Pipeline::send(const std::vector<std::string>& args, std::chrono::millisecon
 int Pipeline::verify(std::string& report, const std::string& bootstrap) {
   std::remove(dir_.file("verify.log").c_str());
   const int code = run({bin("sluice-loadgen"), "--verify", "--bootstrap", bootstrap.empty() ? bootstrap_ : bootstrap,
-                        "--topic", "ApacheLog", "--expect", dir_.file("sent.json"), "--idle", "1500ms", "--timeout",
+                        "--topic", topic_, "--expect", dir_.file("sent.json"), "--idle", "1500ms", "--timeout",
                         "90s"},
                        dir_.file("verify.log"), 120s);
   report = read_file(dir_.file("verify.log"));
@@ -190,7 +196,7 @@ double Pipeline::metric(const std::string& name) const {
 uint64_t Pipeline::stored() const {
   const std::string out = dir_.file("offsets.log");
   std::remove(out.c_str());
-  run({bin("sluice-loadgen"), "--offsets", "--bootstrap", bootstrap_, "--topic", "ApacheLog"}, out, 30s);
+  run({bin("sluice-loadgen"), "--offsets", "--bootstrap", bootstrap_, "--topic", topic_}, out, 30s);
   return std::stoull("0" + read_file(out));
 }
 

@@ -12,9 +12,10 @@
 namespace sluice::test {
 
 // The seed's shape: one source on two free ports, a 60,000-event memory channel, ten sinks
-// pinned to partitions 0-9 of topic ApacheLog. `producer` lines are appended to every sink as
+// pinned to partitions 0-9 of `topic`. `producer` lines are appended to every sink as
 // `kafka.producer.<line>`.
-std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer);
+std::string ten_sink_config(const std::string& brokers, const std::vector<std::string>& producer,
+                            const std::string& topic = "ApacheLog");
 
 // `config` (from ten_sink_config) with its memory channel replaced by `channel_lines` (t.channels.c1.*).
 std::string with_channel(std::string config, const std::string& channel_lines);
@@ -50,6 +51,9 @@ class Pipeline {
 
   // sluice-kafka-mock with a control FIFO; returns the bootstrap address.
   const std::string& start_broker();
+  // Or a broker started elsewhere (a real Kafka): verify() and stored() read `topic` there.
+  void use_kafka(const std::string& bootstrap, const std::string& topic);
+  const std::string& topic() const { return topic_; }
   void control_broker(const std::string& command);
 
   // Starts the agent on `config` and waits until it is listening.
@@ -82,6 +86,7 @@ class Pipeline {
   std::unique_ptr<ChildProcess> broker_;
   std::unique_ptr<ChildProcess> agent_;
   std::string bootstrap_;
+  std::string topic_ = "ApacheLog";
   std::vector<std::string> targets_;
   int metrics_port_ = 0;
 };

@@ -146,10 +146,19 @@ std::string value_of(const std::string& text, const std::string& key) {
 }
 
 double prometheus_sum(const std::string& text, const std::string& name) {
+  // `name` may carry its labels, exactly as the endpoint writes them: metric{a="x",b="y"}.
+  const size_t brace = name.find('{');
+  const std::string metric = name.substr(0, brace), labels = brace == std::string::npos ? "" : name.substr(brace);
   double sum = 0;
-  const std::regex sample("^" + name + "(\\{[^}]*\\})? ([0-9.e+]+)$", std::regex::multiline);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), sample); it != std::sregex_iterator(); ++it)
-    sum += std::stod((*it)[2]);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(metric, 0) != 0 || line.size() <= metric.size()) continue;
+    const std::string rest = line.substr(metric.size());
+    const size_t space = rest.rfind(' ');
+    if (space == std::string::npos || (rest[0] != '{' && rest[0] != ' ')) continue;  // another metric's name
+    if (!labels.empty() && rest.substr(0, space) != labels) continue;
+    sum += std::stod(rest.substr(space + 1));
+  }
   return sum;
 }
 

@@ -56,7 +56,8 @@ std::string wait_for_file(const std::string& path, std::chrono::milliseconds tim
 int connect_loopback(uint16_t port);
 // GET http://127.0.0.1:port/path; returns the body, or "" if the request failed.
 std::string http_get(int port, const std::string& path);
-// The sum of every sample of a Prometheus metric in `text` (all label sets).
+// The sum of every sample of a Prometheus metric in `text` (all label sets), or of the one
+// sample whose labels are given with the name: metric{sink="k1",reason="purged"}.
 double prometheus_sum(const std::string& text, const std::string& name);
 
 // From "key=value" lines.

@@ -1,0 +1,53 @@
+#pragma once
+// A real Apache Kafka 4.4 cluster (tests/kafka/cluster.sh) for the end-to-end tests: started
+// once per test program and options (a JVM broker takes seconds to start, so test cases share
+// it, each with topics of its own), stopped by PID when the program exits. The jars come from
+// `bash .ci/install-java`; without them the test fails saying so, it does not pass quietly.
+
+#include <string>
+
+#include "tests/support/process.h"
+
+namespace sluice::test {
+
+class KafkaCluster {
+ public:
+  struct Options {
+    int nodes = 1;
+    bool sasl = false;  // also a SASL_SSL listener: SCRAM-SHA-512 user sluice / sluice-secret
+  };
+  // The cluster of these options for this test program, started at the first call.
+  static KafkaCluster& shared(Options options);
+
+  explicit KafkaCluster(Options options);
+  ~KafkaCluster();
+  KafkaCluster(const KafkaCluster&) = delete;
+  KafkaCluster& operator=(const KafkaCluster&) = delete;
+
+  const std::string& bootstrap() const { return bootstrap_; }
+  const std::string& sasl_bootstrap() const { return sasl_bootstrap_; }
+  std::string ca_file() const { return dir_.file("ca.pem"); }
+  int nodes() const { return options_.nodes; }
+
+  // Throws std::runtime_error with the script's output if it fails.
+  void create_topic(const std::string& topic, int partitions, const std::vector<std::string>& configs = {});
+  int leader(const std::string& topic, int partition) const;
+  void kill_node(int node);
+  void stop_node(int node);
+  void restart_node(int node);
+  void stop_all();
+  void restart_all();
+  // Kafka's own kafka-console-producer: "key<TAB>value" lines of `file`, keyed.
+  void console_produce(const std::string& topic, const std::string& file) const;
+  // Kafka's own kafka-console-consumer: the payloads of up to `max` messages, one per line.
+  std::string console_consume(const std::string& topic, int max, std::chrono::milliseconds timeout) const;
+
+ private:
+  std::string script(const std::vector<std::string>& args, std::chrono::milliseconds timeout) const;
+
+  Options options_;
+  TempDir dir_;
+  std::string bootstrap_, sasl_bootstrap_;
+};
+
+}  // namespace sluice::test
