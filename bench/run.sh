@@ -17,7 +17,7 @@
 # the CPU of broker and sender. Per-second CSVs and a PNG plot land in bench/results/<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only=""
+duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only="" sink_properties=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
     --rate) rate=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
+    --sink-property) sink_properties+=("$2"); shift 2 ;;
     --summarize) summarize_only=$2; shift 2 ;;
     *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
@@ -67,9 +68,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   wait_file "$dir/bootstrap"
   local bootstrap; bootstrap=$(head -1 "$dir/bootstrap")
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
+  local idempotence=false
   case "$variant" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
+    acks-all-seed) acks=all idempotence=true ;;
     kafka-shared) share=true ;;
     kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
@@ -94,9 +97,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
           echo "tier2.sinks.kk$k.kafka.compression.codec = snappy"
           echo "tier2.sinks.kk$k.kafka.request.required.acks = $acks"
           echo "tier2.sinks.kk$k.kafka.send.buffer.bytes = 16777216"
-          echo "tier2.sinks.kk$k.kafka.batch.num.messages = 500"
+          echo "tier2.sinks.kk$k.kafka.batch.num.messages = ${BENCH_BATCH:-500}"
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.ms = $linger"
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.messages = 50000"
+          [ "$idempotence" = false ] || echo "tier2.sinks.kk$k.kafka.producer.enable.idempotence = true"
+          for property in "${sink_properties[@]}"; do echo "tier2.sinks.kk$k.$property"; done
         fi
       done
     } > "$dir/agent.properties"

@@ -166,6 +166,9 @@ class AwaitedTake {
   }
   // The sink lets go (after settling); the last report, or this, frees it.
   void release() { drop_reference(); }
+  // Set by the sink as it produces: what settle() needs once the sink's scratch is reused.
+  std::vector<bool> topic_from_event;  // per message, when topicHeader applies
+  Clock::time_point taken_at;
 
  private:
   explicit AwaitedTake(Take take)
@@ -212,7 +215,8 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       channel_(channel),
       env_(env),
       batch_size_(static_cast<size_t>(config_.batch_size)),
-      counters_(std::make_shared<Counters>()) {
+      counters_(std::make_shared<Counters>()),
+      max_in_flight_(static_cast<size_t>(config_.takes_in_flight)) {
   counters_->sink_name = name_;
 }
 
@@ -237,25 +241,54 @@ void KafkaSink::start() {
                    : "");
 }
 
+// acks >= 1 keeps up to maxTakesInFlight takes in flight (a window), settled strictly in the
+// order they were taken as their delivery reports complete; acks = 0 hands each take over and
+// goes on. Past the stop deadline no new take starts and the window is settled or given up.
 void KafkaSink::run() {
   while (true) {
-    if (producer_->fatal()) replace_fatal_producer();
-    if (stop_deadline_.passed()) break;
-    Take take = channel_.take(batch_size_, Clock::now() + kTakeWait);
+    settle_finished();
+    if (window_.empty() && producer_->fatal()) replace_fatal_producer();
+    if (stop_deadline_.passed()) {
+      if (window_.empty()) break;
+      enforce_deadline();
+      producer_->poll(10);
+      continue;
+    }
+    const auto now = Clock::now();
+    if (window_.size() >= max_in_flight_ || now < resume_at_ || producer_->fatal()) {
+      producer_->poll(10);  // serves delivery reports while the window is full or backing off
+      continue;
+    }
+    Take take = channel_.take(batch_size_, now + (window_.empty() ? kTakeWait : std::chrono::milliseconds(0)));
     if (take.empty()) {
-      producer_->poll(0);
-      if (draining_.load()) break;
+      producer_->poll(window_.empty() ? 0 : 10);
+      if (draining_.load() && window_.empty()) break;
       continue;
     }
     counters_->taken.fetch_add(take.events, std::memory_order_relaxed);
-    const auto taken_at = Clock::now();
     send(std::move(take));
-    const auto took = Clock::now() - taken_at;
-    counters_->batch_buckets[DurationHistogram::bucket_of(std::chrono::duration<double>(took).count())].fetch_add(1);
-    counters_->batch_nanoseconds.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
-    counters_->batches.fetch_add(1, std::memory_order_relaxed);
     producer_->poll(0);
   }
+}
+
+void KafkaSink::count_batch(Clock::time_point taken_at) {
+  const auto took = Clock::now() - taken_at;
+  counters_->batch_buckets[DurationHistogram::bucket_of(std::chrono::duration<double>(took).count())].fetch_add(1);
+  counters_->batch_nanoseconds.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
+  counters_->batches.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The takes at the head of the window whose every report has come, in order.
+void KafkaSink::settle_finished() {
+  while (!window_.empty() && window_.front()->done()) settle_front();
+}
+
+void KafkaSink::settle_front() {
+  AwaitedTake* awaited = window_.front();
+  window_.pop_front();
+  settle(*awaited);
+  count_batch(awaited->taken_at);
+  awaited->release();
 }
 
 // librdkafka's remedy for a fatal error is a new producer. What the old one held has been
@@ -350,46 +383,45 @@ void KafkaSink::send(Take take) {
   topics_.clear();
   key_scratch_.reserve(config_.key_field != EventField::none ? take.events : 0);
   if (!config_.wait_for_delivery) {
+    const auto taken_at = Clock::now();
     hand_over(std::move(take));
+    count_batch(taken_at);
     return;
   }
   AwaitedTake* awaited = AwaitedTake::create(std::move(take));
+  awaited->taken_at = Clock::now();
   size_t index = 0;
   for (const EventBatch& batch : awaited->take().batches)
     for (const EventRecord& e : batch) add_message(batch, e, awaited->tracker(index++));
+  if (!topics_.empty()) {
+    awaited->topic_from_event.resize(topics_.size());
+    for (size_t i = 0; i < topics_.size(); ++i) awaited->topic_from_event[i] = !topics_[i].empty();
+  }
+  window_.push_back(awaited);
   if (produce_messages() > 0)
     for (const OutgoingMessage& m : messages_)
       if (m.refusal) m.tracker->on_delivery(report_of(m.refusal));
-  await(*awaited);
-  settle(*awaited);
-  awaited->release();
 }
 
-// Waits for every delivery report of the take. Shutting down and out of time: first what
-// librdkafka has not sent is purged (it never reaches the broker, or, if it had been sent
-// before and waits for a retry, reports possibly_persisted); requests in flight get
-// kInFlightGrace more to be answered, then they are purged too, again and again (a request
-// partly written to a stalled socket cannot be purged until the connection drops). After one
-// more kInFlightGrace the sink stops waiting: what is still unanswered goes back to the
-// channel as possibly persisted.
-void KafkaSink::await(const AwaitedTake& awaited) {
-  Clock::time_point in_flight_at{}, give_up_at{};
-  while (!awaited.done()) {
-    producer_->poll(10);
-    if (!stop_deadline_.passed()) continue;
-    const auto now = Clock::now();
-    if (in_flight_at == Clock::time_point{}) {
-      producer_->purge(false);
-      in_flight_at = now + kInFlightGrace;
-      give_up_at = in_flight_at + kInFlightGrace;
-    } else if (now >= give_up_at) {
-      spdlog::error("sink {}: requests still unanswered {} ms after the shutdown deadline; their events go back to "
-                    "the channel as possibly persisted", name_,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(now - stop_deadline_.get()).count());
-      return;
-    } else if (now >= in_flight_at) {
-      producer_->purge(true);
-    }
+// Shutting down and out of time: first what librdkafka has not sent is purged (it never
+// reaches the broker, or, if it had been sent before and waits for a retry, reports
+// possibly_persisted); requests in flight get kInFlightGrace more to be answered, then they are
+// purged too, again and again (a request partly written to a stalled socket cannot be purged
+// until the connection drops). After one more kInFlightGrace the sink stops waiting: what is
+// still unanswered goes back to the channel as possibly persisted.
+void KafkaSink::enforce_deadline() {
+  const auto now = Clock::now();
+  if (in_flight_at_ == Clock::time_point{}) {
+    producer_->purge(false);
+    in_flight_at_ = now + kInFlightGrace;
+    give_up_at_ = in_flight_at_ + kInFlightGrace;
+  } else if (now >= give_up_at_) {
+    spdlog::error("sink {}: requests still unanswered {} ms after the shutdown deadline; their events go back to "
+                  "the channel as possibly persisted", name_,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(now - stop_deadline_.get()).count());
+    while (!window_.empty()) settle_front();
+  } else if (now >= in_flight_at_) {
+    producer_->purge(true);
   }
 }
 
@@ -457,7 +489,10 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
     const DeliveryError error = awaited.error(i);
     if (error == DeliveryError::none) return true;
     ++by_reason[static_cast<int>(error)];
-    if (classify(error, destination_of(i)) == ErrorClass::discard) {
+    const Destination destination{
+        .topic_from_event = !awaited.topic_from_event.empty() && awaited.topic_from_event[i],
+        .partition_from_event = config_.partition_field != EventField::none};
+    if (classify(error, destination) == ErrorClass::discard) {
       ++discarded;
       return true;
     }
@@ -488,8 +523,7 @@ void KafkaSink::roll_back(Take back) {
   }
   counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
   channel_.rollback(std::move(back));
-  const auto until = Clock::now() + backoff_;
-  while (Clock::now() < until && !stop_deadline_.passed()) std::this_thread::sleep_for(10ms);
+  resume_at_ = Clock::now() + backoff_;  // no new take before then; reports are served meanwhile
   backoff_ = std::min(backoff_ * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRetryBackoffMax));
 }
 

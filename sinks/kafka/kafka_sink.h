@@ -4,7 +4,8 @@
 //
 //   take(≤ batchSize) ──▶ produce_batch ──▶ acks=0:   commit what librdkafka took; the bytes stay
 //        │                │                           alive until its delivery reports (HandedOverTake)
-//        │                │                 acks≥1:   poll until every report arrived (AwaitedTake):
+//        │                │                 acks≥1:   up to maxTakesInFlight takes (AwaitedTake) wait
+//        │                │                           for their reports; the oldest settles first:
 //        │                │                           delivered → commit, failed → classify():
 //        │                │                           discard (counted) or rollback (retried)
 //        │                └─ refused (queue full at the shutdown deadline, retriable): rollback
@@ -17,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <string_view>
 #include <memory>
 #include <string>
@@ -48,7 +50,10 @@ class KafkaSink final : public Sink {
   void run();
   void send(Take take);
   void hand_over(Take take);
-  void await(const AwaitedTake& awaited);
+  void settle_finished();
+  void settle_front();
+  void enforce_deadline();
+  void count_batch(Clock::time_point taken_at);
   void settle(const AwaitedTake& awaited);
   void roll_back(Take back);
   void replace_fatal_producer();
@@ -75,6 +80,10 @@ class KafkaSink final : public Sink {
   std::vector<std::array<char, 24>> key_scratch_;  // numeric keys, formatted
   std::vector<std::string_view> topics_;          // per-event topics, when topicHeader applies
   std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
+  Clock::time_point resume_at_{};           // no new take before (the backoff)
+  const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
+  std::deque<AwaitedTake*> window_;         // those takes, oldest first; each settled in order
+  Clock::time_point in_flight_at_{}, give_up_at_{};  // past the stop deadline: when to purge in flight, give up
   std::chrono::milliseconds producer_backoff_{1000};  // between new producers after fatal errors
   Clock::time_point next_producer_at_{};
 };

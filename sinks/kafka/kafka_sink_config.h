@@ -16,6 +16,7 @@ struct KafkaSinkConfig {
   std::string bootstrap;  // "embedded" for the in-process mock cluster
   int64_t partition = -1;
   int64_t batch_size = 0;
+  int64_t takes_in_flight = 0;
   std::string format_name;
   std::string key_field_name;
   std::string partition_field_name;

@@ -370,6 +370,32 @@ TEST_CASE("requests still in flight at the shutdown deadline are purged last and
   CHECK(read_topic(cluster, "t").size() == 21);
 }
 
+TEST_CASE("with maxTakesInFlight 4 a sink keeps four takes waiting for their reports and delivers them all once",
+          "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"},
+                            {"batchSize", "10"}, {"maxTakesInFlight", "4"}});
+  auto& [channel, env, context, sink] = t;
+  EventBatch warm = parsed_batch({"<13>connected"});
+  REQUIRE(channel.put(warm, Clock::now() + 5s));
+  REQUIRE(eventually([&] { return sink->counters().events_sent == 1; }, 10s));
+  cluster.set_broker_rtt(0, 2000);  // answers come 2 s late: the window fills meanwhile
+  std::vector<std::string> lines;
+  for (int i = 0; i < 60; ++i) lines.push_back("<13>event " + std::to_string(i));
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_taken == 41; }, 1500ms));  // 4 takes of 10
+  CHECK(sink->counters().events_sent == 1);  // none answered yet
+  CHECK(sink->counters().events_taken == 41);  // and no fifth take while the window is full
+  cluster.set_broker_rtt(0, 0);
+  CHECK(eventually([&] { return sink->counters().events_sent == 61; }, 20s));
+  sink->stop(Clock::now() + 5s);
+  const std::multiset<std::string> landed = read_topic(cluster, "t");
+  CHECK(landed.size() == 61);
+  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 61);
+}
+
 TEST_CASE("the topic reader starts at a given offset or time", "[kafka][reader]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
