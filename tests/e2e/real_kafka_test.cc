@@ -224,6 +224,8 @@ TEST_CASE("the broker stopped for 30 s under load with spillablememory: everythi
   std::string report;
   CHECK(p.verify(report) == 0);
   INFO(report << p.agent_log());
+  std::fprintf(stderr, "outage: spilled %.0f, possibly duplicated %.0f; %s", p.metric("sluice_channel_events_spilled_total"),
+               p.metric("sluice_sink_events_possibly_duplicated_total"), report.c_str());
   CHECK(missing_in(report) == 0);
   CHECK(duplicates_in(report) <= p.metric("sluice_sink_events_possibly_duplicated_total"));
   CHECK(p.stop_agent(30s) == std::optional<int>(0));
