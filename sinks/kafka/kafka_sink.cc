@@ -255,8 +255,8 @@ void KafkaSink::run() {
       continue;
     }
     const auto now = Clock::now();
-    if (window_.size() >= max_in_flight_ || now < resume_at_ || producer_->fatal()) {
-      producer_->poll(10);  // serves delivery reports while the window is full or backing off
+    if (window_.size() >= max_in_flight_ || !window_back_.empty() || now < resume_at_ || producer_->fatal()) {
+      producer_->poll(10);  // serves delivery reports while the window is full, failed or backing off
       continue;
     }
     Take take = channel_.take(batch_size_, now + (window_.empty() ? kTakeWait : std::chrono::milliseconds(0)));
@@ -289,6 +289,23 @@ void KafkaSink::settle_front() {
   settle(*awaited);
   count_batch(awaited->taken_at);
   awaited->release();
+  if (window_.empty()) roll_back_window();
+}
+
+// Each rollback goes to the front of the channel: the newest take first, so that the oldest
+// ends up in front and the retry keeps the order taken. (A take delivered after an older one
+// failed is committed meanwhile: with a window, a failure reorders what is retried behind it.)
+void KafkaSink::roll_back_window() {
+  if (window_back_.empty()) return;
+  Take back = std::move(window_back_.back());
+  window_back_.pop_back();
+  while (!window_back_.empty()) {
+    counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
+    channel_.rollback(std::move(back));
+    back = std::move(window_back_.back());
+    window_back_.pop_back();
+  }
+  roll_back(std::move(back));  // the oldest, and the backoff once for the whole window
 }
 
 // librdkafka's remedy for a fatal error is a new producer. What the old one held has been
@@ -511,7 +528,8 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
   }
   if (back.empty() && leaving.events > discarded) producer_backoff_ = kProducerBackoffMin;  // the producer works
   channel_.commit(leaving);
-  roll_back(std::move(back));
+  if (!back.empty()) window_back_.push_back(std::move(back));
+  else if (window_back_.empty()) backoff_ = kRetryBackoffMin;  // delivered, and nothing older failed
 }
 
 // Puts undelivered events back at the front of the channel and backs off before the next

@@ -56,6 +56,7 @@ class KafkaSink final : public Sink {
   void count_batch(Clock::time_point taken_at);
   void settle(const AwaitedTake& awaited);
   void roll_back(Take back);
+  void roll_back_window();
   void replace_fatal_producer();
   void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
   // Returns how many messages librdkafka did not take (their `refusal` says why).
@@ -83,6 +84,9 @@ class KafkaSink final : public Sink {
   Clock::time_point resume_at_{};           // no new take before (the backoff)
   const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
   std::deque<AwaitedTake*> window_;         // those takes, oldest first; each settled in order
+  // What settled takes of the window failed to deliver, oldest first: rolled back together once
+  // the window is empty, so the channel gets them back in the order they were taken.
+  std::vector<Take> window_back_;
   Clock::time_point in_flight_at_{}, give_up_at_{};  // past the stop deadline: when to purge in flight, give up
   std::chrono::milliseconds producer_backoff_{1000};  // between new producers after fatal errors
   Clock::time_point next_producer_at_{};

@@ -60,9 +60,11 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "Max events per take from the channel, handed to librdkafka as one batch; 0 = the channel's transactionCapacity.",
      {.min = 0, .max = 1'000'000}, {}, {"flumeBatchSize"}},
     {"maxTakesInFlight", &C::takes_in_flight, "1",
-     "With acks >= 1: takes sent and awaiting their delivery reports at once, each committed (or rolled back) in "
-     "the order taken. More than 1 helps with a short linger.ms (+10% at 5 ms) but splits the channel's room into "
-     "smaller takes whose last batches then wait out a long one (-35% with the seed's 500 ms).",
+     "With acks >= 1: takes sent and awaiting their delivery reports at once, settled in the order taken; what "
+     "failed goes back to the channel in that order once the window is settled (a later take that was delivered "
+     "meanwhile stays delivered, so a retried event can land after newer ones). More than 1 helps with a short "
+     "linger.ms (+10% at 5 ms) but splits the channel's room into smaller takes whose last batches then wait out "
+     "a long one (-35% with the seed's 500 ms).",
      {.min = 1, .max = 64}},
     {"keyField", &C::key_field_name, "",
      "Event field used as the Kafka message key: host, app, procid, msgid, Facility, Severity, port, timestamp, "

@@ -129,8 +129,8 @@ class Producer {
   // Serves delivery reports (and errors) for up to timeout_ms.
   void poll(int timeout_ms);
   // Waits up to timeout_ms for everything enqueued to be delivered; returns how many remain.
-  // While it waits, librdkafka sends what it holds at once, whatever linger.ms says: poll with
-  // this when nothing more will be produced until the reports come.
+  // While it waits, librdkafka sends what it holds at once, whatever linger.ms says (used at
+  // stop; flushing whenever the window is full was measured: more CPU, no more events/s).
   int flush(int timeout_ms);
   // Drops what librdkafka has not sent yet (queued, or waiting to be retried: those report
   // possibly_persisted); with in_flight also the requests awaiting the broker's answer. Does not
