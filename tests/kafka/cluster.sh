@@ -2,7 +2,7 @@
 # A real Apache Kafka 4.4 cluster (KRaft) on loopback, for the tests, the benchmark and by hand.
 # The jars come from Maven Central (bash .ci/install-java; tests/kafka/pom.xml).
 #
-#   tests/kafka/cluster.sh start DIR [--nodes 1|3] [--sasl] [--heap 512m]
+#   tests/kafka/cluster.sh start DIR [--nodes 1|3] [--sasl] [--heap 512m] [--owner PID]
 #   tests/kafka/cluster.sh topic DIR NAME PARTITIONS [--replication N] [--config key=value]...
 #   tests/kafka/cluster.sh leader DIR TOPIC PARTITION    # prints the node that leads it
 #   tests/kafka/cluster.sh kill DIR NODE                 # SIGKILL one node: a crash
@@ -10,21 +10,24 @@
 #   tests/kafka/cluster.sh restart DIR NODE [--no-wait]  # start a stopped node again, with its data
 #   tests/kafka/cluster.sh wait DIR NODE                 # until a node restarted with --no-wait is up
 #   tests/kafka/cluster.sh consume DIR TOPIC MAX [TIMEOUT_MS]   # Kafka's own console consumer
-#   tests/kafka/cluster.sh produce DIR TOPIC FILE        # Kafka's own console producer: "key<TAB>value" lines
+#   tests/kafka/cluster.sh produce DIR TOPIC FILE [MECHANISM]   # Kafka's own console producer: "key<TAB>value"
+#                                                        # lines; with MECHANISM (PLAIN, SCRAM-SHA-512) over SASL_SSL
 #   tests/kafka/cluster.sh stop DIR                      # every node by PID; SIGKILL after 20 s
 #
 # start: one combined broker + controller per node on free loopback ports, each with its own
 # log directory under DIR/node-N and a small heap; three nodes replicate 3 ways with
-# min.insync.replicas 2. Waits (at most 120 s) until every node has started, then writes
+# min.insync.replicas 2. Waits (at most 150 s in all) until every node has started, then writes
 # DIR/bootstrap (PLAINTEXT host:port,...) and, with --sasl, DIR/bootstrap.sasl (a SASL_SSL
 # listener with SCRAM-SHA-512 and PLAIN, user "sluice", password "sluice-secret", CA in
-# DIR/ca.pem). Each
-# node's PID is in DIR/node-N/pid; nothing is ever ended but by those PIDs. Auto-creation of
-# topics is off.
+# DIR/ca.pem). If a node does not start, what was started is stopped and it fails. With --owner,
+# a watchdog stops the cluster once that process is gone (a test program that crashed or was
+# killed at its timeout). Each node's PID is in DIR/node-N/pid and is checked against the node's
+# command line before it is signalled; nothing is ever ended but by those PIDs. Auto-creation of
+# topics is off. Kafka's tools (topics, console producer and consumer) are bounded by `timeout`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 libs=${SLUICE_KAFKA_LIBS:-$root/build/java/kafka}
-java_cp() { java -cp "$libs/*" "$@"; }
+java_cp() { timeout -k 5 "${tool_seconds:-60}" java -cp "$libs/*" "$@"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 free_ports() {  # N free loopback ports, held together so that they differ
@@ -51,13 +54,35 @@ launch() {  # DIR NODE: start the node's JVM in the background, its PID to node-
   echo $! >"$node_dir/pid"
 }
 
-wait_started() {  # DIR NODE STARTS
-  local deadline=$((SECONDS + 120))
+wait_started() {  # DIR NODE STARTS [DEADLINE (in $SECONDS; default 120 s from now)]
+  local deadline=${4:-$((SECONDS + 120))}
   until node_started "$1" "$2" "$3"; do
-    kill -0 "$(cat "$1/node-$2/pid")" 2>/dev/null || die "node $2 exited: $(tail -n 20 "$1/node-$2/stdout.log" "$1/node-$2/server.log" 2>/dev/null)"
-    [ $SECONDS -lt $deadline ] || die "node $2 did not start within 120 s (see $1/node-$2/server.log)"
+    [ -n "$(node_pid "$1" "$2")" ] || die "node $2 exited: $(tail -n 20 "$1/node-$2/stdout.log" "$1/node-$2/server.log" 2>/dev/null)"
+    [ $SECONDS -lt "$deadline" ] || die "node $2 did not start in time (see $1/node-$2/server.log)"
     sleep 0.2
   done
+}
+
+node_pid() {  # DIR NODE: the node's PID if that process is still the node's JVM, else nothing
+  local pid
+  pid=$(cat "$1/node-$2/pid" 2>/dev/null) || return 0
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$1/node-$2/server.properties" && echo "$pid"
+  return 0
+}
+
+stop_cluster() {  # DIR: every node still running, by PID, and the watchdog unless it is us
+  local dir=$1 wd f n pids=()
+  wd=$(cat "$dir/watchdog.pid" 2>/dev/null || true)
+  if [ -n "$wd" ] && [ "$wd" != "$$" ] && tr '\0' ' ' <"/proc/$wd/cmdline" 2>/dev/null | grep -qF "watchdog"; then
+    kill -TERM "$wd" 2>/dev/null || true
+  fi
+  for f in "$dir"/node-*/pid; do
+    [ -f "$f" ] || continue
+    n=${f%/pid}; n=${n##*/node-}
+    pid=$(node_pid "$dir" "$n")
+    [ -z "$pid" ] || pids+=("$pid")
+  done
+  stop_pids "${pids[@]}"
 }
 
 make_certificates() {  # DIR: a CA and a certificate for 127.0.0.1 signed by it, PEM
@@ -73,13 +98,14 @@ make_certificates() {  # DIR: a CA and a certificate for 127.0.0.1 signed by it,
 }
 
 start() {
-  local dir=$1 nodes=1 sasl="" heap=512m
+  local dir=$1 nodes=1 sasl="" heap=512m owner=""
   shift
   while [ $# -gt 0 ]; do
     case "$1" in
       --nodes) nodes=$2; shift 2 ;;
       --sasl) sasl=1; shift ;;
       --heap) heap=$2; shift 2 ;;
+      --owner) owner=$2; shift 2 ;;
       *) die "start: unknown option $1" ;;
     esac
   done
@@ -153,8 +179,17 @@ LOG
     java_cp kafka.tools.StorageTool format -t "$cluster_id" -c "$node_dir/server.properties" "${scram[@]}" \
       >"$node_dir/format.log" 2>&1 || die "format of node $n failed: $(cat "$node_dir/format.log")"
   done
+  local deadline=$((SECONDS + 150))
+  trap 'stop_cluster "$dir"' EXIT  # a node that fails to start: none is left behind
   for ((n = 1; n <= nodes; n++)); do launch "$dir" "$n"; done
-  for ((n = 1; n <= nodes; n++)); do wait_started "$dir" "$n" 0; done
+  for ((n = 1; n <= nodes; n++)); do wait_started "$dir" "$n" 0 "$deadline"; done
+  trap - EXIT
+  if [ -n "$owner" ]; then
+    # Polls its owner once a second; stopped by `stop` (by PID) like the nodes.
+    nohup bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2" stop "$3"' watchdog \
+      "$owner" "$root/tests/kafka/cluster.sh" "$dir" >/dev/null 2>&1 &
+    echo $! >"$dir/watchdog.pid"
+  fi
   echo "$nodes" >"$dir/nodes"
   echo "$bootstrap" >"$dir/bootstrap"
   [ -n "$sasl" ] && echo "$bootstrap_sasl" >"$dir/bootstrap.sasl"
@@ -224,8 +259,8 @@ case "${1:-}" in
   start) shift; start "$@" ;;
   topic) shift; topic "$@" ;;
   leader) shift; leader "$@" ;;
-  kill) kill -KILL "$(cat "$2/node-$3/pid")" ;;
-  stop-node) stop_pids "$(cat "$2/node-$3/pid")" ;;
+  kill) pid=$(node_pid "$2" "$3"); [ -n "$pid" ] || die "node $3 is not running"; kill -KILL "$pid" ;;
+  stop-node) pid=$(node_pid "$2" "$3"); [ -n "$pid" ] || die "node $3 is not running"; stop_pids "$pid" ;;
   restart)  # DIR NODE [--no-wait]: with --no-wait, `wait DIR NODE` later (nodes that need each other)
     starts=$(grep -c "Kafka Server started" "$2/node-$3/server.log" || true)
     echo "${starts:-0}" >"$2/node-$3/starts-before"
@@ -233,14 +268,21 @@ case "${1:-}" in
     [ "${4:-}" = "--no-wait" ] || wait_started "$2" "$3" "${starts:-0}" ;;
   wait) wait_started "$2" "$3" "$(cat "$2/node-$3/starts-before")" ;;
   consume)
-    java_cp org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$(cat "$2/bootstrap")" --topic "$3" \
+    tool_seconds=$(( ${5:-30000} / 1000 + 30 )) java_cp org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$(cat "$2/bootstrap")" --topic "$3" \
       --from-beginning --max-messages "$4" --timeout-ms "${5:-30000}" 2>/dev/null ;;
   produce)
-    java_cp org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$(cat "$2/bootstrap")" --topic "$3" \
-      --reader-property parse.key=true --reader-property "key.separator=$(printf '\t')" <"$4" 2>/dev/null ;;
-  stop)
-    pids=()
-    for f in "$2"/node-*/pid; do [ -f "$f" ] && pids+=("$(cat "$f")"); done
-    stop_pids "${pids[@]}" ;;
-  *) sed -n '2,24p' "$0"; exit 2 ;;
+    bootstrap=$(cat "$2/bootstrap") security=()
+    if [ -n "${5:-}" ]; then  # Kafka's Java client over the SASL_SSL listener: are the credentials right?
+      login=org.apache.kafka.common.security.plain.PlainLoginModule
+      [ "$5" = PLAIN ] || login=org.apache.kafka.common.security.scram.ScramLoginModule
+      printf '%s\n' "security.protocol=SASL_SSL" "sasl.mechanism=$5" "ssl.truststore.type=PEM" \
+        "ssl.truststore.location=$2/ca.pem" \
+        "sasl.jaas.config=$login required username=\"sluice\" password=\"sluice-secret\";" >"$2/client-$5.properties"
+      bootstrap=$(cat "$2/bootstrap.sasl") security=(--producer.config "$2/client-$5.properties")
+    fi
+    java_cp org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" --topic "$3" "${security[@]}" \
+      --producer-property acks=all --reader-property parse.key=true \
+      --reader-property "key.separator=$(printf '\t')" <"$4" ;;
+  stop) stop_cluster "$2" ;;
+  *) sed -n '2,25p' "$0"; exit 2 ;;
 esac

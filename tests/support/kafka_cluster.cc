@@ -4,6 +4,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace sluice::test {
 
 using namespace std::chrono_literals;
@@ -16,9 +18,20 @@ KafkaCluster& KafkaCluster::shared(Options options) {
 }
 
 KafkaCluster::KafkaCluster(Options options) : options_(options) {
-  std::vector<std::string> args{"start", dir_.path(), "--nodes", std::to_string(options.nodes)};
+  // --owner: should this program die without its destructors (a crash, ctest's timeout), the
+  // script's watchdog stops the nodes.
+  std::vector<std::string> args{"start", dir_.path(), "--nodes", std::to_string(options.nodes), "--owner",
+                                std::to_string(::getpid())};
   if (options.sasl) args.push_back("--sasl");
-  script(args, 180s);
+  try {
+    script(args, 180s);  // the script gives up after 150 s and stops what it started
+  } catch (const std::exception&) {
+    try {
+      script({"stop", dir_.path()}, 60s);  // killed at the timeout: what it had launched
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
   bootstrap_ = read_file(dir_.file("bootstrap"));
   while (!bootstrap_.empty() && bootstrap_.back() == '\n') bootstrap_.pop_back();
   if (options.sasl) {
@@ -67,8 +80,11 @@ void KafkaCluster::restart_all() {
   for (int n = 1; n <= options_.nodes; ++n) script({"wait", dir_.path(), std::to_string(n)}, 180s);
 }
 
-void KafkaCluster::console_produce(const std::string& topic, const std::string& file) const {
-  script({"produce", dir_.path(), topic, file}, 60s);
+void KafkaCluster::console_produce(const std::string& topic, const std::string& file,
+                                   const std::string& sasl_mechanism) const {
+  std::vector<std::string> args{"produce", dir_.path(), topic, file};
+  if (!sasl_mechanism.empty()) args.push_back(sasl_mechanism);
+  script(args, 60s);
 }
 
 std::string KafkaCluster::console_consume(const std::string& topic, int max, std::chrono::milliseconds timeout) const {

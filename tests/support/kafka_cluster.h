@@ -37,8 +37,9 @@ class KafkaCluster {
   void restart_node(int node);
   void stop_all();
   void restart_all();
-  // Kafka's own kafka-console-producer: "key<TAB>value" lines of `file`, keyed.
-  void console_produce(const std::string& topic, const std::string& file) const;
+  // Kafka's own kafka-console-producer: "key<TAB>value" lines of `file`, keyed; with a SASL
+  // mechanism (PLAIN, SCRAM-SHA-512), as user sluice over the SASL_SSL listener.
+  void console_produce(const std::string& topic, const std::string& file, const std::string& sasl_mechanism = "") const;
   // Kafka's own kafka-console-consumer: the payloads of up to `max` messages, one per line.
   std::string console_consume(const std::string& topic, int max, std::chrono::milliseconds timeout) const;
 

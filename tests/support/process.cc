@@ -37,7 +37,7 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& output_file) {
+ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& output_file, bool own_group) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -46,7 +46,14 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& out
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
+  const int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
 }
@@ -60,6 +67,10 @@ ChildProcess::~ChildProcess() {
 
 void ChildProcess::signal(int sig) {
   if (running()) ::kill(pid_, sig);
+}
+
+void ChildProcess::signal_group(int sig) {
+  if (pid_ > 0) ::kill(-pid_, sig);  // the group outlives its leader: signalled even if it exited
 }
 
 bool ChildProcess::running() {
@@ -83,9 +94,9 @@ std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
 }
 
 int run(std::vector<std::string> argv, const std::string& output_file, std::chrono::milliseconds timeout) {
-  ChildProcess child(std::move(argv), output_file);
+  ChildProcess child(std::move(argv), output_file, /*own_group=*/true);
   if (auto code = child.wait(timeout)) return *code;
-  child.signal(SIGKILL);
+  child.signal_group(SIGKILL);
   child.wait(std::chrono::seconds(10));
   return -1;
 }

@@ -29,14 +29,16 @@ class TempDir {
 
 class ChildProcess {
  public:
-  // stdout and stderr both go to output_file.
-  ChildProcess(std::vector<std::string> argv, const std::string& output_file);
+  // stdout and stderr both go to output_file. With own_group the child leads a process group of
+  // its own, so that what it starts can be ended with it (signal_group).
+  ChildProcess(std::vector<std::string> argv, const std::string& output_file, bool own_group = false);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
   void signal(int sig);
+  void signal_group(int sig);  // the child and what it started (own_group)
   // The exit code (128+N for a signal), or nullopt if still running at the deadline.
   std::optional<int> wait(std::chrono::milliseconds timeout);
   bool running();
@@ -46,7 +48,9 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
-// Runs to completion (bounded by timeout; killed after it) and returns the exit code.
+// Runs to completion (bounded by timeout) and returns the exit code; past the timeout the
+// program and everything it started in its process group (a script's tools, a broker it was
+// starting) are killed, and it returns -1.
 int run(std::vector<std::string> argv, const std::string& output_file, std::chrono::milliseconds timeout);
 
 std::string read_file(const std::string& path);
