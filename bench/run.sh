@@ -2,22 +2,29 @@
 # The benchmark: the whole pipeline on this machine for a fixed duration, several runs, medians.
 #
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
-#   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4]
-#                     [--variants "kafka kafka-shared kafka-scraped null acks-all ramp rsyslog"]
+#   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
+#                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-seed ramp
+#                                  rsyslog syslog-ng flume"] [--sink-property "key = value"]...
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
 # kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (metrics endpoint on, both
-# endpoints scraped every second), null (sinks discard: the agent's own cost),
-# acks-all (acks=all, linger 5 ms), ramp (the sender rises to --rate over a third of the run),
-# rsyslog (the tuned peer from ../shared/peers on the same load and broker).
+# endpoints scraped every second), null (sinks discard: the agent's own cost), acks-all (acks=all,
+# linger 5 ms), acks-all-seed (the seed's settings with acks=all and idempotence), ramp (the sender
+# rises to --rate over a third of the run); the peers, with the tuned configurations of bench/peers/
+# on the same load and broker: rsyslog 8.2302 and syslog-ng 3.38 (Debian's packages unpacked into
+# build/peers/, not installed) and Apache Flume 1.11 (from Maven Central, .ci/install-java --flume)
+# running the seed's topology. --sink-property adds a line to every Sluice sink (BENCH_BATCH=N
+# changes the seed's batch.num.messages 500).
 #
-# Per run: sluice-kafka-mock (its own process) ← agent (or a peer) ← sluice-loadgen. Reports events/s
-# stored in Kafka (from the broker's offsets, not the agent's counters), the sender's rate, loss
-# (sent - stored), agent CPU-seconds per million events (user+sys from /proc), agent peak RSS, and
-# the CPU of broker and sender. Per-second CSVs and a PNG plot land in bench/results/<time>/.
+# Per run: the broker ← agent (or a peer) ← sluice-loadgen. The broker is sluice-kafka-mock (a
+# process of its own per run) or, with --kafka real, Apache Kafka 4.4 (tests/kafka/cluster.sh, one
+# node, started once; a topic of 10 partitions per run, deleted after it). Reports events/s stored
+# in Kafka (from the broker's offsets, not the agent's counters), the sender's rate, loss (sent -
+# stored), agent CPU-seconds per million events (user+sys from /proc), agent peak RSS, and the CPU
+# of broker and sender. Per-second CSVs and a PNG plot land in bench/results/<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only="" sink_properties=()
+duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only="" sink_properties=() kafka=mock
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
@@ -26,13 +33,17 @@ while [ $# -gt 0 ]; do
     --connections) connections=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
     --sink-property) sink_properties+=("$2"); shift 2 ;;
+    --kafka) kafka=$2; shift 2 ;;
     --summarize) summarize_only=$2; shift 2 ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
+case "$kafka" in mock|real) ;; *) echo "bench: --kafka is mock or real, not $kafka" >&2; exit 2 ;; esac
 
 bash .ci/install-deps gnuplot-nox
 [ -x build/bin/sluice ] || bash .ci/build
+case " $variants " in *" flume "*) bash .ci/install-java --flume ;; esac
+[ "$kafka" = mock ] || bash .ci/install-java
 out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
 tick=$(getconf CLK_TCK)
 bin=build/bin
@@ -44,29 +55,96 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_file() { for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
 stop_pid() { kill -TERM "$1" 2>/dev/null || true; for _ in $(seq 300); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; kill -KILL "$1" 2>/dev/null || true; }
 
-start_rsyslog() {  # $1 port $2 bootstrap $3 workdir; prints the pid
+# What a run starts (agent or peer, mock broker, watchers), so that any exit stops it, by PID.
+running=() kafka_dir=""
+started() { running+=("$1"); }
+cleanup() {
+  local pid
+  for pid in "${running[@]}"; do kill -0 "$pid" 2>/dev/null && stop_pid "$pid"; done
+  if [ -n "$kafka_dir" ]; then tests/kafka/cluster.sh stop "$kafka_dir"; rm -rf "$kafka_dir"/node-*/data; fi
+}
+trap cleanup EXIT
+
+# Debian packages unpacked into $1 (not installed); says what failed if they cannot be had.
+unpack_debs() {  # $1 root, then package names
+  local root=$1 deb; shift
+  mkdir -p "$root/debs"
+  (cd "$root/debs" && apt-get download "$@") >"$root/download.log" 2>&1 ||
+    { echo "bench: apt-get download $* failed:" >&2; cat "$root/download.log" >&2; return 1; }
+  for deb in "$root"/debs/*.deb; do dpkg -x "$deb" "$root"; done
+  touch "$root/.unpacked"
+}
+
+start_rsyslog() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   local root=$PWD/build/peers/rsyslog
-  if [ ! -x "$root/usr/sbin/rsyslogd" ]; then
+  if [ ! -f "$root/.unpacked" ]; then
     bash .ci/install-deps libestr0 libfastjson4 liblognorm5 >&2
-    mkdir -p "$root/debs"
-    (cd "$root/debs" && apt-get download rsyslog rsyslog-kafka >/dev/null 2>&1)
-    for deb in "$root"/debs/*.deb; do dpkg -x "$deb" "$root"; done
+    unpack_debs "$root" rsyslog rsyslog-kafka || return 1
   fi
-  # The tuned peer configuration from ../shared/peers (beside the project root).
-  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|ApacheLog|" \
-    ../shared/peers/rsyslog-omkafka.conf.in > "$3/rsyslog.conf"
+  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|$4|" \
+    bench/peers/rsyslog-omkafka.conf.in > "$3/rsyslog.conf"
   "$root/usr/sbin/rsyslogd" -n -f "$3/rsyslog.conf" -i "$3/rsyslog.pid" -M "$root/usr/lib/x86_64-linux-gnu/rsyslog" \
     >"$3/agent.log" 2>&1 &
   echo $!
 }
 
+start_syslog_ng() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
+  local root=$PWD/build/peers/syslog-ng
+  if [ ! -f "$root/.unpacked" ]; then
+    # Not installed (it conflicts with rsyslog): unpacked beside the build, its libraries from Debian.
+    bash .ci/install-deps libivykis0 libnet1 libjson-c5 libwrap0 libpcre3 >&2
+    unpack_debs "$root" syslog-ng-core syslog-ng-mod-rdkafka || return 1
+  fi
+  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|$4|" \
+    bench/peers/syslog-ng-kafka.conf.in > "$3/syslog-ng.conf"
+  LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/syslog-ng" \
+    "$root/usr/sbin/syslog-ng" -F --no-caps -f "$3/syslog-ng.conf" -R "$3/persist" -p "$3/pid" -c "$3/ctl" \
+    --module-path "$root/usr/lib/syslog-ng/3.38" >"$3/agent.log" 2>&1 &
+  echo $!
+}
+
+start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
+  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{topic}|$4|" bench/peers/flume.properties.in > "$3/flume.properties"
+  printf 'status = warn\nappender.file.type = File\nappender.file.name = file\nappender.file.fileName = %s\n%s\n%s\n%s\n' \
+    "$3/flume.log" "appender.file.layout.type = PatternLayout" "rootLogger.level = INFO" \
+    "rootLogger.appenderRef.file.ref = file" > "$3/log4j2.properties"
+  # flume-ng's own defaults: a 1 GB heap here (the seed's servers ran it with more).
+  java -Xmx1g -Xms1g -Dlog4j.configurationFile="$3/log4j2.properties" -cp "$PWD/build/java/flume/*" \
+    org.apache.flume.node.Application -f "$3/flume.properties" -n tier2 >"$3/agent.log" 2>&1 &
+  echo $!
+}
+
+wait_port() {  # $1 port $2 pid: until something listens there while the process lives (at most 60 s)
+  for _ in $(seq 600); do
+    kill -0 "$2" 2>/dev/null || return 1
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# The broker: a mock per run, or one real Kafka for the whole benchmark (its data goes with it).
+start_real_kafka() {
+  kafka_dir="$out/kafka"  # set first: if the start fails half way, cleanup stops what it launched
+  tests/kafka/cluster.sh start "$kafka_dir" --nodes 1 --heap 2g --owner $$ >/dev/null
+  echo "bench: Apache Kafka 4.4 at $(cat "$kafka_dir/bootstrap")" >&2
+}
+
 one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local variant=$1 n=$2 dir="$out/$1-$2"
   mkdir -p "$dir"
-  "$bin/sluice-kafka-mock" --topic ApacheLog --partitions 10 --bootstrap-file "$dir/bootstrap" >"$dir/broker.log" 2>&1 &
-  local broker=$!
-  wait_file "$dir/bootstrap"
-  local bootstrap; bootstrap=$(head -1 "$dir/bootstrap")
+  local broker bootstrap topic=ApacheLog
+  if [ "$kafka" = real ]; then
+    topic="run-$1-$2"
+    tests/kafka/cluster.sh topic "$kafka_dir" "$topic" 10
+    broker=$(cat "$kafka_dir/node-1/pid")
+    bootstrap=$(cat "$kafka_dir/bootstrap")
+  else
+    "$bin/sluice-kafka-mock" --topic ApacheLog --partitions 10 --bootstrap-file "$dir/bootstrap" >"$dir/broker.log" 2>&1 &
+    broker=$!; started "$broker"
+    wait_file "$dir/bootstrap"
+    bootstrap=$(head -1 "$dir/bootstrap")
+  fi
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
   local idempotence=false
   case "$variant" in
@@ -78,11 +156,13 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
   esac
-  if [ "$variant" = rsyslog ]; then
+  if [ "$variant" = rsyslog ] || [ "$variant" = syslog-ng ] || [ "$variant" = flume ]; then
     local port; port=$(free_port)
-    agent=$(start_rsyslog "$port" "$bootstrap" "$dir")
+    agent=$("start_${variant//-/_}" "$port" "$bootstrap" "$dir" "$topic") ||
+      { echo "bench: cannot run the $variant peer (above); leave it out of --variants" >&2; exit 1; }
+    started "$agent"
     targets=(-t "127.0.0.1:$port")
-    sleep 1
+    wait_port "$port" "$agent" || { cat "$dir/agent.log" >&2; echo "bench: $variant did not listen on $port" >&2; exit 1; }
   else
     {
       sed -e "s|{ports}|0 0|" bench/sluice-seed.properties.in
@@ -90,7 +170,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         echo "tier2.sinks.kk$k.channel = c1"
         echo "tier2.sinks.kk$k.type = $sink_type"
         if [ "$sink_type" != null ]; then
-          echo "tier2.sinks.kk$k.topic = ApacheLog"
+          echo "tier2.sinks.kk$k.topic = $topic"
           echo "tier2.sinks.kk$k.brokerList = $bootstrap"
           echo "tier2.sinks.kk$k.key = $((k - 1))"
           echo "tier2.sinks.kk$k.shareProducer = $share"
@@ -107,7 +187,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     } > "$dir/agent.properties"
     "$bin/sluice" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s "${metrics[@]}" \
       >"$dir/agent.log" 2>&1 &
-    agent=$!
+    agent=$!; started "$agent"
     wait_file "$dir/ready" || { cat "$dir/agent.log"; exit 1; }
     if [ ${#metrics[@]} -gt 0 ]; then  # a Prometheus-like scraper: both endpoints once a second
       local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
@@ -117,19 +197,20 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
           done
           sleep 1
         done ) &
-      scraper=$!
+      scraper=$!; started "$scraper"
     fi
     for port in $(sed -n 's/^source.r1.ports=//p' "$dir/ready"); do targets+=(-t "127.0.0.1:$port"); done
   fi
   local cpu0 bcpu0; cpu0=$(cpu_seconds "$agent"); bcpu0=$(cpu_seconds "$broker")
-  [ "$variant" = null ] || "$bin/sluice-loadgen" --watch-offsets --bootstrap "$bootstrap" -d "$((duration + 6))s" \
+  [ "$variant" = null ] || "$bin/sluice-loadgen" --watch-offsets --bootstrap "$bootstrap" --topic "$topic" -d "$((duration + 70))s" \
       --csv "$dir/offsets.csv" -q >/dev/null 2>&1 &
-  local watcher=$!
+  local watcher=$!; started "$watcher"
+
   "$bin/sluice-loadgen" "${targets[@]}" -c "$connections" -r "$rate" -d "${duration}s" "${ramp[@]}" -q \
     --summary-json "$dir/sent.json" 2>"$dir/loadgen.log" || true
   if [ ! -s "$dir/sent.json" ]; then
     cat "$dir/loadgen.log" "$dir/agent.log" >&2
-    stop_pid "$agent"; stop_pid "$broker"; kill "$watcher" 2>/dev/null || true
+    stop_pid "$agent"; [ "$kafka" = real ] || stop_pid "$broker"; kill "$watcher" 2>/dev/null || true
     echo "bench: run $variant-$n failed (above: the sender's and the agent's output)" >&2
     exit 1
   fi
@@ -141,9 +222,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   if [ "$variant" = null ]; then
     sleep 2
   else
-    for _ in $(seq 60); do  # until the broker's offsets stop moving
-      stored=$("$bin/sluice-loadgen" --offsets --bootstrap "$bootstrap")
-      [ "$stored" = "$previous" ] && break
+    local still=0
+    for _ in $(seq 90); do  # until the broker's offsets have not moved for 3 s (Flume pauses for over 1 s)
+      stored=$("$bin/sluice-loadgen" --offsets --bootstrap "$bootstrap" --topic "$topic")
+      if [ "$stored" = "$previous" ]; then still=$((still + 1)); else still=0; fi
+      [ "$still" -ge 3 ] && break
       previous=$stored; sleep 1
     done
   fi
@@ -151,8 +234,22 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   stop_pid "$agent"; wait "$agent" 2>/dev/null || true
   [ -z "$scraper" ] || { kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; }
   kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
-  stop_pid "$broker"; wait "$broker" 2>/dev/null || true
+  if [ "$kafka" = real ]; then
+    java -cp "build/java/kafka/*" org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --delete \
+      --topic "$topic" >/dev/null 2>&1 || true  # the disk back for the next run
+  else
+    stop_pid "$broker"; wait "$broker" 2>/dev/null || true
+  fi
   if [ "$variant" = null ]; then stored=$(sed -n 's/.* \([0-9]*\) sent,.*/\1/p' "$dir/agent.log" | tail -1); fi
+  # A broker slower than the sender keeps storing after the sender stops: the rate is over the time
+  # until the last event was stored (the watcher's first second at the final count), never shorter
+  # than the sender's.
+  if [ -s "$dir/offsets.csv" ]; then
+    seconds=$(awk -F, -v total="$stored" -v s="$seconds" '$2 + 0 >= total + 0 && $1 ~ /^[0-9.]+$/ {
+      if ($1 + 0 > s + 0) s = $1; found = 1; exit } END { print s }' "$dir/offsets.csv")
+  fi
+  running=()  # all stopped
+  [ "${stored:-0}" -gt 0 ] || { cat "$dir/agent.log" >&2; echo "bench: run $variant-$n stored nothing in Kafka (above: its log)" >&2; exit 1; }
   awk -v v="$variant" -v n="$n" -v sent="$sent" -v stored="$stored" -v s="$seconds" -v c0="$cpu0" -v c1="$cpu1" \
       -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" 'BEGIN {
     printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
@@ -172,10 +269,14 @@ summarize() {  # medians per variant, the ratio against rsyslog measured in the 
       printf "| %s | %d | %d | %d | %.3f | %.2f | %.2f | %.2f | %d |\n", v, m[6], m[7], m[5], m[8], m[9], m[10], m[12], m[11] }'
   done
 } | tee "$out/summary.md"
-if grep -q "^rsyslog," "$out/runs.csv" && grep -q "^kafka," "$out/runs.csv"; then
-  awk -F'|' '$2 == " kafka " {k = $3} $2 == " rsyslog " {r = $3} END { if (r > 0) printf "\nsluice (kafka) / rsyslog, stored events/s: %.2fx\n", k / r }' \
-    "$out/summary.md" | tee -a "$out/summary.md"
-fi
+# Ratios measured in the same run: Sluice's kafka variant against each peer.
+for peer in rsyslog syslog-ng flume; do
+  if grep -q "^$peer," "$out/runs.csv" && grep -q "^kafka," "$out/runs.csv"; then
+    awk -F'|' -v p=" $peer " '$2 == " kafka " {k = $3; kc = $6} $2 == p {r = $3; rc = $6} END {
+      if (r > 0 && rc > 0) printf "\nsluice (kafka) / %s: %.2fx the stored events/s, %.2fx the CPU per event\n", p, k / r, kc / rc }' \
+      "$out/summary.md" | tee -a "$out/summary.md"
+  fi
+done
 
 # A plot of Kafka's stored rate per second, one line per run.
 plots=()
@@ -189,8 +290,9 @@ fi
 
 if [ -n "$summarize_only" ]; then summarize "$(cd "$summarize_only" && pwd)"; exit 0; fi
 mkdir -p "$out"
+[ "$kafka" = mock ] || start_real_kafka
 echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores" > "$out/runs.csv"
-echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max); results in $out" >&2
+echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max), broker: $kafka; results in $out" >&2
 for n in $(seq 1 "$runs"); do
   for variant in $variants; do one_run "$variant" "$n"; done   # interleaved: noise hits every variant alike
 done
