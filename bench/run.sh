@@ -3,18 +3,20 @@
 #
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
-#                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-seed ramp
-#                                  rsyslog syslog-ng flume"] [--sink-property "key = value"]...
+#                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
+#                                  acks-all-seed ramp rsyslog syslog-ng flume"] [--sink-property "k = v"]...
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
 # kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (metrics endpoint on, both
 # endpoints scraped every second), null (sinks discard: the agent's own cost), acks-all (acks=all,
-# linger 5 ms), acks-all-seed (the seed's settings with acks=all and idempotence), ramp (the sender
-# rises to --rate over a third of the run); the peers, with the tuned configurations of bench/peers/
-# on the same load and broker: rsyslog 8.2302 and syslog-ng 3.38 (Debian's packages unpacked into
-# build/peers/, not installed) and Apache Flume 1.11 (from Maven Central, .ci/install-java --flume)
-# running the seed's topology. --sink-property adds a line to every Sluice sink (BENCH_BATCH=N
-# changes the seed's batch.num.messages 500).
+# linger 5 ms), acks-all-sized (the same with a channel of 240,000 events, room for what four takes
+# per sink hold in flight, and maxTakesInFlight 4), acks-all-seed (the seed's settings with acks=all
+# and idempotence), ramp (the sender rises to --rate over a third of the run); the peers, with the
+# tuned configurations of bench/peers/ on the same load and broker: rsyslog 8.2302 and syslog-ng
+# 3.38 (Debian's packages unpacked into build/peers/, not installed) and Apache Flume 1.11 (from
+# Maven Central, .ci/install-java --flume) running the seed's topology. --sink-property adds a line
+# to every Sluice sink (BENCH_BATCH=N changes the seed's batch.num.messages 500, BENCH_CAPACITY=N
+# the channel's capacity 60,000).
 #
 # Per run: the broker ← agent (or a peer) ← sluice-loadgen. The broker is sluice-kafka-mock (a
 # process of its own per run) or, with --kafka real, Apache Kafka 4.4 (tests/kafka/cluster.sh, one
@@ -53,14 +55,17 @@ peak_rss_mb() { awk '/VmHWM/{printf "%.0f", $2/1024}' "/proc/$1/status"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
               echo $((20000 + RANDOM % 20000)); }
 wait_file() { for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
-stop_pid() { kill -TERM "$1" 2>/dev/null || true; for _ in $(seq 300); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; kill -KILL "$1" 2>/dev/null || true; }
+# Alive: signalled fine and not a zombie (the peers, started in a $(...), are adopted by PID 1,
+# which may not reap them).
+alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+stop_pid() { kill -TERM "$1" 2>/dev/null || true; for _ in $(seq 300); do alive "$1" || return 0; sleep 0.1; done; kill -KILL "$1" 2>/dev/null || true; }
 
 # What a run starts (agent or peer, mock broker, watchers), so that any exit stops it, by PID.
 running=() kafka_dir=""
 started() { running+=("$1"); }
 cleanup() {
   local pid
-  for pid in "${running[@]}"; do kill -0 "$pid" 2>/dev/null && stop_pid "$pid"; done
+  for pid in "${running[@]}"; do alive "$pid" && stop_pid "$pid"; done
   if [ -n "$kafka_dir" ]; then tests/kafka/cluster.sh stop "$kafka_dir"; rm -rf "$kafka_dir"/node-*/data; fi
 }
 trap cleanup EXIT
@@ -69,16 +74,18 @@ trap cleanup EXIT
 unpack_debs() {  # $1 root, then package names
   local root=$1 deb; shift
   mkdir -p "$root/debs"
+  # Called from `... || return 1`, where set -e is off: every step checks itself.
   (cd "$root/debs" && apt-get download "$@") >"$root/download.log" 2>&1 ||
     { echo "bench: apt-get download $* failed:" >&2; cat "$root/download.log" >&2; return 1; }
-  for deb in "$root"/debs/*.deb; do dpkg -x "$deb" "$root"; done
+  compgen -G "$root/debs/*.deb" >/dev/null || { echo "bench: apt-get download $* fetched nothing" >&2; return 1; }
+  for deb in "$root"/debs/*.deb; do dpkg -x "$deb" "$root" || { echo "bench: dpkg -x $deb failed" >&2; return 1; }; done
   touch "$root/.unpacked"
 }
 
 start_rsyslog() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   local root=$PWD/build/peers/rsyslog
   if [ ! -f "$root/.unpacked" ]; then
-    bash .ci/install-deps libestr0 libfastjson4 liblognorm5 >&2
+    bash .ci/install-deps libestr0 libfastjson4 liblognorm5 >&2 || return 1
     unpack_debs "$root" rsyslog rsyslog-kafka || return 1
   fi
   sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|$4|" \
@@ -92,7 +99,7 @@ start_syslog_ng() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   local root=$PWD/build/peers/syslog-ng
   if [ ! -f "$root/.unpacked" ]; then
     # Not installed (it conflicts with rsyslog): unpacked beside the build, its libraries from Debian.
-    bash .ci/install-deps libivykis0 libnet1 libjson-c5 libwrap0 libpcre3 >&2
+    bash .ci/install-deps libivykis0 libnet1 libjson-c5 libwrap0 libpcre3 >&2 || return 1
     unpack_debs "$root" syslog-ng-core syslog-ng-mod-rdkafka || return 1
   fi
   sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|$4|" \
@@ -116,7 +123,7 @@ start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
 
 wait_port() {  # $1 port $2 pid: until something listens there while the process lives (at most 60 s)
   for _ in $(seq 600); do
-    kill -0 "$2" 2>/dev/null || return 1
+    alive "$2" || return 1
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
     sleep 0.1
   done
@@ -146,10 +153,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     bootstrap=$(head -1 "$dir/bootstrap")
   fi
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
-  local idempotence=false
+  local idempotence=false capacity=${BENCH_CAPACITY:-60000} window=""
   case "$variant" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
+    acks-all-sized) acks=all linger=5 capacity=240000 window=4 ;;
     acks-all-seed) acks=all idempotence=true ;;
     kafka-shared) share=true ;;
     kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
@@ -165,7 +173,8 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     wait_port "$port" "$agent" || { cat "$dir/agent.log" >&2; echo "bench: $variant did not listen on $port" >&2; exit 1; }
   else
     {
-      sed -e "s|{ports}|0 0|" bench/sluice-seed.properties.in
+      sed -e "s|{ports}|0 0|" -e "s|^\(tier2.channels.c1.capacity = \).*|\1$capacity|" \
+        bench/sluice-seed.properties.in
       for k in $(seq 1 10); do
         echo "tier2.sinks.kk$k.channel = c1"
         echo "tier2.sinks.kk$k.type = $sink_type"
@@ -181,6 +190,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.ms = $linger"
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.messages = 50000"
           [ "$idempotence" = false ] || echo "tier2.sinks.kk$k.kafka.producer.enable.idempotence = true"
+          [ -z "$window" ] || echo "tier2.sinks.kk$k.maxTakesInFlight = $window"
           for property in "${sink_properties[@]}"; do echo "tier2.sinks.kk$k.$property"; done
         fi
       done
@@ -202,15 +212,17 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     for port in $(sed -n 's/^source.r1.ports=//p' "$dir/ready"); do targets+=(-t "127.0.0.1:$port"); done
   fi
   local cpu0 bcpu0; cpu0=$(cpu_seconds "$agent"); bcpu0=$(cpu_seconds "$broker")
-  [ "$variant" = null ] || "$bin/sluice-loadgen" --watch-offsets --bootstrap "$bootstrap" --topic "$topic" -d "$((duration + 70))s" \
+  local watcher=""
+  if [ "$variant" != null ]; then  # (not `[ ] || cmd &`: that backgrounds a subshell, and $! would be its PID)
+    "$bin/sluice-loadgen" --watch-offsets --bootstrap "$bootstrap" --topic "$topic" -d "$((duration + 70))s" \
       --csv "$dir/offsets.csv" -q >/dev/null 2>&1 &
-  local watcher=$!; started "$watcher"
+    watcher=$!; started "$watcher"
+  fi
 
   "$bin/sluice-loadgen" "${targets[@]}" -c "$connections" -r "$rate" -d "${duration}s" "${ramp[@]}" -q \
     --summary-json "$dir/sent.json" 2>"$dir/loadgen.log" || true
   if [ ! -s "$dir/sent.json" ]; then
     cat "$dir/loadgen.log" "$dir/agent.log" >&2
-    stop_pid "$agent"; [ "$kafka" = real ] || stop_pid "$broker"; kill "$watcher" 2>/dev/null || true
     echo "bench: run $variant-$n failed (above: the sender's and the agent's output)" >&2
     exit 1
   fi
@@ -233,20 +245,27 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local cpu1 bcpu1 rss; cpu1=$(cpu_seconds "$agent"); bcpu1=$(cpu_seconds "$broker"); rss=$(peak_rss_mb "$agent")
   stop_pid "$agent"; wait "$agent" 2>/dev/null || true
   [ -z "$scraper" ] || { kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; }
-  kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true
+  [ -z "$watcher" ] || { kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; }
   if [ "$kafka" = real ]; then
-    java -cp "build/java/kafka/*" org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --delete \
+    timeout -k 5 60 java -cp "build/java/kafka/*" org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --delete \
       --topic "$topic" >/dev/null 2>&1 || true  # the disk back for the next run
   else
     stop_pid "$broker"; wait "$broker" 2>/dev/null || true
   fi
   if [ "$variant" = null ]; then stored=$(sed -n 's/.* \([0-9]*\) sent,.*/\1/p' "$dir/agent.log" | tail -1); fi
   # A broker slower than the sender keeps storing after the sender stops: the rate is over the time
-  # until the last event was stored (the watcher's first second at the final count), never shorter
-  # than the sender's.
+  # until the last event was stored, never shorter than the sender's. The watcher samples once a
+  # second: from the last sample short of the final count, the rest is taken at the rate of the
+  # second before it (not the whole second up to the next sample).
   if [ -s "$dir/offsets.csv" ]; then
-    seconds=$(awk -F, -v total="$stored" -v s="$seconds" '$2 + 0 >= total + 0 && $1 ~ /^[0-9.]+$/ {
-      if ($1 + 0 > s + 0) s = $1; found = 1; exit } END { print s }' "$dir/offsets.csv")
+    seconds=$(awk -F, -v total="$stored" -v s="$seconds" '$1 ~ /^[0-9.]+$/ {
+      if ($2 + 0 >= total + 0) {
+        t = $1
+        if (n > 1 && ps > pps && pt > ppt) { u = pt + (total - ps) * (pt - ppt) / (ps - pps); if (u < t) t = u }
+        if (t > s + 0) s = t
+        exit
+      }
+      ppt = pt; pps = ps; pt = $1; ps = $2; n++ } END { print s }' "$dir/offsets.csv")
   fi
   running=()  # all stopped
   [ "${stored:-0}" -gt 0 ] || { cat "$dir/agent.log" >&2; echo "bench: run $variant-$n stored nothing in Kafka (above: its log)" >&2; exit 1; }

@@ -307,10 +307,16 @@ TEST_CASE("SASL_SSL to Apache Kafka 4.4: PLAIN is delivered, a wrong password an
   // loudly, as a wrong password does; a newer librdkafka must deliver.
   const bool scram_works = rd_kafka_version() >= 0x020601ff;
   if (scram_works) {
+    k.create_topic("secure-scram", 3);
     Pipeline p;
-    p.use_kafka(k.bootstrap(), "secure");
-    p.start_agent(one_sink_config(k.sasl_bootstrap(), "secure", kMemoryChannel, secure("SCRAM-SHA-512", "sluice-secret")));
+    p.use_kafka(k.bootstrap(), "secure-scram");
+    p.start_agent(
+        one_sink_config(k.sasl_bootstrap(), "secure-scram", kMemoryChannel, secure("SCRAM-SHA-512", "sluice-secret")));
     REQUIRE(p.send({"-c", "1", "-n", "1000", "-r", "10000"}) == 0);
+    std::string report;
+    CHECK(p.verify(report) == 0);
+    INFO(report);
+    CHECK_THAT(report, Catch::Contains("unique 1000, duplicates 0, missing 0"));
     CHECK(p.stop_agent(30s) == std::optional<int>(0));
   }
   std::vector<std::pair<std::string, std::string>> refused{{"PLAIN", "wrong"}, {"SCRAM-SHA-512", "wrong"}};

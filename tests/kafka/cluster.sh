@@ -27,15 +27,25 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 libs=${SLUICE_KAFKA_LIBS:-$root/build/java/kafka}
-java_cp() { timeout -k 5 "${tool_seconds:-60}" java -cp "$libs/*" "$@"; }
+# --foreground: timeout stays in the caller's process group, so a test's kill of that group ends it too.
+java_cp() { timeout --foreground -k 5 "${tool_seconds:-60}" java -cp "$libs/*" "$@"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 free_ports() {  # N free loopback ports, held together so that they differ
+  # Below the kernel's ephemeral range (net.ipv4.ip_local_port_range; 32768 and up by default),
+  # so that while a node is down for a restart no client's outgoing connection takes its port.
+  # A range that starts low (sysctl/99-sluice.conf's 1024) leaves no such room: any free port.
   python3 - "$1" <<'PY'
-import socket, sys
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 held = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); held.append(s)
+while len(held) < int(sys.argv[1]):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randint(max(1024, low - 12000), low - 1) if low > 10000 else 0))
+        held.append(s)
+    except OSError:
+        s.close()
 print(" ".join(str(s.getsockname()[1]) for s in held))
 PY
 }
@@ -73,7 +83,7 @@ node_pid() {  # DIR NODE: the node's PID if that process is still the node's JVM
 stop_cluster() {  # DIR: every node still running, by PID, and the watchdog unless it is us
   local dir=$1 wd f n pids=()
   wd=$(cat "$dir/watchdog.pid" 2>/dev/null || true)
-  if [ -n "$wd" ] && [ "$wd" != "$$" ] && tr '\0' ' ' <"/proc/$wd/cmdline" 2>/dev/null | grep -qF "watchdog"; then
+  if [ -n "$wd" ] && [ "$wd" != "$$" ] && tr '\0' ' ' <"/proc/$wd/cmdline" 2>/dev/null | grep -F "watchdog" | grep -qF "$dir"; then
     kill -TERM "$wd" 2>/dev/null || true
   fi
   for f in "$dir"/node-*/pid; do
@@ -247,7 +257,9 @@ stop_pids() {  # PID...: SIGTERM, then SIGKILL whatever is left after 20 s
   local deadline=$((SECONDS + 20)) pid alive
   while :; do
     alive=()
-    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    for pid in "$@"; do  # a zombie (exited, not yet reaped by whoever adopted it) is gone
+      kill -0 "$pid" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] && alive+=("$pid")
+    done
     [ ${#alive[@]} -eq 0 ] && return 0
     [ $SECONDS -lt $deadline ] || break
     sleep 0.2
@@ -255,6 +267,8 @@ stop_pids() {  # PID...: SIGTERM, then SIGKILL whatever is left after 20 s
   kill -KILL "${alive[@]}" 2>/dev/null || true
 }
 
+# DIR as one absolute path, whatever the caller wrote: node PIDs are checked against it.
+[ $# -lt 2 ] || { command=$1 dir=$(realpath -m "$2"); shift 2; set -- "$command" "$dir" "$@"; }
 case "${1:-}" in
   start) shift; start "$@" ;;
   topic) shift; topic "$@" ;;
