@@ -58,10 +58,18 @@ std::vector<PartitionOffsets> TopicReader::offsets(std::chrono::milliseconds tim
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   rd_kafka_topic_destroy(rkt);
+  // A partition may be between leaders for a moment (a broker just restarted, a leader moving
+  // back): asked again until the deadline, not given up at the first "leader not available".
   for (PartitionOffsets& p : result) {
-    const rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), p.partition, &p.low, &p.high, 5000);
-    if (err) throw std::runtime_error("topic " + topic_ + ": cannot read offsets: " + rd_kafka_err2str(err));
+    while (true) {
+      const rd_kafka_resp_err_t err =
+          rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), p.partition, &p.low, &p.high, 5000);
+      if (!err) break;
+      if (Clock::now() >= deadline)
+        throw std::runtime_error("topic " + topic_ + ": cannot read offsets of partition " +
+                                 std::to_string(p.partition) + ": " + rd_kafka_err2str(err));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
   }
   return result;
 }
