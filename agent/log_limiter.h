@@ -2,11 +2,14 @@
 // Rate-limits a repeated log line: the first occurrence is logged at once, later ones at
 // most once per interval, each saying how many were suppressed in between. Every occurrence
 // still bumps its counter elsewhere; only the log line is limited. Thread-safe.
+//
+//   if (auto note = refusal_log_.next()) spdlog::warn("refused {}{}", peer, *note);
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <string>
 
 namespace sluice {
 
@@ -14,19 +17,23 @@ class LogLimiter {
  public:
   explicit LogLimiter(std::chrono::milliseconds interval = std::chrono::seconds(10)) : interval_(interval) {}
 
-  // True when this occurrence should be logged; `suppressed` then holds how many were not.
-  bool allow(uint64_t& suppressed) {
-    std::lock_guard lock(mutex_);
-    const auto now = std::chrono::steady_clock::now();
-    if (logged_once_ && now - last_ < interval_) {
-      ++suppressed_;
-      return false;
+  // When this occurrence should be logged: the note to end its line with, " [N similar lines
+  // suppressed]" (or "" when none were); nothing when it should not be logged.
+  std::optional<std::string> next() {
+    uint64_t suppressed = 0;
+    {
+      std::lock_guard lock(mutex_);
+      const auto now = std::chrono::steady_clock::now();
+      if (logged_once_ && now - last_ < interval_) {
+        ++suppressed_;
+        return std::nullopt;
+      }
+      logged_once_ = true;
+      last_ = now;
+      suppressed = suppressed_;
+      suppressed_ = 0;
     }
-    logged_once_ = true;
-    last_ = now;
-    suppressed = suppressed_;
-    suppressed_ = 0;
-    return true;
+    return suppressed ? " [" + std::to_string(suppressed) + " similar lines suppressed]" : std::string();
   }
 
  private:

@@ -409,10 +409,8 @@ bool SegmentStore::log_commit(uint64_t segment, const LogEntry& entry) {
 
 void SegmentStore::write_error(const std::string& what) {
   const uint64_t errors = write_errors_.fetch_add(1, std::memory_order_relaxed) + 1;
-  const auto now = std::chrono::steady_clock::now();
-  if (errors > 1 && now - last_error_log_ < std::chrono::seconds(10)) return;
-  last_error_log_ = now;
-  spdlog::error("spill store {}: {} ({} write errors so far)", config_.data_dir.string(), what, errors);
+  if (auto note = write_error_log_.next())
+    spdlog::error("spill store {}: {} ({} write errors so far){}", config_.data_dir.string(), what, errors, *note);
 }
 
 void SegmentStore::delete_segment(uint64_t id) {

@@ -34,6 +34,8 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/log_limiter.h"
+
 namespace sluice::spill {
 
 enum class FsyncPolicy { every_batch, interval, never };
@@ -148,7 +150,7 @@ class SegmentStore {
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> bytes_on_disk_{0};
   std::atomic<uint64_t> write_errors_{0};
-  std::chrono::steady_clock::time_point last_error_log_{};
+  LogLimiter write_error_log_;
 };
 
 }  // namespace sluice::spill

@@ -7,8 +7,6 @@
 namespace sluice {
 namespace {
 
-constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
-
 using SC = SpillableChannelConfig;
 const config::PropertyTable<SC> kSpillableChannelProperties{
     {"memoryCapacity", &SC::memory_capacity, "10000",
@@ -260,12 +258,10 @@ const char* SpillableChannel::disk_refusal(size_t events, uint64_t stored) const
 }
 
 void SpillableChannel::log_blocked(const char* reason) {
-  const auto now = Clock::now();
-  if (now - last_block_log_ < kBlockedLogEvery) return;
-  last_block_log_ = now;
-  spdlog::warn("channel {}: memory full and {}: sources wait (backpressure); {} events in memory, {} on disk, {} "
-               "bytes on disk",
-               name(), reason, memory_events_, disk_events_, store_ ? store_->bytes_on_disk() : 0);
+  if (auto note = blocked_log_.next())
+    spdlog::warn("channel {}: memory full and {}: sources wait (backpressure); {} events in memory, {} on disk, {} "
+                 "bytes on disk{}",
+                 name(), reason, memory_events_, disk_events_, store_ ? store_->bytes_on_disk() : 0, *note);
 }
 
 bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {

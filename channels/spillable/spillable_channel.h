@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "agent/component_spec.h"
+#include "agent/log_limiter.h"
 #include "channels/channel.h"
 #include "channels/spillable/segment_store.h"
 
@@ -85,7 +86,7 @@ class SpillableChannel final : public Channel {
   uint64_t memory_bytes_ = 0;
   uint64_t disk_events_ = 0;    // in records not yet released (queued, taken, rolled back)
   ChannelCounters counters_;
-  std::chrono::steady_clock::time_point last_block_log_{};
+  LogLimiter blocked_log_;  // "memory full and ...": a line per 10 s
 
   std::thread flusher_;  // fsync = interval
   bool stopping_ = false;

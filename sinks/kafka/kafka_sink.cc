@@ -70,10 +70,9 @@ struct KafkaSink::Counters {
   void count_failures(DeliveryError reason, uint64_t count, const std::string& text, std::string_view consequence) {
     failed.fetch_add(count, std::memory_order_relaxed);
     failed_by_reason[static_cast<int>(reason)].fetch_add(count, std::memory_order_relaxed);
-    uint64_t suppressed = 0;
-    if (failure_log.allow(suppressed))
+    if (auto note = failure_log.next())
       spdlog::error("sink {}: {} events not delivered ({}: {}); {}{}", sink_name, count, to_string(reason), text,
-                    consequence, suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+                    consequence, *note);
   }
 };
 

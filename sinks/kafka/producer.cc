@@ -65,10 +65,6 @@ LogLimiter& limiter_for(const std::string& kind) {
   return *limiter;
 }
 
-std::string suppressed_note(uint64_t suppressed) {
-  return suppressed ? " [" + std::to_string(suppressed) + " similar lines suppressed]" : "";
-}
-
 std::atomic<uint64_t> g_client_errors{0};
 
 void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
@@ -82,9 +78,8 @@ void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
     return;
   }
   // librdkafka retries these itself and recovers when Kafka comes back; they are worth a line.
-  uint64_t suppressed = 0;
-  if (limiter_for(rd_kafka_err2name(code)).allow(suppressed))
-    spdlog::warn("kafka: {} ({}){}", reason, rd_kafka_err2name(code), suppressed_note(suppressed));
+  if (auto note = limiter_for(rd_kafka_err2name(code)).next())
+    spdlog::warn("kafka: {} ({}){}", reason, rd_kafka_err2name(code), *note);
 }
 
 void on_log(const rd_kafka_t*, int level, const char* facility, const char* text) {
@@ -92,10 +87,10 @@ void on_log(const rd_kafka_t*, int level, const char* facility, const char* text
     spdlog::debug("librdkafka {}: {}", facility, text);
     return;
   }
-  uint64_t suppressed = 0;
-  if (!limiter_for(std::string("log:") + facility).allow(suppressed)) return;
-  if (level <= 3) spdlog::error("librdkafka {}: {}{}", facility, text, suppressed_note(suppressed));
-  else spdlog::warn("librdkafka {}: {}{}", facility, text, suppressed_note(suppressed));
+  const auto note = limiter_for(std::string("log:") + facility).next();
+  if (!note) return;
+  if (level <= 3) spdlog::error("librdkafka {}: {}{}", facility, text, *note);
+  else spdlog::warn("librdkafka {}: {}{}", facility, text, *note);
 }
 
 // librdkafka's statistics JSON (YAML is a superset of JSON): broker state and round-trip time.

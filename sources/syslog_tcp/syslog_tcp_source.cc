@@ -374,22 +374,18 @@ class SyslogTcpSource::Worker {
     }
     ::close(fd);
     closed_.add(1);
-    uint64_t suppressed = 0;
-    if (refusal_log_.allow(suppressed)) {
+    if (auto note = refusal_log_.next()) {
       spdlog::warn("source {}: refused a connection from {}: {}{}", source_.name_, address_text(peer), reason,
-                   suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+                   *note);
     }
     return false;
   }
 
   void log_accept_error(int err) {
-    const auto now = Clock::now();
-    if (now - last_accept_log_ < std::chrono::seconds(10)) return;
-    last_accept_log_ = now;
-    spdlog::error("source {}: accept() failed: {}{} ({} accept errors so far)", source_.name_,
-                  std::strerror(err),
-                  err == EMFILE ? "; raise the file descriptor limit (LimitNOFILE / ulimit -n)" : "",
-                  accept_errors_.get());
+    if (auto note = accept_error_log_.next())
+      spdlog::error("source {}: accept() failed: {}{} ({} accept errors so far){}", source_.name_, std::strerror(err),
+                    err == EMFILE ? "; raise the file descriptor limit (LimitNOFILE / ulimit -n)" : "",
+                    accept_errors_.get(), *note);
   }
 
   // Out of file descriptors: the listener would stay readable and spin; wait 100 ms.
@@ -496,10 +492,9 @@ class SyslogTcpSource::Worker {
     }
     if (!closed) return;
     idle_closed_.add(closed);
-    uint64_t suppressed = 0;
-    if (idle_log_.allow(suppressed))
+    if (auto note = idle_log_.next())
       spdlog::info("source {}: closed {} connection(s) idle for {} ms (idleTimeout){}", source_.name_, closed, timeout,
-                   suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+                   *note);
   }
 
   static void on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
@@ -558,15 +553,15 @@ class SyslogTcpSource::Worker {
 
   // A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
   void log_truncated(Connection& conn, uint64_t frames) {
-    uint64_t suppressed = 0;
-    if (!truncation_log_.allow(suppressed)) return;
+    const auto note = truncation_log_.next();
+    if (!note) return;
     sockaddr_storage peer{};
     int length = sizeof peer;
     uv_tcp_getpeername(&conn.handle, reinterpret_cast<sockaddr*>(&peer), &length);
     spdlog::warn("source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
                  "and counted (frames_truncated){}",
                  source_.name_, frames, address_text(peer), conn.port, source_.config_.event_size,
-                 suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+                 *note);
   }
 
   // The arrival time for this read's events; the zone is looked up at most once a second.
@@ -597,11 +592,10 @@ class SyslogTcpSource::Worker {
         const auto now = Clock::now();
         if (now >= deadline) {
           dropped_.add(copy.size());
-          uint64_t suppressed = 0;
-          if (dropped_log_.allow(suppressed))
+          if (auto note = dropped_log_.next())
             spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
                           "dropped_at_shutdown){}", source_.name_, channels[i]->name(), copy.size(),
-                          suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+                          *note);
           break;
         }
         if (now >= next_log) {
@@ -694,11 +688,10 @@ class SyslogTcpSource::Worker {
       if (!quiet && !grace_over) continue;
       if (unread > 0) {
         unread_at_shutdown_.add(static_cast<uint64_t>(unread));
-        uint64_t suppressed = 0;
-        if (unread_log_.allow(suppressed))
+        if (auto note = unread_log_.next())
           spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
                         "lost (counted as bytes_unread_at_shutdown){}", source_.name_, unread,
-                        suppressed ? fmt::format(" [{} similar lines suppressed]", suppressed) : "");
+                        *note);
       }
       consume(*conn, {}, StreamEnd::cut);
       close_connection(conn);
@@ -759,7 +752,7 @@ class SyslogTcpSource::Worker {
   EventDecoder decoder_;
   std::unordered_map<std::string, CachedName> names_;  // clientHostnameHeader: IP -> name
   std::unordered_set<uv_getnameinfo_t*> lookups_;      // in flight; freed by on_name
-  Clock::time_point last_accept_log_{};
+  LogLimiter accept_error_log_;
 
   Counter accepted_, closed_, accept_errors_, read_errors_, dropped_, unread_at_shutdown_, refused_denied_,
       refused_limit_, idle_closed_;

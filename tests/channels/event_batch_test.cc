@@ -1,0 +1,120 @@
+// EventBatch and its builder: events share one buffer, and slices share it without copying.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "channels/event_batch.h"
+
+using namespace sluice;
+
+namespace {
+
+EventBatch batch_of(const std::vector<std::string>& frames) {
+  EventBatchBuilder builder;
+  for (const std::string& f : frames) builder.append(f);
+  return builder.seal();
+}
+
+std::vector<std::string> raws(const EventBatch& batch) {
+  std::vector<std::string> out;
+  for (const EventRecord& e : batch) out.emplace_back(batch.raw(e));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a sealed batch holds every appended frame, counts their bytes, and the builder starts empty",
+          "[event_batch]") {
+  EventBatchBuilder builder;
+  builder.append("<13>one");
+  builder.append("<14>two two");
+  CHECK(builder.size() == 2);
+  CHECK(builder.bytes() == 7 + 11);
+  EventBatch batch = builder.seal();
+  CHECK(builder.empty());
+  CHECK(builder.bytes() == 0);
+  CHECK(batch.size() == 2);
+  CHECK(batch.bytes() == 18);
+  CHECK(raws(batch) == std::vector<std::string>{"<13>one", "<14>two two"});
+  CHECK(batch.body(batch[1]) == "<14>two two");  // until a parser narrows it
+  EventBatch next = builder.seal();
+  CHECK(next.empty());
+}
+
+TEST_CASE("split_front and slice cut a batch into parts that share its storage and keep their bytes right",
+          "[event_batch]") {
+  EventBatch batch = batch_of({"a", "bb", "ccc", "dddd", "eeeee"});
+  const EventStorage* storage = batch.storage();
+  EventBatch front = batch.split_front(2);
+  CHECK(raws(front) == std::vector<std::string>{"a", "bb"});
+  CHECK(front.bytes() == 3);
+  CHECK(front.first() == 0);
+  CHECK(raws(batch) == std::vector<std::string>{"ccc", "dddd", "eeeee"});
+  CHECK(batch.bytes() == 12);
+  CHECK(batch.first() == 2);
+  CHECK(front.storage() == storage);
+  CHECK(batch.storage() == storage);
+
+  EventBatch middle = batch.slice(1, 1);
+  CHECK(raws(middle) == std::vector<std::string>{"dddd"});
+  CHECK(middle.first() == 3);
+  CHECK(middle.bytes() == 4);
+  CHECK(batch.slice(2, 100).size() == 1);  // clamped to what is there
+  CHECK(batch.slice(7, 1).empty());
+
+  EventBatch all = batch.split_front(10);  // more than it has: all of it, and it is left empty
+  CHECK(all.size() == 3);
+  CHECK(batch.empty());
+  CHECK(batch.bytes() == 0);
+}
+
+TEST_CASE("a moved-from batch is empty", "[event_batch]") {
+  EventBatch batch = batch_of({"x", "y"});
+  EventBatch moved = std::move(batch);
+  CHECK(moved.size() == 2);
+  CHECK(batch.empty());  // NOLINT(bugprone-use-after-move): what the move promises
+  CHECK(batch.bytes() == 0);
+}
+
+TEST_CASE("fields read from the frame, the client's address after it, and numbers formatted", "[event_batch]") {
+  EventBatchBuilder builder;
+  EventRecord& e = builder.append("<165>host1 app: hello");
+  e.host = {5, 5};
+  e.app = {11, 3};
+  e.facility = 20;
+  e.severity = 5;
+  e.port = 5140;
+  e.timestamp_ms = 1700000000123;
+  e.client_offset = builder.append_to_last("10.1.2.3");  // the record stays put: only bytes grow
+  builder.append_to_last("web01.example");
+  e.client_ip_length = 8;
+  e.client_host_length = 13;
+  EventBatch batch = builder.seal();
+  const EventRecord& r = batch[0];
+  char scratch[24];
+  CHECK(batch.raw(r) == "<165>host1 app: hello");  // the address is not part of the frame
+  CHECK(batch.field(r, EventField::host, scratch) == "host1");
+  CHECK(batch.field(r, EventField::app, scratch) == "app");
+  CHECK(batch.field(r, EventField::msgid, scratch) == "");  // absent
+  CHECK(batch.field(r, EventField::client_ip, scratch) == "10.1.2.3");
+  CHECK(batch.field(r, EventField::client_host, scratch) == "web01.example");
+  CHECK(batch.field(r, EventField::facility, scratch) == "20");
+  CHECK(batch.field(r, EventField::port, scratch) == "5140");
+  CHECK(batch.field(r, EventField::timestamp, scratch) == "1700000000123");
+  CHECK(EventBatch::numeric_field(r, EventField::severity) == 5);
+  CHECK(EventBatch::numeric_field(r, EventField::host) == -1);
+}
+
+TEST_CASE("field names are read as Flume's header names, in any case, with their synonyms", "[event_batch]") {
+  CHECK(event_field_from_name("Facility") == EventField::facility);
+  CHECK(event_field_from_name("SEVERITY") == EventField::severity);
+  CHECK(event_field_from_name("hostname") == EventField::host);
+  CHECK(event_field_from_name("program") == EventField::app);
+  CHECK(event_field_from_name("pid") == EventField::procid);
+  CHECK(event_field_from_name("clientIP") == EventField::client_ip);
+  CHECK(event_field_from_name("client_hostname") == EventField::client_host);
+  CHECK_FALSE(event_field_from_name("topic").has_value());
+  CHECK_FALSE(event_field_from_name("").has_value());
+}
