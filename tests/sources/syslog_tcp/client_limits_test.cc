@@ -13,6 +13,7 @@
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
 #include "tests/support/process.h"
+#include "tests/support/eventually.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -83,7 +84,7 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
     const int a = test::connect_loopback(source.listening_ports()[0]), b = test::connect_loopback(source.listening_ports()[0]);
-    std::this_thread::sleep_for(200ms);  // both accepted before the third arrives
+    REQUIRE(test::eventually([&] { return source.counters().connections_accepted == 2; }, 5s));  // before the third
     const int c = test::connect_loopback(source.listening_ports()[0]);
     CHECK(closed_by_peer(c, 5s));
     CHECK_FALSE(closed_by_peer(a, 100ms));

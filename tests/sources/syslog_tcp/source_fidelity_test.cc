@@ -19,6 +19,7 @@
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
 #include "tests/support/process.h"
+#include "tests/support/eventually.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -72,8 +73,7 @@ Received run_source(const std::map<std::string, std::string>& properties, const 
   // The source has read everything once it has counted every byte.
   uint64_t total = 0;
   for (const std::string& chunk : chunks) total += chunk.size();
-  for (int i = 0; i < 500 && source.counters().bytes_received < total; ++i) std::this_thread::sleep_for(10ms);
-  std::this_thread::sleep_for(50ms);
+  REQUIRE(test::eventually([&] { return source.counters().bytes_received >= total; }, 5s));
   source.stop(Clock::now() + 5s);
   Received r;
   r.counters = source.counters();
@@ -151,7 +151,7 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
     const int fd = test::connect_loopback(source.listening_ports()[0]);
     send_all(fd, "<13>h a: caf\xE9 \xFC\n");
     ::close(fd);
-    for (int i = 0; i < 500 && source.counters().events_received < 1; ++i) std::this_thread::sleep_for(10ms);
+    REQUIRE(test::eventually([&] { return source.counters().events_received >= 1; }, 5s));
     source.stop(Clock::now() + 5s);
     const Take t = channel.take(10, Clock::now());
     REQUIRE(t.events == 1);
