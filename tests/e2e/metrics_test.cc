@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+
 #include <regex>
 #include <thread>
 
@@ -29,13 +31,25 @@ TEST_CASE("the counters on /metrics and /metrics.json equal what was sent and wh
   p.start_broker();
   p.start_agent(ten_sink_config(p.bootstrap(), {"acks = all", "linger.ms = 5"}), "t", {"--metrics", "127.0.0.1:0"});
   REQUIRE(p.metrics_port() > 0);
+  // Scraped while the load runs (2.5 s of it), until a scrape shows it part way: not a guess at
+  // when that is.
   std::string during;
+  std::atomic<bool> sending{true};
   std::thread scraper([&] {
-    std::this_thread::sleep_for(1500ms);
-    during = http_get(p.metrics_port(), "/metrics");
+    while (sending) {
+      std::string text = http_get(p.metrics_port(), "/metrics");
+      const double received = prometheus_sum(text, "sluice_source_events_received_total");
+      if (received > 0 && received < 100000) {
+        during = std::move(text);
+        return;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
   });
-  REQUIRE(p.send({"-c", "4", "-n", "100000", "-r", "40000"}) == 0);
+  const int sent = p.send({"-c", "4", "-n", "100000", "-r", "40000"});
+  sending = false;
   scraper.join();
+  REQUIRE(sent == 0);
   INFO(during);
   CHECK(prometheus_sum(during, "sluice_source_events_received_total") > 0);
   CHECK(prometheus_sum(during, "sluice_source_events_received_total") < 100000);
