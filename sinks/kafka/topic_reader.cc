@@ -62,8 +62,9 @@ std::vector<PartitionOffsets> TopicReader::offsets(std::chrono::milliseconds tim
   // back): asked again until the deadline, not given up at the first "leader not available".
   for (PartitionOffsets& p : result) {
     while (true) {
-      const rd_kafka_resp_err_t err =
-          rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), p.partition, &p.low, &p.high, 5000);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+          rk_, topic_.c_str(), p.partition, &p.low, &p.high, static_cast<int>(std::clamp<int64_t>(left, 100, 5000)));
       if (!err) break;
       if (Clock::now() >= deadline)
         throw std::runtime_error("topic " + topic_ + ": cannot read offsets of partition " +

@@ -334,10 +334,11 @@ class SyslogTcpSource::Worker {
       const int fd = ::accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+        const int err = errno;  // before logging, which may change it
+        if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return false;
         accept_errors_.add(1);
-        log_accept_error(errno);
-        if (errno == EMFILE || errno == ENFILE) pause_accepting();
+        log_accept_error(err);
+        if (err == EMFILE || err == ENFILE) pause_accepting();
         return false;
       }
       accepted_.add(1);
