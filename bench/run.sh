@@ -82,14 +82,17 @@ unpack_debs() {  # $1 root, then package names
   touch "$root/.unpacked"
 }
 
+peer_config() {  # $1 template in bench/peers/ $2 output, then port bootstrap workdir topic
+  sed -e "s|{port}|$3|g; s|{bootstrap}|$4|g; s|{workdir}|$5|g; s|{topic}|$6|g" "bench/peers/$1" > "$2"
+}
+
 start_rsyslog() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   local root=$PWD/build/peers/rsyslog
   if [ ! -f "$root/.unpacked" ]; then
     bash .ci/install-deps libestr0 libfastjson4 liblognorm5 >&2 || return 1
     unpack_debs "$root" rsyslog rsyslog-kafka || return 1
   fi
-  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|$4|" \
-    bench/peers/rsyslog-omkafka.conf.in > "$3/rsyslog.conf"
+  peer_config rsyslog-omkafka.conf.in "$3/rsyslog.conf" "$@"
   "$root/usr/sbin/rsyslogd" -n -f "$3/rsyslog.conf" -i "$3/rsyslog.pid" -M "$root/usr/lib/x86_64-linux-gnu/rsyslog" \
     >"$3/agent.log" 2>&1 &
   echo $!
@@ -102,8 +105,7 @@ start_syslog_ng() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
     bash .ci/install-deps libivykis0 libnet1 libjson-c5 libwrap0 libpcre3 >&2 || return 1
     unpack_debs "$root" syslog-ng-core syslog-ng-mod-rdkafka || return 1
   fi
-  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{workdir}|$3|g; s|{topic}|$4|" \
-    bench/peers/syslog-ng-kafka.conf.in > "$3/syslog-ng.conf"
+  peer_config syslog-ng-kafka.conf.in "$3/syslog-ng.conf" "$@"
   LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/syslog-ng" \
     "$root/usr/sbin/syslog-ng" -F --no-caps -f "$3/syslog-ng.conf" -R "$3/persist" -p "$3/pid" -c "$3/ctl" \
     --module-path "$root/usr/lib/syslog-ng/3.38" >"$3/agent.log" 2>&1 &
@@ -111,7 +113,7 @@ start_syslog_ng() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
 }
 
 start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
-  sed -e "s|{port}|$1|; s|{bootstrap}|$2|; s|{topic}|$4|" bench/peers/flume.properties.in > "$3/flume.properties"
+  peer_config flume.properties.in "$3/flume.properties" "$@"
   printf 'status = warn\nappender.file.type = File\nappender.file.name = file\nappender.file.fileName = %s\n%s\n%s\n%s\n' \
     "$3/flume.log" "appender.file.layout.type = PatternLayout" "rootLogger.level = INFO" \
     "rootLogger.appenderRef.file.ref = file" > "$3/log4j2.properties"

@@ -296,15 +296,9 @@ void KafkaSink::settle_front() {
 // failed is committed meanwhile: with a window, a failure reorders what is retried behind it.)
 void KafkaSink::roll_back_window() {
   if (window_back_.empty()) return;
-  Take back = std::move(window_back_.back());
-  window_back_.pop_back();
-  while (!window_back_.empty()) {
-    counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
-    channel_.rollback(std::move(back));
-    back = std::move(window_back_.back());
-    window_back_.pop_back();
-  }
-  roll_back(std::move(back));  // the oldest, and the backoff once for the whole window
+  for (size_t i = window_back_.size() - 1; i > 0; --i) put_back(std::move(window_back_[i]));
+  roll_back(std::move(window_back_.front()));  // the oldest, and the backoff once for the whole window
+  window_back_.clear();
 }
 
 // librdkafka's remedy for a fatal error is a new producer. What the old one held has been
@@ -538,10 +532,14 @@ void KafkaSink::roll_back(Take back) {
     backoff_ = kRetryBackoffMin;
     return;
   }
-  counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
-  channel_.rollback(std::move(back));
+  put_back(std::move(back));
   resume_at_ = Clock::now() + backoff_;  // no new take before then; reports are served meanwhile
   backoff_ = std::min(backoff_ * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRetryBackoffMax));
+}
+
+void KafkaSink::put_back(Take back) {
+  counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
+  channel_.rollback(std::move(back));
 }
 
 void KafkaSink::request_stop(Deadline deadline) {

@@ -57,6 +57,7 @@ class KafkaSink final : public Sink {
   void settle(const AwaitedTake& awaited);
   void roll_back(Take back);
   void roll_back_window();
+  void put_back(Take back);  // into the channel's front, counted as rolled back
   void replace_fatal_producer();
   void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
   // Returns how many messages librdkafka did not take (their `refusal` says why).

@@ -87,13 +87,13 @@ std::string one_sink_config(const std::string& bootstrap, const std::string& top
 const std::string kMemoryChannel = "t.channels.c1.type = memory\nt.channels.c1.capacity = 60000\n"
                                    "t.channels.c1.transactionCapacity = 8000\n";
 
-}  // namespace
-
-static std::string testing_join(const std::vector<std::string>& lines) {
+std::string testing_join(const std::vector<std::string>& lines) {
   std::string out;
   for (const std::string& line : lines) out += "\n  [" + line + "]";
   return out;
 }
+
+}  // namespace
 
 TEST_CASE("the seed's configuration into Apache Kafka 4.4: every event once, each sink in its partition, byte for byte",
           "[kafka-real]") {
