@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -17,7 +18,7 @@ Agent::Agent(const config::AgentConfig& config) {
     channels_.push_back(find_component(c).make_channel(c));
     by_name[c.name] = channels_.back().get();
   }
-  BuildContext context{&kafka_};
+  BuildContext context{shared_};
   for (const config::ComponentConfig& c : config.sinks)
     sinks_.push_back(find_component(c).make_sink(c, *by_name.at(c.channels.front()), context));
   for (const config::ComponentConfig& c : config.sources) {
@@ -33,7 +34,6 @@ Agent::~Agent() {
 
 void Agent::start() {
   for (auto& channel : channels_) channel->open();
-  kafka_.start();
   for (auto& sink : sinks_) sink->start();
   running_ = true;
   for (auto& source : sources_) source->start();
@@ -99,7 +99,9 @@ std::string Agent::ready_info() const {
     for (size_t i = 0; i < ports.size(); ++i) out << (i ? " " : "") << ports[i];
     out << "\n";
   }
-  if (kafka_.embedded()) out << "embedded.bootstrap=" << kafka_.embedded()->bootstrap_servers() << "\n";
+  std::set<std::string> sink_lines;  // sinks sharing one embedded cluster say so once
+  for (const auto& sink : sinks_) sink_lines.insert(sink->ready_info());
+  for (const std::string& lines : sink_lines) out << lines;
   out << "pid=" << getpid() << "\n";
   return out.str();
 }
@@ -117,7 +119,7 @@ AgentTotals Agent::totals() const {
     const SinkCounters c = sink->counters();
     t.events_out += c.events_sent;
     t.events_failed += c.events_failed;
-    t.kafka_queue += c.queue_messages;
+    t.sinks_queued += c.events_queued;
   }
   return t;
 }

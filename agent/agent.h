@@ -2,8 +2,8 @@
 // One running agent: its channels, sinks and sources, built from an AgentConfig.
 //
 // Lifecycle (main thread): Agent(config) builds and validates every component without
-// touching the network (that is all `--check` does) → start(): embedded Kafka, then sinks,
-// then sources → stop(timeout): sources stop reading and put what they read; sinks drain the
+// touching the network (that is all `--check` does) → start(): channels open, then sinks
+// (a Kafka sink starts the embedded cluster if it uses one), then sources → stop(timeout): sources stop reading and put what they read; sinks drain the
 // channels into Kafka and flush; whatever is left is counted and logged.
 
 #include <chrono>
@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/config/config_tree.h"
-#include "channels/channel.h"
-#include "sinks/kafka/kafka_environment.h"
-#include "sinks/sink.h"
-#include "sources/source.h"
+#include "agent/api/channel.h"
+#include "agent/api/component_spec.h"
+#include "agent/api/config_tree.h"
+#include "agent/api/sink.h"
+#include "agent/api/source.h"
 
 namespace sluice {
 
@@ -27,7 +27,7 @@ struct AgentTotals {
   uint64_t channel_held = 0;
   uint64_t channel_capacity = 0;
   std::chrono::nanoseconds put_blocked{0};  // sources waiting for room, summed
-  int64_t kafka_queue = 0;                  // messages waiting in the sinks' producers
+  int64_t sinks_queued = 0;                 // events waiting in the sinks' clients (Kafka producers)
 };
 
 class Agent {
@@ -39,7 +39,8 @@ class Agent {
   // Returns the number of events known lost during shutdown (0 on a clean drain).
   uint64_t stop(std::chrono::milliseconds timeout);
 
-  // key=value lines for --ready-file: ports actually bound, the embedded bootstrap.
+  // key=value lines for --ready-file: ports actually bound, and what sinks add (the embedded
+  // Kafka's bootstrap).
   std::string ready_info() const;
   AgentTotals totals() const;
   const std::vector<std::unique_ptr<Source>>& sources() const { return sources_; }
@@ -50,7 +51,7 @@ class Agent {
   size_t sink_count() const { return sinks_.size(); }
 
  private:
-  kafka::KafkaEnvironment kafka_;
+  SharedState shared_;  // first: it outlives every component
   std::vector<std::unique_ptr<Channel>> channels_;
   std::vector<std::unique_ptr<Sink>> sinks_;
   std::vector<std::unique_ptr<Source>> sources_;

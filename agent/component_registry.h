@@ -2,11 +2,12 @@
 #include <span>
 #include <string>
 
-#include "agent/component_spec.h"
+#include "agent/api/component_spec.h"
 
 namespace sluice {
 
-// Every component type the agent knows, listed by hand in component_registry.cc.
+// Every component type the agent knows, in the generated component_list.cc: one entry per
+// spec a sluice_component() call declares (cmake/sluice_component.cmake).
 std::span<const ComponentSpec* const> all_components();
 
 // The spec whose type or alias is `type`; throws ConfigError naming the component's type key

@@ -18,7 +18,7 @@
 #include "agent/agent.h"
 #include "agent/component_registry.h"
 #include "agent/config/config_file.h"
-#include "agent/config/property_values.h"
+#include "agent/api/property_values.h"
 #include "agent/http_endpoint.h"
 #include "agent/systemd_notify.h"
 
@@ -121,7 +121,7 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
         "kafka queue {} msgs, {} failed so far",
         (now.events_in - last.events_in) / seconds, (now.events_out - last.events_out) / seconds,
         now.channel_capacity ? 100.0 * now.channel_held / now.channel_capacity : 0.0, now.channel_held,
-        100.0 * std::chrono::duration<double>(now.put_blocked - last.put_blocked).count() / seconds, now.kafka_queue,
+        100.0 * std::chrono::duration<double>(now.put_blocked - last.put_blocked).count() / seconds, now.sinks_queued,
         now.events_failed);
     spdlog::info("status: {}", status);
     notify_systemd("STATUS=" + status);

@@ -62,7 +62,7 @@ Result run(const std::string& dir, const std::string& fsync, int events) {
   for (EventBatch& b : batches)
     if (!channel->put(b, Clock::now() + std::chrono::seconds(60))) throw std::runtime_error("put refused");
   const double spill_s = Seconds(std::chrono::steady_clock::now() - spill_start).count();
-  const uint64_t on_disk = channel->counters().bytes_on_disk;
+  const uint64_t on_disk = static_cast<SpillableChannel&>(*channel).spill_counters().bytes_on_disk;
   const auto replay_start = std::chrono::steady_clock::now();
   uint64_t replayed = 0;
   for (Take t = channel->take(1000, Clock::now()); !t.empty(); t = channel->take(1000, Clock::now())) {

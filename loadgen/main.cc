@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "agent/config/property_values.h"
+#include "agent/api/property_values.h"
 #include "loadgen/receiver.h"
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"

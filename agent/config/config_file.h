@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "agent/config/config_tree.h"
+#include "agent/api/config_tree.h"
 
 namespace sluice::config {
 

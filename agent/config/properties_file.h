@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/config/config_tree.h"
+#include "agent/api/config_tree.h"
 
 namespace sluice::config {
 

@@ -7,8 +7,8 @@
 #include <deque>
 #include <mutex>
 
-#include "agent/component_spec.h"
-#include "channels/channel.h"
+#include "agent/api/component_spec.h"
+#include "agent/api/channel.h"
 
 namespace sluice {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "channels/event_batch.h"
+#include "agent/api/event_batch.h"
 
 namespace sluice::spill {
 

@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/log_limiter.h"
+#include "agent/api/log_limiter.h"
 
 namespace sluice::spill {
 

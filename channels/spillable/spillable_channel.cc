@@ -114,7 +114,6 @@ class SpillableChannel::RecordTracker final : public CommitTracker {
 
 SpillableChannel::SpillableChannel(config::ComponentConfig component, SpillableChannelConfig config)
     : component_(std::move(component)), config_(std::move(config)) {
-  counters_.has_disk = true;
 }
 
 SpillableChannel::~SpillableChannel() { close(); }
@@ -143,8 +142,8 @@ void SpillableChannel::open() {
       }
     }
     counters_.events_recovered = report.events_replayed;
-    counters_.corrupt_tails = report.corrupt_tails;
-    counters_.corrupt_bytes = report.corrupt_bytes;
+    spill_counters_.corrupt_tails = report.corrupt_tails;
+    spill_counters_.corrupt_bytes = report.corrupt_bytes;
   }
   spdlog::info("channel {}: {} events in {} records to deliver from {} segment(s) in {}{}", name(),
                report.events_replayed, report.records_replayed, report.segments, config_.data_dir,
@@ -291,7 +290,7 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
         const spill::RecordRef record = store_->append(encoded, static_cast<uint32_t>(events));
         queue_.push_back(Entry{{}, record});
         counters_.events_put += events;
-        counters_.events_spilled += events;
+        spill_counters_.events_spilled += events;
         disk_events_ += events;
         break;
       } catch (const std::runtime_error& e) {
@@ -426,9 +425,33 @@ ChannelCounters SpillableChannel::counters() const {
   c.events_held = memory_events_ + disk_events_;
   c.bytes_held = memory_bytes_;
   c.events_on_disk = disk_events_;
+  return c;
+}
+
+SpillCounters SpillableChannel::spill_counters() const {
+  std::lock_guard lock(mutex_);
+  SpillCounters c = spill_counters_;
   c.bytes_on_disk = store_ ? store_->bytes_on_disk() : 0;
   c.disk_write_errors = store_ ? store_->write_errors() : 0;
   return c;
+}
+
+void SpillableChannel::write_metrics(MetricsWriter& w) const {
+  const ChannelCounters c = counters();
+  const SpillCounters s = spill_counters();
+  const MetricLabels l{{"channel", name()}};
+  w.gauge("sluice_channel_disk_events", "Events held in records on disk (kept across restarts).", l, c.events_on_disk);
+  w.gauge("sluice_channel_disk_bytes", "Bytes of segment files and commit log.", l, s.bytes_on_disk);
+  w.counter("sluice_channel_events_spilled_total", "Events put to disk because memory was full.", l, s.events_spilled);
+  w.counter("sluice_channel_events_recovered_total", "Events found on disk at start and replayed.", l,
+            c.events_recovered);
+  w.counter("sluice_channel_corrupt_tails_total", "Segments cut at a torn or corrupt record at start.", l,
+            s.corrupt_tails);
+  w.counter("sluice_channel_events_unreadable_total", "Events of records whose CRC failed when read back: lost.", l,
+            c.events_unreadable);
+  w.counter("sluice_channel_disk_write_errors_total",
+            "Commit log writes and fsyncs that failed (disk full, I/O error): the records concerned may be delivered "
+            "again after a restart.", l, s.disk_write_errors);
 }
 
 }  // namespace sluice

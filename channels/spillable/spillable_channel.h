@@ -18,9 +18,9 @@
 #include <optional>
 #include <thread>
 
-#include "agent/component_spec.h"
-#include "agent/log_limiter.h"
-#include "channels/channel.h"
+#include "agent/api/component_spec.h"
+#include "agent/api/log_limiter.h"
+#include "agent/api/channel.h"
 #include "channels/spillable/segment_store.h"
 
 namespace sluice {
@@ -39,6 +39,15 @@ struct SpillableChannelConfig {
   spill::FsyncPolicy fsync = spill::FsyncPolicy::interval;
 };
 
+// What only a disk-backed channel counts (ChannelCounters has the rest).
+struct SpillCounters {
+  uint64_t events_spilled = 0;     // put to disk because memory was full
+  uint64_t bytes_on_disk = 0;      // segment files and commit log
+  uint64_t corrupt_tails = 0;      // segments cut at a torn or corrupt record (at start)
+  uint64_t corrupt_bytes = 0;
+  uint64_t disk_write_errors = 0;  // commit log writes and fsyncs that failed: logged; may redeliver
+};
+
 class SpillableChannel final : public Channel {
  public:
   SpillableChannel(config::ComponentConfig component, SpillableChannelConfig config);
@@ -54,6 +63,8 @@ class SpillableChannel final : public Channel {
   size_t capacity() const override;
   size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
   ChannelCounters counters() const override;
+  SpillCounters spill_counters() const;
+  void write_metrics(MetricsWriter& writer) const override;
 
  private:
   struct Entry {
@@ -86,6 +97,7 @@ class SpillableChannel final : public Channel {
   uint64_t memory_bytes_ = 0;
   uint64_t disk_events_ = 0;    // in records not yet released (queued, taken, rolled back)
   ChannelCounters counters_;
+  SpillCounters spill_counters_;
   LogLimiter blocked_log_;  // "memory full and ...": a line per 10 s
 
   std::thread flusher_;  // fsync = interval

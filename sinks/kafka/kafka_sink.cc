@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "agent/log_limiter.h"
-#include "channels/event_json.h"
+#include "agent/api/event_json.h"
+#include "sinks/kafka/delivery_tracker.h"
 
 namespace sluice::kafka {
 namespace {
@@ -18,9 +18,10 @@ std::unique_ptr<Sink> make_kafka_sink(const config::ComponentConfig& component, 
                                       BuildContext& context) {
   KafkaSinkConfig c = parse_kafka_sink_config(component);
   c.batch_size = static_cast<int64_t>(batch_size_for(component, "batchSize", c.batch_size, channel));
+  std::shared_ptr<KafkaEnvironment> kafka = context.shared.get<KafkaEnvironment>();
   // Enough partitions for a pinned sink; ten for an unpinned one, like the seed's topic.
-  context.kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
-  return std::make_unique<KafkaSink>(component.name, std::move(c), channel, *context.kafka);
+  kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
+  return std::make_unique<KafkaSink>(component.name, std::move(c), channel, std::move(kafka));
 }
 
 using namespace std::chrono_literals;
@@ -55,179 +56,29 @@ const ComponentSpec kKafkaSinkSpec{
            "as an outage lasts) unless set.",
     .describe = [] { return config::describe(kKafkaSinkProperties); },
     .make_sink = &make_kafka_sink,
+    .write_type_metrics = &KafkaSinkProbe::write_type_metrics,
 };
 
-struct KafkaSink::Counters {
-  std::atomic<uint64_t> taken{0}, sent{0}, failed{0}, discarded{0}, rolled_back{0}, possibly_duplicated{0},
-      lost_after_handover{0}, producer_restarts{0}, batches{0};
-  std::atomic<uint64_t> failed_by_reason[kDeliveryErrorKinds] = {};
-  std::atomic<uint64_t> batch_buckets[DurationHistogram::kBuckets] = {};
-  std::atomic<uint64_t> batch_nanoseconds{0};
-  std::string sink_name;
-  LogLimiter failure_log;
-
-  // One log line (rate-limited) and the counters for `count` undelivered events.
-  void count_failures(DeliveryError reason, uint64_t count, const std::string& text, std::string_view consequence) {
-    failed.fetch_add(count, std::memory_order_relaxed);
-    failed_by_reason[static_cast<int>(reason)].fetch_add(count, std::memory_order_relaxed);
-    if (auto note = failure_log.next())
-      spdlog::error("sink {}: {} events not delivered ({}: {}); {}{}", sink_name, count, to_string(reason), text,
-                    consequence, *note);
-  }
-};
-
-namespace {
-
-// acks=0: a take already committed to the channel, on its way to Kafka. Holds the take's
-// batches (so the bytes librdkafka points at stay alive) until the last delivery report; the
-// last one to let go frees it, on whichever thread polled. One reference per message taken by
-// librdkafka plus one for the sink while it sends.
-class HandedOverTake final : public DeliveryTracker {
- public:
-  HandedOverTake(Take take, std::shared_ptr<KafkaSink::Counters> counters)
-      : take_(std::move(take)), counters_(std::move(counters)), references_(static_cast<int64_t>(take_.events) + 1) {}
-
-  void on_delivery(const DeliveryReport& report) override {
-    if (report.error != DeliveryError::none) {
-      // Rare, so a lock per failed message is fine; successes cost one atomic each.
-      std::lock_guard lock(mutex_);
-      ++failures_[static_cast<int>(report.error)];
-      if (last_text_.empty()) last_text_ = report.text;
-    }
-    release();
-  }
-  void release(int64_t references = 1) {
-    if (references_.fetch_sub(references, std::memory_order_acq_rel) != references) return;
-    for (int r = 0; r < kDeliveryErrorKinds; ++r) {
-      if (!failures_[r]) continue;
-      counters_->lost_after_handover.fetch_add(failures_[r], std::memory_order_relaxed);
-      counters_->count_failures(static_cast<DeliveryError>(r), failures_[r], last_text_,
-                                "acks=0: they were handed over and are lost (counted)");
-    }
-    delete this;
-  }
-  const Take& take() const { return take_; }
-
- private:
-  Take take_;
-  std::shared_ptr<KafkaSink::Counters> counters_;
-  std::atomic<int64_t> references_;
-  std::mutex mutex_;
-  uint64_t failures_[kDeliveryErrorKinds] = {};
-  std::string last_text_;
-};
-
-// Splits a take into the slices of consecutive events that leave the channel (`leaves(i)`
-// true: delivered, handed over or discarded) and those that go back; a disk-backed channel
-// needs the actual slices to know which records may go.
-template <class Leaves>
-void split_take(const Take& take, Leaves&& leaves, Take& leaving, Take& back) {
-  auto add_slice = [](Take& to, EventBatch part) {
-    to.events += part.size();
-    to.bytes += part.bytes();
-    to.batches.push_back(std::move(part));
-  };
-  size_t index = 0;
-  for (const EventBatch& batch : take.batches) {
-    size_t run_start = 0;
-    bool run_leaves = true;
-    for (size_t i = 0; i < batch.size(); ++i, ++index) {
-      const bool l = leaves(index);
-      if (i > 0 && l != run_leaves) {
-        add_slice(run_leaves ? leaving : back, batch.slice(run_start, i - run_start));
-        run_start = i;
-      }
-      run_leaves = l;
-    }
-    if (!batch.empty()) add_slice(run_leaves ? leaving : back, batch.slice(run_start, batch.size() - run_start));
-  }
-}
-
-}  // namespace
-
-// acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
-// Heap-allocated and reference-counted like HandedOverTake (one reference per message, one for
-// the sink), because at shutdown the sink may stop waiting for a request stuck in flight: its
-// late report, if any, still lands here, and the take's bytes stay alive for librdkafka.
-class AwaitedTake {
- public:
-  static AwaitedTake* create(Take take) { return new AwaitedTake(std::move(take)); }
-  DeliveryTracker* tracker(size_t i) { return &slots_[i]; }
-  bool done() const { return references_.load(std::memory_order_acquire) == 1; }  // only the sink's left
-  const Take& take() const { return take_; }
-  // Whether message i has its report; only then do error() and possibly_persisted() mean anything.
-  bool answered(size_t i) const { return answered_[i].load(std::memory_order_acquire); }
-  DeliveryError error(size_t i) const { return outcomes_[i].error; }
-  bool possibly_persisted(size_t i) const { return outcomes_[i].possibly_persisted; }
-  std::string text() const {
-    std::lock_guard lock(mutex_);
-    return text_;
-  }
-  // The sink lets go (after settling); the last report, or this, frees it.
-  void release() { drop_reference(); }
-  // Set by the sink as it produces: what settle() needs once the sink's scratch is reused.
-  std::vector<bool> topic_from_event;  // per message, when topicHeader applies
-  Clock::time_point taken_at;
-
- private:
-  explicit AwaitedTake(Take take)
-      : take_(std::move(take)), slots_(take_.events), outcomes_(take_.events), answered_(take_.events),
-        references_(static_cast<int64_t>(take_.events) + 1) {
-    for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
-  }
-  struct Slot final : DeliveryTracker {
-    AwaitedTake* owner = nullptr;
-    uint32_t index = 0;
-    Slot() = default;
-    Slot(AwaitedTake* o, uint32_t i) : owner(o), index(i) {}
-    void on_delivery(const DeliveryReport& report) override { owner->record(index, report); }
-  };
-  struct Outcome {
-    DeliveryError error = DeliveryError::none;
-    bool possibly_persisted = false;
-  };
-  void record(uint32_t index, const DeliveryReport& report) {
-    if (report.error != DeliveryError::none) {
-      outcomes_[index] = Outcome{report.error, report.possibly_persisted};
-      std::lock_guard lock(mutex_);
-      if (text_.empty()) text_ = report.text;
-    }
-    answered_[index].store(true, std::memory_order_release);
-    drop_reference();
-  }
-  void drop_reference() {
-    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
-
-  Take take_;
-  std::vector<Slot> slots_;
-  std::vector<Outcome> outcomes_;
-  std::vector<std::atomic<bool>> answered_;
-  std::atomic<int64_t> references_;
-  mutable std::mutex mutex_;
-  std::string text_;
-};
-
-KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, KafkaEnvironment& env)
+KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
+                     std::shared_ptr<KafkaEnvironment> env)
     : name_(std::move(name)),
       config_(std::move(config)),
       channel_(channel),
-      env_(env),
+      env_(std::move(env)),
       batch_size_(static_cast<size_t>(config_.batch_size)),
-      counters_(std::make_shared<Counters>()),
-      max_in_flight_(static_cast<size_t>(config_.takes_in_flight)) {
-  counters_->sink_name = name_;
-}
+      probe_(std::make_shared<KafkaSinkProbe>(name_)),
+      max_in_flight_(static_cast<size_t>(config_.takes_in_flight)) {}
 
 KafkaSink::~KafkaSink() {
   if (thread_.joinable()) stop(Clock::now());
 }
 
 void KafkaSink::start() {
+  env_->start();  // the embedded cluster, once, by the first sink that starts
   producer_settings_ = config_.producer;
   producer_settings_["bootstrap.servers"] =
-      ProducerSetting{env_.resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
-  std::atomic_store(&producer_, env_.producer(producer_settings_, config_.share_producer));
+      ProducerSetting{env_->resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
+  std::atomic_store(&producer_, env_->producer(producer_settings_, config_.share_producer));
   thread_ = std::thread([this] { run(); });
   const auto idempotence = producer_settings_.find("enable.idempotence");
   const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
@@ -264,17 +115,10 @@ void KafkaSink::run() {
       if (draining_.load() && window_.empty()) break;
       continue;
     }
-    counters_->taken.fetch_add(take.events, std::memory_order_relaxed);
+    probe_->taken(take.events);
     send(std::move(take));
     producer_->poll(0);
   }
-}
-
-void KafkaSink::count_batch(Clock::time_point taken_at) {
-  const auto took = Clock::now() - taken_at;
-  counters_->batch_buckets[DurationHistogram::bucket_of(std::chrono::duration<double>(took).count())].fetch_add(1);
-  counters_->batch_nanoseconds.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
-  counters_->batches.fetch_add(1, std::memory_order_relaxed);
 }
 
 // The takes at the head of the window whose every report has come, in order.
@@ -286,7 +130,7 @@ void KafkaSink::settle_front() {
   AwaitedTake* awaited = window_.front();
   window_.pop_front();
   settle(*awaited);
-  count_batch(awaited->taken_at);
+  probe_->batch_done(Clock::now() - awaited->taken_at);
   awaited->release();
   if (window_.empty()) roll_back_window();
 }
@@ -306,11 +150,11 @@ void KafkaSink::roll_back_window() {
 void KafkaSink::replace_fatal_producer() {
   std::string reason;
   if (!producer_->fatal(&reason)) return;
-  while (Clock::now() < next_producer_at_ && !stop_deadline_.passed()) std::this_thread::sleep_for(10ms);
-  if (stop_deadline_.passed()) return;
+  // Not yet (the backoff) or not any more (stopping): the loop polls and asks again.
+  if (Clock::now() < next_producer_at_ || stop_deadline_.passed()) return;
   std::shared_ptr<Producer> fresh;
   try {
-    fresh = env_.producer(producer_settings_, config_.share_producer);
+    fresh = env_->producer(producer_settings_, config_.share_producer);
   } catch (const config::ConfigError& e) {
     spdlog::error("sink {}: cannot create a new Kafka producer: {}; retrying in {} s", name_, e.what(),
                   producer_backoff_.count() / 1000);
@@ -319,9 +163,7 @@ void KafkaSink::replace_fatal_producer() {
   producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
   if (!fresh) return;
   std::atomic_store(&producer_, std::move(fresh));
-  const uint64_t restarts = counters_->producer_restarts.fetch_add(1) + 1;
-  spdlog::error("sink {}: the Kafka producer had a fatal error ({}); what it held went back to the channel (acks >= "
-                "1) and a new producer takes over (restart {})", name_, reason, restarts);
+  probe_->producer_replaced(reason);
 }
 
 void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker) {
@@ -395,7 +237,7 @@ void KafkaSink::send(Take take) {
   if (!config_.wait_for_delivery) {
     const auto taken_at = Clock::now();
     hand_over(std::move(take));
-    count_batch(taken_at);
+    probe_->batch_done(Clock::now() - taken_at);
     return;
   }
   AwaitedTake* awaited = AwaitedTake::create(std::move(take));
@@ -439,13 +281,13 @@ void KafkaSink::enforce_deadline() {
 // refused goes back to the channel (retriable, or the shutdown deadline passed while its queue
 // was full) or is discarded (retrying cannot help).
 void KafkaSink::hand_over(Take take) {
-  auto* in_flight = new HandedOverTake(std::move(take), counters_);
+  auto* in_flight = new HandedOverTake(std::move(take), probe_);
   for (const EventBatch& batch : in_flight->take().batches)
     for (const EventRecord& e : batch) add_message(batch, e, in_flight);
   const size_t refused = produce_messages();
   if (refused == 0) {
     channel_.commit(in_flight->take());  // shares the batches: no copy of events
-    counters_->sent.fetch_add(in_flight->take().events, std::memory_order_relaxed);
+    probe_->sent(in_flight->take().events);
     in_flight->release();
     producer_backoff_ = kProducerBackoffMin;  // the producer works
     return;
@@ -465,8 +307,8 @@ void KafkaSink::hand_over(Take take) {
     return discard;
   }, leaving, back);
   count_failures(by_reason, report_of(text_code).text, discarded, back.events);
-  counters_->discarded.fetch_add(discarded, std::memory_order_relaxed);
-  counters_->sent.fetch_add(leaving.events - discarded, std::memory_order_relaxed);
+  probe_->discarded(discarded);
+  probe_->sent(leaving.events - discarded);
   channel_.commit(leaving);
   in_flight->release(static_cast<int64_t>(refused) + 1);  // no report comes for what librdkafka refused
   roll_back(std::move(back));
@@ -481,7 +323,7 @@ void KafkaSink::count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds],
     consequence += fmt::format("{}{} back to channel {}, retried in {} ms", consequence.empty() ? "" : ", ",
                                rolled_back, channel_.name(), backoff_.count());
   for (int r = 0; r < kDeliveryErrorKinds; ++r)
-    if (by_reason[r]) counters_->count_failures(static_cast<DeliveryError>(r), by_reason[r], text, consequence);
+    if (by_reason[r]) probe_->failed(static_cast<DeliveryError>(r), by_reason[r], text, consequence);
 }
 
 // Commits what was delivered, discards what can never be (counted by reason), and rolls the
@@ -510,15 +352,10 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
     return false;
   }, leaving, back);
   count_failures(by_reason, awaited.text(), discarded, back.events);
-  counters_->discarded.fetch_add(discarded, std::memory_order_relaxed);
-  counters_->sent.fetch_add(leaving.events - discarded, std::memory_order_relaxed);
-  if (possibly_persisted) {
-    // At least once: the broker may have these already; sending them again may duplicate them.
-    counters_->possibly_duplicated.fetch_add(possibly_persisted, std::memory_order_relaxed);
-    spdlog::warn("sink {}: {} of the events going back to the channel may already be in Kafka (sent, then the "
-                 "answer was lost or purged); they will be sent again and may be duplicated (counted as "
-                 "possibly_duplicated)", name_, possibly_persisted);
-  }
+  probe_->discarded(discarded);
+  probe_->sent(leaving.events - discarded);
+  // At least once: the broker may have these already; sending them again may duplicate them.
+  if (possibly_persisted) probe_->possibly_duplicated(possibly_persisted);
   if (back.empty() && leaving.events > discarded) producer_backoff_ = kProducerBackoffMin;  // the producer works
   channel_.commit(leaving);
   if (!back.empty()) window_back_.push_back(std::move(back));
@@ -538,7 +375,7 @@ void KafkaSink::roll_back(Take back) {
 }
 
 void KafkaSink::put_back(Take back) {
-  counters_->rolled_back.fetch_add(back.events, std::memory_order_relaxed);
+  probe_->rolled_back(back.events);
   channel_.rollback(std::move(back));
 }
 
@@ -568,30 +405,18 @@ void KafkaSink::stop(Deadline deadline) {
 }
 
 SinkCounters KafkaSink::counters() const {
-  SinkCounters c;
-  c.events_taken = counters_->taken.load();
-  c.events_sent = counters_->sent.load();
-  c.events_failed = counters_->failed.load();
-  c.events_rolled_back = counters_->rolled_back.load();
-  c.events_discarded = counters_->discarded.load();
-  c.events_possibly_duplicated = counters_->possibly_duplicated.load();
-  c.events_lost_after_handover = counters_->lost_after_handover.load();
-  c.producer_restarts = counters_->producer_restarts.load();
-  for (int r = 0; r < kDeliveryErrorKinds; ++r)
-    if (const uint64_t n = counters_->failed_by_reason[r].load())
-      c.failed_by_reason.emplace_back(std::string(to_string(static_cast<DeliveryError>(r))), n);
-  for (size_t b = 0; b < DurationHistogram::kBuckets; ++b) {
-    c.batch_seconds.counts[b] = counters_->batch_buckets[b].load();
-    c.batch_seconds.count += c.batch_seconds.counts[b];
-  }
-  c.batch_seconds.sum_seconds = counters_->batch_nanoseconds.load() / 1e9;
-  if (auto producer = std::atomic_load(&producer_)) {
-    c.queue_messages = producer->queue_length();
-    for (const BrokerStats& b : producer->broker_stats())
-      c.brokers.push_back({b.name, b.up, b.rtt_avg_seconds, b.rtt_p99_seconds});
-  }
-  c.batches = counters_->batches.load();
+  SinkCounters c = probe_->counters();
+  if (auto producer = std::atomic_load(&producer_)) c.events_queued = producer->queue_length();
   return c;
+}
+
+void KafkaSink::write_metrics(MetricsWriter& writer) const {
+  probe_->write_metrics(writer, std::atomic_load(&producer_).get());
+}
+
+std::string KafkaSink::ready_info() const {
+  if (config_.bootstrap != kEmbedded || !env_->embedded()) return {};
+  return "embedded.bootstrap=" + env_->embedded()->bootstrap_servers() + "\n";
 }
 
 }  // namespace sluice::kafka

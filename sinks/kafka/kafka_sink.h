@@ -25,9 +25,11 @@
 #include <thread>
 #include <vector>
 
-#include "agent/component_spec.h"
+#include "agent/api/component_spec.h"
+#include "agent/api/sink.h"
 #include "sinks/kafka/kafka_environment.h"
 #include "sinks/kafka/kafka_sink_config.h"
+#include "sinks/kafka/kafka_sink_probe.h"
 
 namespace sluice::kafka {
 
@@ -35,7 +37,7 @@ class AwaitedTake;
 
 class KafkaSink final : public Sink {
  public:
-  KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, KafkaEnvironment& env);
+  KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, std::shared_ptr<KafkaEnvironment> env);
   ~KafkaSink() override;
 
   const std::string& name() const override { return name_; }
@@ -43,8 +45,9 @@ class KafkaSink final : public Sink {
   void request_stop(Deadline deadline) override;
   void stop(Deadline deadline) override;
   SinkCounters counters() const override;
-
-  struct Counters;  // atomics, defined in the .cc
+  KafkaSinkCounters kafka_counters() const { return probe_->kafka_counters(); }
+  void write_metrics(MetricsWriter& writer) const override;
+  std::string ready_info() const override;
 
  private:
   void run();
@@ -53,7 +56,6 @@ class KafkaSink final : public Sink {
   void settle_finished();
   void settle_front();
   void enforce_deadline();
-  void count_batch(Clock::time_point taken_at);
   void settle(const AwaitedTake& awaited);
   void roll_back(Take back);
   void roll_back_window();
@@ -69,14 +71,14 @@ class KafkaSink final : public Sink {
   const std::string name_;
   const KafkaSinkConfig config_;
   Channel& channel_;
-  KafkaEnvironment& env_;
+  const std::shared_ptr<KafkaEnvironment> env_;  // shared by the agent's Kafka sinks
   const size_t batch_size_;
   ProducerSettings producer_settings_;  // config_.producer with the resolved bootstrap
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
   std::atomic<bool> draining_{false};  // stop() was called: end once the channel is empty
   StopDeadline stop_deadline_;          // ...or at this deadline, whatever is left
-  std::shared_ptr<Counters> counters_;
+  const std::shared_ptr<KafkaSinkProbe> probe_;  // shared with the delivery trackers
   std::vector<OutgoingMessage> messages_;  // reused for every take
   std::string json_;                       // format json: the take's payloads, copied by librdkafka
   std::vector<std::array<char, 24>> key_scratch_;  // numeric keys, formatted

@@ -5,7 +5,8 @@
 #include <atomic>
 #include <thread>
 
-#include "agent/component_spec.h"
+#include "agent/api/component_spec.h"
+#include "agent/api/sink.h"
 
 namespace sluice {
 

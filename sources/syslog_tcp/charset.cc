@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "channels/utf8.h"
+#include "agent/api/utf8.h"
 
 namespace sluice::syslog_tcp {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "channels/event_batch.h"
+#include "agent/api/event_batch.h"
 #include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/syslog_parser.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "channels/event_batch.h"
+#include "agent/api/event_batch.h"
 
 namespace sluice::syslog_tcp {
 

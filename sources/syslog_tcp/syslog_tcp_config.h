@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/config/property_table.h"
-#include "channels/event_batch.h"
+#include "agent/api/property_table.h"
+#include "agent/api/event_batch.h"
 #include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/client_filter.h"
 

@@ -1,12 +1,16 @@
 #pragma once
 // multiport_syslogtcp: syslog over TCP on several ports, served by numProcessors io threads.
+// The source is its lifecycle; the work is in rooms of its own:
+//   listener.h          listening sockets, accept, admission (allow/deny, maxConnections)
+//   io_worker.h         one io thread: read → frame → batch → put, backpressure, the drain
+//   hostname_cache.h    reverse DNS answers for clientHostnameHeader
+//   syslog_tcp_probe.h  counters, rate-limited log lines, the metrics it writes
+//   framer.h, event_decoder.h, syslog_parser.h, charset.h: from bytes to events
 //
 // Threads: io thread 0 also owns the listening sockets and deals accepted connections out
-// round-robin (an fd handed over through the target loop's async handle). Each io thread runs
-// a libuv loop, frames and parses what its connections send into one EventBatchBuilder, and
-// puts the batch into the channels when it reaches batchSize or when the loop is about to wait
-// for I/O. A put that finds the channel full blocks that io thread: its sockets stop being
-// read and TCP pushes back on the senders. Nothing is dropped while the agent runs.
+// round-robin (an fd handed over through the target loop's async handle). A put that finds
+// the channel full blocks that io thread: its sockets stop being read and TCP pushes back on
+// the senders. Nothing is dropped while the agent runs.
 //
 // stop(): the acceptor takes what the listeners' backlogs hold and closes the listeners; then
 // every io thread half-closes each of its connections (our FIN: "we are going") and reads on
@@ -15,41 +19,42 @@
 // a partial frame we cut is kept as Incomplete; bytes still unread in a socket at its close
 // are counted and logged (bytes_unread_at_shutdown).
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "agent/component_spec.h"
+#include "agent/api/component_spec.h"
+#include "agent/api/source.h"
+#include "sources/syslog_tcp/io_worker.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
+#include "sources/syslog_tcp/syslog_tcp_probe.h"
 
 namespace sluice::syslog_tcp {
 
 class SyslogTcpSource final : public Source {
  public:
-    // `component` is kept for error messages that name the file and line (a port in use).
-  SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config,
-                  std::vector<Channel*> channels);
+  // `component` is kept for error messages that name the file and line (a port in use).
+  SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config, std::vector<Channel*> channels);
   ~SyslogTcpSource() override;
 
-  const std::string& name() const override { return name_; }
+  const std::string& name() const override { return component_.name; }
   void start() override;
   void stop(Deadline deadline) override;
 
   // In the order configured; after start().
-  std::vector<uint16_t> listening_ports() const override { return bound_ports_; }
-  SourceCounters counters() const override;
-
-  class Worker;  // one io thread; defined in the .cc
+  std::vector<uint16_t> listening_ports() const override { return shared_.bound_ports; }
+  SourceCounters counters() const override { return probe_.source_counters(); }
+  // Everything the source counts, per port and per reason.
+  SyslogTcpCounters tcp_counters() const { return probe_.counters(); }
+  void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
 
  private:
-  const std::string name_;
   const config::ComponentConfig component_;
   const SyslogTcpConfig config_;
-  const std::vector<Channel*> channels_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-  std::vector<uint16_t> bound_ports_;
-  std::atomic<int64_t> open_connections_{0};  // over all io threads, for maxConnections
+  const int io_threads_;
+  SyslogTcpProbe probe_;
+  IoShared shared_;
+  std::vector<std::unique_ptr<IoWorker>> workers_;
   bool started_ = false;
 };
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "channels/event_batch.h"
-#include "channels/event_json.h"
+#include "agent/api/event_batch.h"
+#include "agent/api/event_json.h"
 #include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/framer.h"
 #include "sources/syslog_tcp/syslog_parser.h"

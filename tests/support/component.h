@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "agent/config/config_tree.h"
+#include "agent/api/config_tree.h"
 
 namespace sluice::test {
 

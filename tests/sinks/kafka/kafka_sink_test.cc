@@ -30,8 +30,8 @@ config::ComponentConfig sink_component(const std::string& bootstrap, std::map<st
 // A sink on its own channel and Kafka environment, against `cluster`.
 struct SinkUnderTest {
   MemoryChannel channel{"c", MemoryChannelConfig{10000, 10000, {}, 20}};
-  kafka::KafkaEnvironment env;
-  BuildContext context{&env};
+  SharedState shared;
+  BuildContext context{shared};
   std::unique_ptr<Sink> sink;
   SinkUnderTest(kafka::MockCluster& cluster, std::map<std::string, std::string> properties)
       : sink(kafka::kKafkaSinkSpec.make_sink(sink_component(cluster.bootstrap_servers(), std::move(properties)),
@@ -52,7 +52,7 @@ std::map<std::string, std::map<std::string, int32_t>> route(kafka::MockCluster& 
                                                            std::map<std::string, std::string> properties,
                                                            const std::vector<std::string>& lines) {
   SinkUnderTest t(cluster, properties);
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch(lines);
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   sink->stop(Clock::now() + 20s);
@@ -114,7 +114,7 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
     cluster.create_topic("t", 1);
     cluster.set_broker_down(0, true);
     SinkUnderTest t(cluster, {{"kafka.producer.acks", acks}});
-    auto& [channel, env, context, sink] = t;
+    auto& [channel, shared, context, sink] = t;
     EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
     REQUIRE(channel.put(batch, Clock::now() + 5s));
     REQUIRE(eventually([&] { return channel.counters().events_taken >= 3; }, 10s));
@@ -139,7 +139,7 @@ TEST_CASE("events whose delivery failed go back to the channel and are retried u
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
                             {"kafka.producer.message.timeout.ms", "300"},
                             {"kafka.producer.reconnect.backoff.max.ms", "200"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   // At least two attempts, with backoff between them.
@@ -177,8 +177,12 @@ std::multiset<std::string> read_topic(kafka::MockCluster& cluster, const std::st
   return landed;
 }
 
-uint64_t failed_for(const SinkCounters& c, const std::string& reason) {
-  for (const auto& [r, n] : c.failed_by_reason)
+const kafka::KafkaSinkCounters kafka_counters(const Sink& sink) {
+  return static_cast<const kafka::KafkaSink&>(sink).kafka_counters();
+}
+
+uint64_t failed_for(const Sink& sink, const std::string& reason) {
+  for (const auto& [r, n] : kafka_counters(sink).failed_by_reason)
     if (r == reason) return n;
   return 0;
 }
@@ -212,7 +216,7 @@ TEST_CASE("an explicit partition the topic lacks is discarded and counted, and t
     (local0 ? bad : good)++;
   }
   SinkUnderTest t(cluster, {{"partitionIdHeader", "Facility"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch(lines);
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return channel.counters().events_held == 0; }, 20s));
@@ -220,7 +224,7 @@ TEST_CASE("an explicit partition the topic lacks is discarded and counted, and t
   const SinkCounters c = sink->counters();
   CHECK(c.events_sent == good);
   CHECK(c.events_discarded == bad);
-  CHECK(failed_for(c, "unknown_partition") == bad);
+  CHECK(failed_for(*sink, "unknown_partition") == bad);
   CHECK(c.events_rolled_back == 0);
   CHECK(read_topic(cluster, "t").size() == good);
 }
@@ -231,14 +235,14 @@ TEST_CASE("the sink's own partition missing from the topic is retried and kept, 
   kafka::MockCluster cluster;
   cluster.create_topic("t", 10);
   SinkUnderTest t(cluster, {{"key", "12"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return sink->counters().events_rolled_back >= 6; }, 20s));
   sink->stop(Clock::now() + 2s);
   const SinkCounters c = sink->counters();
   CHECK(c.events_discarded == 0);
-  CHECK(failed_for(c, "unknown_partition") >= 6);
+  CHECK(failed_for(*sink, "unknown_partition") >= 6);
   CHECK(channel.counters().events_held == 3);
 }
 
@@ -250,10 +254,10 @@ TEST_CASE("with partitionIdHeader the sink's own topic missing is retried and ke
   SinkUnderTest t(cluster, {{"partitionIdHeader", "Facility"},
                             {"kafka.producer.topic.metadata.propagation.max.ms", "500"},
                             {"kafka.producer.topic.metadata.refresh.interval.ms", "500"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return failed_for(sink->counters(), "unknown_topic") >= 3; }, 20s));
+  CHECK(eventually([&] { return failed_for(*sink, "unknown_topic") >= 3; }, 20s));
   CHECK(sink->counters().events_discarded == 0);
   CHECK(channel.counters().events_held == 3);
   cluster.set_topic_error("t", 0);  // the topic appears: delivery starts by itself
@@ -268,7 +272,7 @@ TEST_CASE("an event whose topic (from topicHeader) Kafka refuses as a name is di
   for (const char* topic : {"t", "good"}) cluster.create_topic(topic, 1);
   cluster.set_topic_error("bad", 17 /* TOPIC_EXCEPTION: e.g. '/' in the name */);
   SinkUnderTest t(cluster, {{"topicHeader", "app"}, {"kafka.producer.topic.metadata.propagation.max.ms", "500"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   // "bad": the broker refuses it; "postfix/smtpd": not a topic name at all, refused without asking.
   EventBatch batch = parsed_batch({"<13>Nov 30 11:07:06 h good: one", "<13>Nov 30 11:07:06 h bad: two",
                                    "<13>Nov 30 11:07:06 h good: three",
@@ -279,7 +283,7 @@ TEST_CASE("an event whose topic (from topicHeader) Kafka refuses as a name is di
   const SinkCounters c = sink->counters();
   CHECK(c.events_sent == 2);
   CHECK(c.events_discarded == 2);
-  CHECK(failed_for(c, "invalid_topic") == 2);
+  CHECK(failed_for(*sink, "invalid_topic") == 2);
   CHECK(read_topic(cluster, "good").size() == 2);
 }
 
@@ -296,7 +300,7 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   // can no longer vouch for ordering or once-ness and raises a fatal error.
   cluster.push_request_errors(0, 1, 45 /* OUT_OF_ORDER_SEQUENCE_NUMBER */);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   std::vector<std::string> lines;
   for (int i = 0; i < 100; ++i) lines.push_back("<13>event " + std::to_string(i));
   EventBatch batch = parsed_batch(lines);
@@ -304,8 +308,8 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
   sink->stop(Clock::now() + 10s);
   const SinkCounters c = sink->counters();
-  CHECK(c.producer_restarts >= 1);
-  CHECK(failed_for(c, "producer_fatal") + failed_for(c, "purged") > 0);
+  CHECK(kafka_counters(*sink).producer_restarts >= 1);
+  CHECK(failed_for(*sink, "producer_fatal") + failed_for(*sink, "purged") > 0);
   CHECK(channel.counters().events_held == 0);
   const std::multiset<std::string> landed = read_topic(cluster, "t");
   CHECK(landed.size() == 100);
@@ -318,13 +322,13 @@ TEST_CASE("with Kafka down and librdkafka's queue full, stop returns by its dead
   cluster.create_topic("t", 1);
   cluster.set_broker_down(0, true);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   put_until_taken(t, 100);
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
   CHECK(c.events_sent == 10);              // handed over: what acks=0 promises, then purged (counted)
-  CHECK(failed_for(c, "purged") == 10);
+  CHECK(failed_for(*sink, "purged") == 10);
   CHECK(channel.counters().events_held == 90);  // never taken by librdkafka: still the channel's
 }
 
@@ -334,7 +338,7 @@ TEST_CASE("with Kafka down, stop with acks=all returns by its deadline and every
   cluster.create_topic("t", 1);
   cluster.set_broker_down(0, true);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   put_until_taken(t, 50);
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
@@ -349,7 +353,7 @@ TEST_CASE("requests still in flight at the shutdown deadline are purged last and
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch first = parsed_batch({"<13>connected"});  // connection and metadata in place
   REQUIRE(channel.put(first, Clock::now() + 5s));
   REQUIRE(eventually([&] { return sink->counters().events_sent == 1; }, 10s));
@@ -377,7 +381,7 @@ TEST_CASE("with maxTakesInFlight 4 a sink keeps four takes waiting for their rep
   cluster.create_topic("t", 1);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"},
                             {"batchSize", "10"}, {"maxTakesInFlight", "4"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   EventBatch warm = parsed_batch({"<13>connected"});
   REQUIRE(channel.put(warm, Clock::now() + 5s));
   REQUIRE(eventually([&] { return sink->counters().events_sent == 1; }, 10s));
@@ -405,7 +409,7 @@ TEST_CASE("with maxTakesInFlight 3 and every take failing, the channel gets them
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"batchSize", "10"}, {"maxTakesInFlight", "3"},
                             {"kafka.producer.message.timeout.ms", "300"},
                             {"kafka.producer.reconnect.backoff.max.ms", "200"}});
-  auto& [channel, env, context, sink] = t;
+  auto& [channel, shared, context, sink] = t;
   cluster.set_broker_down(0, true);
   std::vector<std::string> lines;
   for (int i = 0; i < 30; ++i) lines.push_back("<13>event " + std::to_string(i));

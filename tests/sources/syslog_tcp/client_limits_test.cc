@@ -77,14 +77,14 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
     CHECK(closed_by_peer(fd, 5s));
     ::close(fd);
     source.stop(Clock::now() + 5s);
-    CHECK(source.counters().connections_refused_denied == 1);
+    CHECK(source.tcp_counters().connections_refused_denied == 1);
   }
   SECTION("maxConnections") {
     const auto component = test::syslog_source_component({{"maxConnections", "2"}});
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
     const int a = test::connect_loopback(source.listening_ports()[0]), b = test::connect_loopback(source.listening_ports()[0]);
-    REQUIRE(test::eventually([&] { return source.counters().connections_accepted == 2; }, 5s));  // before the third
+    REQUIRE(test::eventually([&] { return source.tcp_counters().connections_accepted == 2; }, 5s));  // before the third
     const int c = test::connect_loopback(source.listening_ports()[0]);
     CHECK(closed_by_peer(c, 5s));
     CHECK_FALSE(closed_by_peer(a, 100ms));
@@ -92,6 +92,6 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
     ::close(b);
     ::close(c);
     source.stop(Clock::now() + 5s);
-    CHECK(source.counters().connections_refused_limit == 1);
+    CHECK(source.tcp_counters().connections_refused_limit == 1);
   }
 }

@@ -12,7 +12,7 @@
 
 #include <thread>
 
-#include "channels/event_json.h"
+#include "agent/api/event_json.h"
 #include "channels/memory/memory_channel.h"
 #include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/syslog_parser.h"
@@ -37,7 +37,7 @@ void send_all(int fd, std::string_view bytes) {
 
 struct Received {
   std::vector<EventBatch> batches;
-  SourceCounters counters;
+  SyslogTcpCounters counters;
   std::vector<std::pair<const EventBatch*, const EventRecord*>> events() const {
     std::vector<std::pair<const EventBatch*, const EventRecord*>> all;
     for (const EventBatch& b : batches)
@@ -73,10 +73,10 @@ Received run_source(const std::map<std::string, std::string>& properties, const 
   // The source has read everything once it has counted every byte.
   uint64_t total = 0;
   for (const std::string& chunk : chunks) total += chunk.size();
-  REQUIRE(test::eventually([&] { return source.counters().bytes_received >= total; }, 5s));
+  REQUIRE(test::eventually([&] { return source.tcp_counters().bytes_received >= total; }, 5s));
   source.stop(Clock::now() + 5s);
   Received r;
-  r.counters = source.counters();
+  r.counters = source.tcp_counters();
   for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now()))
     for (EventBatch& b : t.batches) r.batches.push_back(std::move(b));
   return r;
@@ -151,12 +151,12 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
     const int fd = test::connect_loopback(source.listening_ports()[0]);
     send_all(fd, "<13>h a: caf\xE9 \xFC\n");
     ::close(fd);
-    REQUIRE(test::eventually([&] { return source.counters().events_received >= 1; }, 5s));
+    REQUIRE(test::eventually([&] { return source.tcp_counters().events_received >= 1; }, 5s));
     source.stop(Clock::now() + 5s);
     const Take t = channel.take(10, Clock::now());
     REQUIRE(t.events == 1);
     CHECK(t.batches[0].body(t.batches[0][0]) == "h a: caf\xC3\xA9 \xC3\xBC");
-    CHECK(source.counters().events_invalid_utf8 == 0);
+    CHECK(source.tcp_counters().events_invalid_utf8 == 0);
   }
   SECTION("bad charsets are refused naming the key") {
     CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"charset.default", "EBCDIC"}})),
@@ -199,8 +199,8 @@ TEST_CASE("idleTimeout closes a silent connection and keeps its unterminated las
   CHECK(Clock::now() - started >= 250ms);
   ::close(fd);
   source.stop(Clock::now() + 5s);
-  CHECK(source.counters().connections_idle_closed == 1);
-  CHECK(source.counters().events_received == 2);
+  CHECK(source.tcp_counters().connections_idle_closed == 1);
+  CHECK(source.tcp_counters().events_received == 2);
 }
 
 TEST_CASE("a sender that never ends its line holds no more than eventSize", "[source][fidelity]") {

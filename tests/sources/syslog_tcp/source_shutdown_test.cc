@@ -80,10 +80,10 @@ TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing i
     while (Clock::now() < give_up && !peer_closed(fd)) std::this_thread::sleep_for(1ms);
     ::close(fd);  // as rsyslog does when it finds the connection closed
   });
-  REQUIRE(eventually([&] { return t.source.counters().events_received > 10000; }, 20s));
+  REQUIRE(eventually([&] { return t.source.tcp_counters().events_received > 10000; }, 20s));
   t.source.stop(Clock::now() + 10s);
   sender.join();
-  const SourceCounters c = t.source.counters();
+  const SyslogTcpCounters c = t.source.tcp_counters();
   const std::vector<std::string> events = drain_channel(t.channel);
   CHECK(events.size() == written.load());
   CHECK(c.events_received == written.load());
@@ -108,7 +108,7 @@ TEST_CASE("what a sender delivered but could not go into the channel by the dead
   const auto started = Clock::now();
   t.source.stop(Clock::now() + 500ms);
   CHECK(Clock::now() - started < 2s);
-  const SourceCounters c = t.source.counters();
+  const SyslogTcpCounters c = t.source.tcp_counters();
   const size_t in_channel = drain_channel(t.channel).size();
   CHECK(in_channel == 10);
   CHECK(c.events_dropped_at_shutdown >= 10);  // at least the batch that never found room
@@ -124,9 +124,9 @@ TEST_CASE("a partial frame cut off at shutdown is kept as Incomplete and counted
   const int fd = test::connect_loopback(t.port());
   const std::string bytes = "<13>app: whole\n<13>app: half a li";
   REQUIRE(send_all(fd, bytes));
-  REQUIRE(eventually([&] { return t.source.counters().bytes_received == bytes.size(); }, 10s));
+  REQUIRE(eventually([&] { return t.source.tcp_counters().bytes_received == bytes.size(); }, 10s));
   t.source.stop(Clock::now() + 5s);  // the sender never finishes its line, nor closes
-  const SourceCounters c = t.source.counters();
+  const SyslogTcpCounters c = t.source.tcp_counters();
   CHECK(c.frames_cut == 1);
   CHECK(c.events_truncated == 0);
   Take take = t.channel.take(10, Clock::now());
@@ -153,7 +153,7 @@ TEST_CASE("a connection handed to a busy io thread just before the stop is drain
   const int c = test::connect_loopback(t.port());  // thread 0
   const int d = test::connect_loopback(t.port());  // thread 1, which is blocked: it waits in its hand-over queue
   REQUIRE(send_all(d, "<13>app: from d\n"));
-  REQUIRE(eventually([&] { return t.source.counters().connections_accepted == 4; }, 10s));
+  REQUIRE(eventually([&] { return t.source.tcp_counters().connections_accepted == 4; }, 10s));
   std::thread stopper([&] { t.source.stop(Clock::now() + 10s); });
   // Once the listeners are closed, make room: thread 1 goes on and finds d among its
   // connections to drain.
@@ -183,6 +183,6 @@ TEST_CASE("a connection handed to a busy io thread just before the stop is drain
   events.insert(events.end(), rest.begin(), rest.end());
   CHECK(std::count(events.begin(), events.end(), "<13>app: from d") == 1);
   CHECK(events.size() == 21);
-  CHECK(t.source.counters().bytes_unread_at_shutdown == 0);
+  CHECK(t.source.tcp_counters().bytes_unread_at_shutdown == 0);
   for (int fd : {a, b, c, d}) ::close(fd);
 }

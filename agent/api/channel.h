@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/deadline.h"
-#include "channels/event_batch.h"
+#include "agent/api/config_tree.h"
+#include "agent/api/deadline.h"
+#include "agent/api/event_batch.h"
+#include "agent/api/metrics_writer.h"
 
 namespace sluice {
 
@@ -27,6 +29,7 @@ struct Take {
   bool empty() const { return events == 0; }
 };
 
+// What every channel counts; a channel's own metrics (a disk's) are written by its probe.
 struct ChannelCounters {
   uint64_t events_put = 0;
   uint64_t events_taken = 0;
@@ -35,16 +38,10 @@ struct ChannelCounters {
   uint64_t events_held = 0;  // queued plus taken-but-not-committed
   uint64_t bytes_held = 0;
   std::chrono::nanoseconds put_blocked{0};
-  // Disk-backed channels only (has_disk):
-  bool has_disk = false;
-  uint64_t events_on_disk = 0;     // of events_held: in records on disk, kept across restarts
-  uint64_t bytes_on_disk = 0;      // segment files and commit log
-  uint64_t events_spilled = 0;     // put to disk because memory was full
-  uint64_t events_recovered = 0;   // found on disk at start, replayed
-  uint64_t corrupt_tails = 0;      // segments cut at a torn or corrupt record (at start)
-  uint64_t corrupt_bytes = 0;
-  uint64_t events_unreadable = 0;  // records whose CRC failed when read back: lost, logged
-  uint64_t disk_write_errors = 0;  // commit log writes and fsyncs that failed: logged; may redeliver
+  // Channels that keep events across restarts (0 in the others):
+  uint64_t events_on_disk = 0;     // of events_held: kept for the next start
+  uint64_t events_recovered = 0;   // found at start, replayed
+  uint64_t events_unreadable = 0;  // kept, but found unreadable when read back: lost, logged
 };
 
 class Channel {
@@ -68,6 +65,19 @@ class Channel {
   virtual size_t capacity() const = 0;
   virtual size_t transaction_capacity() const = 0;
   virtual ChannelCounters counters() const = 0;
+  // The channel's metrics beyond ChannelCounters (the agent writes those); any thread.
+  virtual void write_metrics(MetricsWriter&) const {}
 };
+
+// A component's batch size against the channel it uses: 0 means the channel's
+// transactionCapacity; more than that is a configuration error naming the property.
+inline size_t batch_size_for(const config::ComponentConfig& component, std::string_view property,
+                             int64_t configured, const Channel& channel) {
+  if (configured == 0) return channel.transaction_capacity();
+  if (static_cast<size_t>(configured) > channel.transaction_capacity())
+    component.fail(property, std::to_string(configured) + " exceeds the transactionCapacity (" +
+                                 std::to_string(channel.transaction_capacity()) + ") of channel '" + channel.name() + "'");
+  return static_cast<size_t>(configured);
+}
 
 }  // namespace sluice

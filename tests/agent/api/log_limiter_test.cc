@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/log_limiter.h"
+#include "agent/api/log_limiter.h"
 #include "tests/support/eventually.h"
 
 using namespace sluice;

@@ -1,5 +1,5 @@
-#include "agent/config/config_tree.h"
-#include "agent/config/property_values.h"
+#include "agent/api/config_tree.h"
+#include "agent/api/property_values.h"
 
 #include <algorithm>
 

@@ -17,8 +17,8 @@
 #include <variant>
 #include <vector>
 
-#include "agent/config/config_tree.h"
-#include "agent/config/property_values.h"
+#include "agent/api/config_tree.h"
+#include "agent/api/property_values.h"
 
 namespace sluice::config {
 

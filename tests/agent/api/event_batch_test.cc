@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "channels/event_batch.h"
+#include "agent/api/event_batch.h"
 
 using namespace sluice;
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/config/config_error.h"
+#include "agent/api/config_error.h"
 
 namespace sluice::config {
 

@@ -1,27 +1,14 @@
 #pragma once
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <vector>
 
-#include "channels/channel.h"
+#include "agent/api/channel.h"
+#include "agent/api/metrics_writer.h"
 
 namespace sluice {
 
-// Durations in fixed buckets, recorded per batch (never per event).
-struct DurationHistogram {
-  static constexpr double kBounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
-  static constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]) + 1;  // the last: +Inf
-  uint64_t counts[kBuckets] = {};  // per bucket, not cumulative
-  double sum_seconds = 0;
-  uint64_t count = 0;
-  static size_t bucket_of(double seconds) {
-    size_t i = 0;
-    while (i + 1 < kBuckets && seconds > kBounds[i]) ++i;
-    return i;
-  }
-};
-
+// What every sink counts; the agent writes these as the sink families and Flume fields, a
+// sink's own metrics come from its probe (write_metrics).
 struct SinkCounters {
   uint64_t events_taken = 0;
   uint64_t events_sent = 0;        // handed over (acks=0) or acknowledged (acks>=1)
@@ -30,16 +17,8 @@ struct SinkCounters {
   uint64_t events_rolled_back = 0; // failed and put back into the channel for another attempt
   uint64_t events_possibly_duplicated = 0;  // of those, maybe stored already (sent, answer lost or purged)
   uint64_t events_lost_after_handover = 0;  // acks=0: of events_sent, not delivered after all
-  uint64_t producer_restarts = 0;  // new producers after fatal errors
-  std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
+  int64_t events_queued = 0;       // handed to the sink's client (its Kafka producer), not yet sent
   DurationHistogram batch_seconds;  // take → committed (or rolled back)
-  int64_t queue_messages = 0;       // messages waiting in the sink's Kafka producer
-  struct Broker {
-    std::string name;
-    bool up = false;
-    double rtt_avg_seconds = 0, rtt_p99_seconds = 0;
-  };
-  std::vector<Broker> brokers;      // as the sink's producer last saw them
   uint64_t batches = 0;
 };
 
@@ -56,6 +35,10 @@ class Sink {
   virtual void request_stop(Deadline) {}
   virtual void stop(Deadline deadline) = 0;
   virtual SinkCounters counters() const = 0;
+  // The sink's metrics beyond SinkCounters (the agent writes those); any thread.
+  virtual void write_metrics(MetricsWriter&) const {}
+  // key=value lines for the agent's --ready-file (e.g. the embedded Kafka's address).
+  virtual std::string ready_info() const { return {}; }
 };
 
 }  // namespace sluice

@@ -1,8 +1,8 @@
-#include "channels/event_json.h"
+#include "agent/api/event_json.h"
 
 #include <charconv>
 
-#include "channels/utf8.h"
+#include "agent/api/utf8.h"
 
 namespace sluice {
 namespace {

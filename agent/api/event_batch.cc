@@ -1,4 +1,4 @@
-#include "channels/event_batch.h"
+#include "agent/api/event_batch.h"
 
 #include <algorithm>
 #include <cctype>

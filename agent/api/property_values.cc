@@ -1,4 +1,4 @@
-#include "agent/config/property_values.h"
+#include "agent/api/property_values.h"
 
 #include <algorithm>
 #include <cctype>

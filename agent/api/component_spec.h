@@ -1,0 +1,63 @@
+#pragma once
+// One descriptor per component type. Each component's folder declares its specs with
+// sluice_component() (cmake/sluice_component.cmake), which generates the registry.
+//
+// Construction validates everything that can be checked without the outside world, so
+// `sluice --check` is simply "construct every component, start none": sockets are bound and
+// Kafka is contacted only in start().
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+#include "agent/api/config_tree.h"
+#include "agent/api/property_table.h"
+
+namespace sluice {
+
+class Channel;
+class MetricsWriter;
+class Sink;
+class Source;
+
+// Objects the components of one agent share, one per type, made by the first that asks (the
+// Kafka sinks' embedded cluster and producers). The agent keeps them until every component is
+// gone; a component that needs its object later keeps the shared_ptr.
+class SharedState {
+ public:
+  template <class T>
+  std::shared_ptr<T> get() {
+    std::shared_ptr<void>& slot = objects_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>();
+    return std::static_pointer_cast<T>(slot);
+  }
+
+ private:
+  std::map<std::type_index, std::shared_ptr<void>> objects_;
+};
+
+// What a component may need from the agent while it is built.
+struct BuildContext {
+  SharedState& shared;
+};
+
+struct ComponentSpec {
+  config::Kind kind;
+  std::string_view type;                   // canonical name
+  std::vector<std::string_view> aliases;   // Flume's type and class names
+  std::string_view doc;
+  std::vector<config::PropertyDoc> (*describe)();
+  std::unique_ptr<Channel> (*make_channel)(const config::ComponentConfig&) = nullptr;
+  std::unique_ptr<Source> (*make_source)(const config::ComponentConfig&,
+                                         std::vector<Channel*> channels, BuildContext&) = nullptr;
+  std::unique_ptr<Sink> (*make_sink)(const config::ComponentConfig&, Channel& channel,
+                                     BuildContext&) = nullptr;
+  // Metrics of the type rather than of one component (e.g. librdkafka's process-wide error
+  // count): written once per scrape, whether or not the agent has a component of the type.
+  void (*write_type_metrics)(MetricsWriter&) = nullptr;
+};
+
+}  // namespace sluice

@@ -1,0 +1,39 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/api/channel.h"
+#include "agent/api/metrics_writer.h"
+
+namespace sluice {
+
+// What every source counts, for the agent's account at shutdown; a source's own metrics are
+// written by its probe (write_metrics).
+struct SourceCounters {
+  uint64_t events_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t frames_cut = 0;                  // partial frames the agent cut (shutdown, idleTimeout): Incomplete
+  uint64_t events_dropped_at_shutdown = 0;  // read, but not put into a channel by the deadline
+  uint64_t bytes_unread_at_shutdown = 0;    // delivered by senders, still unread at the grace's end
+};
+
+// Lifecycle: constructed (config validated) → start() (binds, may throw ConfigError, e.g. a
+// port in use) → stop(deadline) (stops accepting and reading; everything already read is in
+// the channels when it returns, unless the channels stay full past the deadline: then the
+// rest is counted and logged as dropped at shutdown). Called from the agent's main thread.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual const std::string& name() const = 0;
+  virtual void start() = 0;
+  virtual void stop(Deadline deadline) = 0;
+  // TCP ports actually listened on (port 0 resolved), for the ready file and tests.
+  virtual std::vector<uint16_t> listening_ports() const { return {}; }
+  // Totals so far, summed over the source's threads; any thread may call these.
+  virtual SourceCounters counters() const = 0;
+  // Every metric of the source, Prometheus families and Flume fields (MetricsWriter).
+  virtual void write_metrics(MetricsWriter& writer) const = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,151 @@
+#pragma once
+// The two ways a Kafka sink keeps track of a take's messages until librdkafka reports on each
+// (on whichever thread polls), and the split of a take by outcome.
+//
+//   acks=0   HandedOverTake: committed at once; keeps the bytes alive for librdkafka and counts
+//            what fails after all as lost after hand-over.
+//   acks>=1  AwaitedTake: one slot per message; the sink settles it once every report is in (or
+//            gives up on it at the shutdown deadline).
+// Both free themselves when the last of their references (one per message taken by librdkafka,
+// one for the sink) goes.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/api/channel.h"
+#include "sinks/kafka/kafka_sink_probe.h"
+#include "sinks/kafka/producer.h"
+
+namespace sluice::kafka {
+
+// acks=0: a take already committed to the channel, on its way to Kafka. Holds the take's
+// batches (so the bytes librdkafka points at stay alive) until the last delivery report; the
+// last one to let go frees it, on whichever thread polled. One reference per message taken by
+// librdkafka plus one for the sink while it sends.
+class HandedOverTake final : public DeliveryTracker {
+ public:
+  HandedOverTake(Take take, std::shared_ptr<KafkaSinkProbe> probe)
+      : take_(std::move(take)), probe_(std::move(probe)), references_(static_cast<int64_t>(take_.events) + 1) {}
+
+  void on_delivery(const DeliveryReport& report) override {
+    if (report.error != DeliveryError::none) {
+      // Rare, so a lock per failed message is fine; successes cost one atomic each.
+      std::lock_guard lock(mutex_);
+      ++failures_[static_cast<int>(report.error)];
+      if (last_text_.empty()) last_text_ = report.text;
+    }
+    release();
+  }
+  void release(int64_t references = 1) {
+    if (references_.fetch_sub(references, std::memory_order_acq_rel) != references) return;
+    for (int r = 0; r < kDeliveryErrorKinds; ++r) {
+      if (!failures_[r]) continue;
+      probe_->lost_after_handover(static_cast<DeliveryError>(r), failures_[r], last_text_);
+    }
+    delete this;
+  }
+  const Take& take() const { return take_; }
+
+ private:
+  Take take_;
+  std::shared_ptr<KafkaSinkProbe> probe_;
+  std::atomic<int64_t> references_;
+  std::mutex mutex_;
+  uint64_t failures_[kDeliveryErrorKinds] = {};
+  std::string last_text_;
+};
+
+// Splits a take into the slices of consecutive events that leave the channel (`leaves(i)`
+// true: delivered, handed over or discarded) and those that go back; a disk-backed channel
+// needs the actual slices to know which records may go.
+template <class Leaves>
+void split_take(const Take& take, Leaves&& leaves, Take& leaving, Take& back) {
+  auto add_slice = [](Take& to, EventBatch part) {
+    to.events += part.size();
+    to.bytes += part.bytes();
+    to.batches.push_back(std::move(part));
+  };
+  size_t index = 0;
+  for (const EventBatch& batch : take.batches) {
+    size_t run_start = 0;
+    bool run_leaves = true;
+    for (size_t i = 0; i < batch.size(); ++i, ++index) {
+      const bool l = leaves(index);
+      if (i > 0 && l != run_leaves) {
+        add_slice(run_leaves ? leaving : back, batch.slice(run_start, i - run_start));
+        run_start = i;
+      }
+      run_leaves = l;
+    }
+    if (!batch.empty()) add_slice(run_leaves ? leaving : back, batch.slice(run_start, batch.size() - run_start));
+  }
+}
+
+
+// acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
+// Heap-allocated and reference-counted like HandedOverTake (one reference per message, one for
+// the sink), because at shutdown the sink may stop waiting for a request stuck in flight: its
+// late report, if any, still lands here, and the take's bytes stay alive for librdkafka.
+class AwaitedTake {
+ public:
+  static AwaitedTake* create(Take take) { return new AwaitedTake(std::move(take)); }
+  DeliveryTracker* tracker(size_t i) { return &slots_[i]; }
+  bool done() const { return references_.load(std::memory_order_acquire) == 1; }  // only the sink's left
+  const Take& take() const { return take_; }
+  // Whether message i has its report; only then do error() and possibly_persisted() mean anything.
+  bool answered(size_t i) const { return answered_[i].load(std::memory_order_acquire); }
+  DeliveryError error(size_t i) const { return outcomes_[i].error; }
+  bool possibly_persisted(size_t i) const { return outcomes_[i].possibly_persisted; }
+  std::string text() const {
+    std::lock_guard lock(mutex_);
+    return text_;
+  }
+  // The sink lets go (after settling); the last report, or this, frees it.
+  void release() { drop_reference(); }
+  // Set by the sink as it produces: what settle() needs once the sink's scratch is reused.
+  std::vector<bool> topic_from_event;  // per message, when topicHeader applies
+  Clock::time_point taken_at;
+
+ private:
+  explicit AwaitedTake(Take take)
+      : take_(std::move(take)), slots_(take_.events), outcomes_(take_.events), answered_(take_.events),
+        references_(static_cast<int64_t>(take_.events) + 1) {
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
+  }
+  struct Slot final : DeliveryTracker {
+    AwaitedTake* owner = nullptr;
+    uint32_t index = 0;
+    Slot() = default;
+    Slot(AwaitedTake* o, uint32_t i) : owner(o), index(i) {}
+    void on_delivery(const DeliveryReport& report) override { owner->record(index, report); }
+  };
+  struct Outcome {
+    DeliveryError error = DeliveryError::none;
+    bool possibly_persisted = false;
+  };
+  void record(uint32_t index, const DeliveryReport& report) {
+    if (report.error != DeliveryError::none) {
+      outcomes_[index] = Outcome{report.error, report.possibly_persisted};
+      std::lock_guard lock(mutex_);
+      if (text_.empty()) text_ = report.text;
+    }
+    answered_[index].store(true, std::memory_order_release);
+    drop_reference();
+  }
+  void drop_reference() {
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  Take take_;
+  std::vector<Slot> slots_;
+  std::vector<Outcome> outcomes_;
+  std::vector<std::atomic<bool>> answered_;
+  std::atomic<int64_t> references_;
+  mutable std::mutex mutex_;
+  std::string text_;
+};
+
+}  // namespace sluice::kafka

@@ -1,0 +1,65 @@
+#pragma once
+// What a Kafka sink counts and logs, and the metrics it writes: each outcome is one call that
+// bumps its counters and writes its (rate-limited) log line. Shared with the delivery trackers,
+// whose reports may come on librdkafka's threads after the sink is gone.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "agent/api/log_limiter.h"
+#include "agent/api/metrics_writer.h"
+#include "agent/api/sink.h"
+#include "sinks/kafka/delivery_outcome.h"
+
+namespace sluice::kafka {
+
+class Producer;
+
+// The Kafka sink's counters beyond every sink's.
+struct KafkaSinkCounters {
+  uint64_t producer_restarts = 0;  // new producers after fatal errors
+  std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
+};
+
+class KafkaSinkProbe {
+ public:
+  explicit KafkaSinkProbe(std::string sink_name) : sink_name_(std::move(sink_name)) {}
+
+  void taken(uint64_t events) { taken_.fetch_add(events, std::memory_order_relaxed); }
+  void sent(uint64_t events) { sent_.fetch_add(events, std::memory_order_relaxed); }
+  void discarded(uint64_t events) { discarded_.fetch_add(events, std::memory_order_relaxed); }
+  void rolled_back(uint64_t events) { rolled_back_.fetch_add(events, std::memory_order_relaxed); }
+  // A take settled (committed or rolled back) `took` after it was taken.
+  void batch_done(std::chrono::nanoseconds took);
+  // `count` events of one reason were not delivered: counted, and one line says what follows.
+  void failed(DeliveryError reason, uint64_t count, const std::string& text, std::string_view consequence);
+  // acks=0: handed over (counted as sent), then failed: lost.
+  void lost_after_handover(DeliveryError reason, uint64_t count, const std::string& text);
+  // Going back to the channel although the broker may have them: a retry may duplicate them.
+  void possibly_duplicated(uint64_t events);
+  // A new producer replaced one with a fatal error.
+  void producer_replaced(const std::string& reason);
+
+  SinkCounters counters() const;
+  KafkaSinkCounters kafka_counters() const;
+  // The sink's own families; `producer` (null when stopped) for its queue and brokers.
+  void write_metrics(MetricsWriter& writer, const Producer* producer) const;
+  // The type's families: librdkafka's process-wide error count.
+  static void write_type_metrics(MetricsWriter& writer);
+
+ private:
+  const std::string sink_name_;
+  std::atomic<uint64_t> taken_{0}, sent_{0}, failed_{0}, discarded_{0}, rolled_back_{0}, possibly_duplicated_{0},
+      lost_after_handover_{0}, producer_restarts_{0}, batches_{0};
+  std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
+  std::atomic<uint64_t> batch_buckets_[DurationHistogram::kBuckets] = {};
+  std::atomic<uint64_t> batch_nanoseconds_{0};
+  LogLimiter failure_log_;
+};
+
+}  // namespace sluice::kafka

@@ -1,0 +1,430 @@
+#include "sources/syslog_tcp/io_worker.h"
+
+#include <linux/sockios.h>
+#include <netdb.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "sources/syslog_tcp/framer.h"
+
+namespace sluice::syslog_tcp {
+namespace {
+
+constexpr size_t kReadChunk = 256 * 1024;
+constexpr auto kPutSlice = std::chrono::milliseconds(500);
+constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
+// At shutdown each open connection is half-closed (our FIN tells the sender we are going) and
+// read until the sender closes its side, or has sent nothing for kDrainQuietMs with nothing
+// left in the kernel's buffer, or half of the shutdown time left (at most kDrainGraceMaxMs)
+// has passed.
+constexpr int64_t kDrainGraceMaxMs = 10000;
+constexpr uint64_t kDrainQuietMs = 200;
+
+int64_t unread_bytes(uv_tcp_t& handle) {
+  uv_os_fd_t fd = -1;
+  int pending = 0;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&handle), &fd) != 0 || ::ioctl(fd, SIOCINQ, &pending) != 0) return 0;
+  return pending;
+}
+
+// Our FIN: a sender that watches its socket (rsyslog checks before each send; sluice-loadgen
+// does) stops writing to us and closes, and everything it wrote before is read.
+void half_close(uv_tcp_t& handle) {
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&handle), &fd) == 0) ::shutdown(fd, SHUT_WR);
+}
+
+}  // namespace
+
+struct IoWorker::Connection {
+  uv_tcp_t handle;
+  IoWorker* worker;
+  uint16_t port;
+  size_t port_index;  // into the source's ports, for the per-port counters
+  Framer framer;
+  Charset charset;
+  uint64_t last_read_ms = 0;  // uv_now() of the last bytes
+  // The client's address and host name as events carry them (clientIPHeader,
+  // clientHostnameHeader): the IP's text, then the name's.
+  std::string client;
+  uint8_t client_ip_length = 0;
+  uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
+  Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
+      : worker(w), port(p), port_index(index), framer(static_cast<size_t>(c.event_size), c.detect_octet_counting),
+        charset(c.charset_of(p)) {}
+  std::string peer_text() {
+    sockaddr_storage peer{};
+    int length = sizeof peer;
+    uv_tcp_getpeername(&handle, reinterpret_cast<sockaddr*>(&peer), &length);
+    return address_text(peer);
+  }
+};
+
+IoWorker::IoWorker(IoShared& shared, int index)
+    : shared_(shared),
+      config_(shared.config),
+      index_(index),
+      counters_(shared.probe.io(index)),
+      builder_(static_cast<size_t>(config_.batch_size), static_cast<size_t>(config_.batch_size) * 128),
+      read_buffer_(kReadChunk),
+      decoder_(config_.keep_fields),
+      names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
+      clock_(ParseClock::now()) {
+  builder_.set_header_names(config_.header_names);
+  uv_loop_init(&loop_);
+  loop_.data = this;
+  uv_async_init(&loop_, &wakeup_, &IoWorker::on_wakeup);
+  wakeup_.data = this;
+  uv_prepare_init(&loop_, &prepare_);
+  prepare_.data = this;
+  uv_prepare_start(&prepare_, &IoWorker::on_prepare);
+  if (const auto timeout = config_.idle_timeout.count(); timeout > 0) {
+    idle_timer_ = std::make_unique<uv_timer_t>();
+    uv_timer_init(&loop_, idle_timer_.get());
+    idle_timer_->data = this;
+    const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(timeout / 4, 10, 1000));
+    uv_timer_start(idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every,
+                   every);
+  }
+}
+
+IoWorker::~IoWorker() {
+  if (thread_.joinable()) thread_.join();
+  if (!ran_) {  // never started: close the handles here
+    close_all_handles();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  }
+  uv_loop_close(&loop_);
+}
+
+std::vector<uint16_t> IoWorker::start_accepting(const config::ComponentConfig& component,
+                                                const std::vector<uint16_t>& ports, Acceptor::Deal deal) {
+  acceptor_ = std::make_unique<Acceptor>(&loop_, config_, shared_.probe, counters_, shared_.open_connections,
+                                         std::move(deal));
+  std::vector<uint16_t> bound;
+  for (uint16_t port : ports) bound.push_back(acceptor_->listen_on(component, port));
+  return bound;
+}
+
+void IoWorker::run() {
+  ran_ = true;
+  thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+}
+
+bool IoWorker::hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
+  {
+    std::lock_guard lock(mutex_);
+    if (loop_ended_) return false;
+    incoming_.push_back({fd, port, peer});
+  }
+  uv_async_send(&wakeup_);
+  return true;
+}
+
+void IoWorker::stop_accepting(Deadline deadline) {
+  std::unique_lock lock(mutex_);
+  stop_accepting_requested_ = true;
+  if (shutdown_deadline_ == Deadline::max()) shutdown_deadline_ = deadline;
+  uv_async_send(&wakeup_);
+  // At most half the time left, as the drain: the sinks need the rest.
+  const auto now = Clock::now();
+  const auto until = deadline > now ? now + (deadline - now) / 2 : now;
+  accepting_stopped_.wait_until(lock, until, [&] { return accepting_stopped_flag_ || loop_ended_; });
+}
+
+void IoWorker::request_stop(Deadline deadline) {
+  {
+    std::lock_guard lock(mutex_);
+    stop_requested_ = true;
+    shutdown_deadline_ = deadline;
+  }
+  uv_async_send(&wakeup_);
+}
+
+void IoWorker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void IoWorker::on_wakeup(uv_async_t* handle) {
+  auto* self = static_cast<IoWorker*>(handle->data);
+  std::vector<Incoming> incoming;
+  bool stop = false, stop_accepting = false;
+  {
+    std::lock_guard lock(self->mutex_);
+    incoming.swap(self->incoming_);
+    stop = self->stop_requested_;
+    stop_accepting = self->stop_accepting_requested_;
+  }
+  // Handed over before the stop: opened and drained like every other connection.
+  for (const Incoming& in : incoming) self->open_connection(in.fd, in.port, in.peer);
+  if ((stop_accepting || stop) && !self->listeners_closed_) {
+    if (self->acceptor_) self->acceptor_->accept_backlog();
+    self->close_listeners();
+    {
+      std::lock_guard lock(self->mutex_);
+      self->accepting_stopped_flag_ = true;
+    }
+    self->accepting_stopped_.notify_all();
+  }
+  if (stop && !self->stopping_) self->shut_down();
+}
+
+void IoWorker::on_prepare(uv_prepare_t* handle) { static_cast<IoWorker*>(handle->data)->flush(); }
+
+void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& peer) {
+  const std::vector<uint16_t>& ports = shared_.bound_ports;
+  size_t index = 0;
+  while (index + 1 < ports.size() && ports[index] != port) ++index;
+  auto* conn = new Connection(this, port, index, config_);
+  uv_tcp_init(&loop_, &conn->handle);
+  conn->handle.data = conn;
+  if (uv_tcp_open(&conn->handle, fd) != 0) {
+    ::close(fd);
+    uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
+             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+    counters_.closed.add(1);
+    shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  connections_.insert(conn);
+  conn->last_read_ms = uv_now(&loop_);
+  if (stopping_) half_close(conn->handle);  // handed over while this loop drains: drained too
+  const HeaderNames& names = *config_.header_names;
+  if (!names.client_ip.empty() || !names.client_host.empty()) {
+    conn->client = address_text(peer);
+    conn->client_ip_length = static_cast<uint8_t>(conn->client.size());
+    if (!names.client_host.empty() && !start_lookup(conn, peer)) return;  // reads once the name is known
+  }
+  start_reading(conn);
+}
+
+void IoWorker::start_reading(Connection* conn) {
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &IoWorker::on_alloc, &IoWorker::on_read);
+}
+
+// clientHostnameHeader: the name from this loop's cache, or a reverse lookup on libuv's
+// thread pool (getnameinfo blocks). Returns true when the name is already known.
+bool IoWorker::start_lookup(Connection* conn, const sockaddr_storage& peer) {
+  const std::string ip = conn->client;
+  if (const auto name = names_.find(ip, uv_now(&loop_))) {
+    conn->client += *name;
+    return true;
+  }
+  if (stopping_) {  // no new lookup while draining: it could outlast the deadline
+    conn->client += ip;
+    return true;
+  }
+  auto* request = new uv_getnameinfo_t;
+  request->data = conn;
+  conn->pending_lookup = request;
+  const int rc =
+      uv_getnameinfo(&loop_, request, &IoWorker::on_name, reinterpret_cast<const sockaddr*>(&peer), NI_NAMEREQD);
+  if (rc == 0) {
+    lookups_.insert(request);
+    return false;
+  }
+  delete request;
+  conn->pending_lookup = nullptr;
+  conn->client += ip;  // as Flume: no name, the address
+  return true;
+}
+
+void IoWorker::on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*) {
+  // `hostname` lives inside the request: copy it before the request goes.
+  const std::string found = status == 0 && hostname ? std::string(hostname).substr(0, 255) : std::string();
+  auto* conn = static_cast<Connection*>(request->data);
+  static_cast<IoWorker*>(request->loop->data)->lookups_.erase(request);
+  delete request;
+  if (!conn) return;  // the connection closed while its name was looked up
+  IoWorker* self = conn->worker;
+  conn->pending_lookup = nullptr;
+  const std::string ip = conn->client.substr(0, conn->client_ip_length);
+  const std::string name = found.empty() ? ip : found;
+  // (libuv reports a cancelled lookup as UV_EAI_CANCELED.)
+  if (status != UV_EAI_CANCELED && status != UV_ECANCELED) self->names_.store(ip, name, uv_now(&self->loop_));
+  conn->client += name;
+  self->start_reading(conn);  // at shutdown too: the drain reads what it sent
+}
+
+// idleTimeout: connections that sent nothing for that long are closed (what they had sent
+// is framed and kept, as at end of stream).
+void IoWorker::close_idle() {
+  const uint64_t now = uv_now(&loop_);
+  const auto timeout = static_cast<uint64_t>(config_.idle_timeout.count());
+  uint64_t closed = 0;
+  for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+    if (now - conn->last_read_ms < timeout || conn->pending_lookup) continue;
+    consume(*conn, {}, StreamEnd::cut);
+    close_connection(conn);
+    ++closed;
+  }
+  if (closed) shared_.probe.idle_closed(counters_, closed);
+}
+
+void IoWorker::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  auto* self = static_cast<Connection*>(handle->data)->worker;
+  // One buffer per loop is enough: on_read consumes it before the next read.
+  *buf = uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size()));
+}
+
+void IoWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* conn = static_cast<Connection*>(stream->data);
+  IoWorker* self = conn->worker;
+  if (nread > 0) {
+    conn->last_read_ms = uv_now(&self->loop_);
+    self->counters_.per_port[conn->port_index].bytes.add(static_cast<uint64_t>(nread));
+    self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)));
+  } else if (nread < 0) {
+    if (nread != UV_EOF) self->counters_.read_errors.add(1);
+    self->consume(*conn, {}, nread == UV_EOF ? StreamEnd::sender_closed : StreamEnd::cut);
+    self->close_connection(conn);
+  }
+}
+
+void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
+  FramerCounters framed;
+  uint64_t invalid = 0, invalid_utf8 = 0;
+  refresh_clock();
+  const size_t batch_size = static_cast<size_t>(config_.batch_size);
+  auto on_frame = [&](std::string_view frame, bool truncated) {
+    EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
+    e.port = conn.port;
+    if (e.status == EventStatus::invalid) ++invalid;
+    if (!conn.client.empty()) {
+      e.client_offset = builder_.append_to_last(conn.client);
+      e.client_ip_length = conn.client_ip_length;
+      e.client_host_length = static_cast<uint8_t>(conn.client.size() - conn.client_ip_length);
+    }
+    if (builder_.size() >= batch_size) flush();
+  };
+  if (end != StreamEnd::none) conn.framer.finish(on_frame, framed, end == StreamEnd::cut);
+  else conn.framer.feed(data, on_frame, framed);
+  shared_.probe.framed(counters_, conn.port_index, framed, invalid, invalid_utf8, conn.port,
+                       [&] { return conn.peer_text(); });
+}
+
+// The arrival time for this read's events; the zone is looked up at most once a second.
+void IoWorker::refresh_clock() {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms) clock_ = ParseClock::now();
+  else clock_.now_ms = now_ms;
+}
+
+// Puts the pending batch into every channel, waiting for room as long as it takes (that
+// wait is the backpressure) or until the shutdown deadline, re-read every half second.
+void IoWorker::flush() {
+  if (builder_.empty()) return;
+  EventBatch batch = builder_.seal();
+  const auto& channels = shared_.channels;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
+    const auto blocked_since = Clock::now();
+    auto next_log = blocked_since + kBlockedLogEvery;
+    while (true) {
+      Deadline deadline;
+      {
+        std::lock_guard lock(mutex_);
+        deadline = shutdown_deadline_;  // set once a stop has begun
+      }
+      if (channels[i]->put(copy, std::min(deadline, Clock::now() + kPutSlice))) break;
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        shared_.probe.dropped_at_shutdown(counters_, copy.size(), channels[i]->name());
+        break;
+      }
+      if (now >= next_log) {
+        next_log = now + kBlockedLogEvery;
+        spdlog::warn("source {}: channel {} has been full for {}s; io thread {} is not reading "
+                     "its sockets (TCP backpressure on the senders)",
+                     shared_.source_name, channels[i]->name(),
+                     std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(), index_);
+      }
+    }
+  }
+}
+
+void IoWorker::close_connection(Connection* conn) {
+  if (!connections_.erase(conn)) return;
+  if (conn->pending_lookup) conn->pending_lookup->data = nullptr;  // on_name must not touch it
+  counters_.closed.add(1);
+  shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle), [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+}
+
+void IoWorker::close_listeners() {
+  if (listeners_closed_) return;
+  listeners_closed_ = true;
+  if (acceptor_) acceptor_->close();
+  if (idle_timer_) uv_close(reinterpret_cast<uv_handle_t*>(idle_timer_.get()), nullptr);
+}
+
+void IoWorker::close_all_handles() {
+  close_listeners();
+  if (drain_timer_) uv_close(reinterpret_cast<uv_handle_t*>(drain_timer_.get()), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
+}
+
+// On the loop thread, after the listeners closed: half-close every connection and read on
+// (drain_step) until each sender has closed, gone quiet, or the grace is over.
+void IoWorker::shut_down() {
+  stopping_ = true;
+  close_listeners();
+  int64_t grace = kDrainGraceMaxMs;
+  {
+    std::lock_guard lock(mutex_);
+    if (shutdown_deadline_ != Deadline::max())
+      grace = std::min<int64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                 shutdown_deadline_ - Clock::now()).count() / 2));
+  }
+  // Lookups still queued would keep the loop (and the agent) waiting on a slow resolver:
+  // cancelled, their connections go on with the address as name. One already running
+  // cannot be cancelled and ends when the resolver gives up.
+  for (uv_getnameinfo_t* request : lookups_) uv_cancel(reinterpret_cast<uv_req_t*>(request));
+  const uint64_t now = uv_now(&loop_);
+  drain_started_ms_ = now;
+  drain_until_ms_ = now + static_cast<uint64_t>(grace);
+  for (Connection* conn : connections_) half_close(conn->handle);
+  drain_timer_ = std::make_unique<uv_timer_t>();
+  uv_timer_init(&loop_, drain_timer_.get());
+  drain_timer_->data = this;
+  uv_timer_start(drain_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->drain_step(); }, 0, 10);
+}
+
+void IoWorker::drain_step() {
+  const uint64_t now = uv_now(&loop_);
+  const bool grace_over = now >= drain_until_ms_;
+  for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+    const int64_t unread = unread_bytes(conn->handle);
+    const bool quiet = unread == 0 && now - std::max(conn->last_read_ms, drain_started_ms_) >= kDrainQuietMs;
+    if (!quiet && !grace_over) continue;
+    if (unread > 0) shared_.probe.unread_at_shutdown(counters_, static_cast<uint64_t>(unread));
+    consume(*conn, {}, StreamEnd::cut);
+    close_connection(conn);
+  }
+  if (!connections_.empty()) return;
+  std::vector<Incoming> late;
+  {
+    // A hand-over may have come in since the wake-up was served: drain it too, and end only
+    // with nothing left, so that no descriptor is ever left behind.
+    std::lock_guard lock(mutex_);
+    late.swap(incoming_);
+    if (late.empty()) loop_ended_ = true;  // no hand-over from here on; close_all_handles ends the loop
+  }
+  if (!late.empty()) {
+    for (const Incoming& in : late) open_connection(in.fd, in.port, in.peer);
+    return;
+  }
+  uv_timer_stop(drain_timer_.get());
+  flush();
+  accepting_stopped_.notify_all();
+  close_all_handles();
+}
+
+}  // namespace sluice::syslog_tcp

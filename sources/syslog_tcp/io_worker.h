@@ -1,0 +1,133 @@
+#pragma once
+// One io thread of the syslog TCP source: a libuv loop serving a share of the connections.
+// Each read is framed and parsed into the thread's one EventBatchBuilder, which is put into
+// the channels when it reaches batchSize or when the loop is about to wait for I/O. A put that
+// finds a channel full blocks this thread: its sockets stop being read and TCP pushes back on
+// the senders. io thread 0 also runs the Acceptor (listener.h).
+//
+// Stopping: stop_accepting() (io thread 0: the backlog is accepted, the listeners close), then
+// request_stop(): every connection is half-closed and read on until its sender closes, goes
+// quiet, or the grace is over (drain_step); what was read is put into the channels.
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "agent/api/channel.h"
+#include "agent/api/event_batch.h"
+#include "sources/syslog_tcp/event_decoder.h"
+#include "sources/syslog_tcp/hostname_cache.h"
+#include "sources/syslog_tcp/listener.h"
+#include "sources/syslog_tcp/syslog_tcp_config.h"
+#include "sources/syslog_tcp/syslog_tcp_probe.h"
+
+namespace sluice::syslog_tcp {
+
+// What a source's io threads share; owned by the source, outlives them.
+struct IoShared {
+  std::string source_name;
+  const SyslogTcpConfig& config;
+  std::vector<Channel*> channels;
+  SyslogTcpProbe& probe;
+  std::atomic<int64_t> open_connections{0};  // over all io threads, for maxConnections
+  std::vector<uint16_t> bound_ports;         // as configured, 0 resolved; set before the threads run
+};
+
+class IoWorker {
+ public:
+  IoWorker(IoShared& shared, int index);
+  ~IoWorker();
+
+  // io thread 0, before the threads run: listen on `ports`, dealing connections with `deal`
+  // (which may hand them to other workers, or give them back to open_connection). Returns
+  // the bound ports.
+  std::vector<uint16_t> start_accepting(const config::ComponentConfig& component, const std::vector<uint16_t>& ports,
+                                        Acceptor::Deal deal);
+  void run();
+
+  // Any thread: this loop takes over an accepted connection. False once the loop has ended
+  // (the caller keeps the descriptor).
+  bool hand_over(int fd, uint16_t port, const sockaddr_storage& peer);
+  // On this loop's thread: serve a connection (from the acceptor or a hand-over).
+  void open_connection(int fd, uint16_t port, const sockaddr_storage& peer);
+
+  // The first step of a stop, on the acceptor: take what the listeners' backlogs hold, close
+  // the listeners, then return (or at the deadline, if the loop is stuck on a full channel).
+  // From then on no connection is handed over.
+  void stop_accepting(Deadline deadline);
+  void request_stop(Deadline deadline);
+  void join();
+
+ private:
+  struct Connection;
+  struct Incoming {
+    int fd;
+    uint16_t port;
+    sockaddr_storage peer;
+  };
+  // How a connection's stream ends: not yet; the sender closed it (an unterminated last line
+  // is a whole event); or we cut it (a partial frame is Incomplete).
+  enum class StreamEnd { none, sender_closed, cut };
+
+  static void on_wakeup(uv_async_t* handle);
+  static void on_prepare(uv_prepare_t* handle);
+  static void on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf);
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*);
+
+  void start_reading(Connection* conn);
+  bool start_lookup(Connection* conn, const sockaddr_storage& peer);
+  void close_idle();
+  void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
+  void refresh_clock();
+  void flush();
+  void close_connection(Connection* conn);
+  void close_listeners();
+  void close_all_handles();
+  void shut_down();
+  void drain_step();
+
+  IoShared& shared_;
+  const SyslogTcpConfig& config_;
+  const int index_;
+  IoCounters& counters_;
+  uv_loop_t loop_;
+  uv_async_t wakeup_;
+  uv_prepare_t prepare_;
+  std::unique_ptr<Acceptor> acceptor_;  // io thread 0 only
+  std::unique_ptr<uv_timer_t> drain_timer_;
+  std::unique_ptr<uv_timer_t> idle_timer_;
+  uint64_t drain_started_ms_ = 0;
+  uint64_t drain_until_ms_ = 0;
+  bool listeners_closed_ = false;
+  std::thread thread_;
+  bool ran_ = false;
+  bool stopping_ = false;
+
+  std::mutex mutex_;  // guards the six below
+  std::vector<Incoming> incoming_;
+  bool stop_accepting_requested_ = false;
+  bool accepting_stopped_flag_ = false;  // the listeners are closed (acceptor)
+  bool stop_requested_ = false;
+  bool loop_ended_ = false;              // the last connection is closed: no more hand-overs
+  Deadline shutdown_deadline_ = Deadline::max();
+  std::condition_variable accepting_stopped_;
+
+  std::unordered_set<Connection*> connections_;
+  EventBatchBuilder builder_;
+  std::vector<char> read_buffer_;
+  EventDecoder decoder_;
+  HostnameCache names_;                            // clientHostnameHeader: IP -> name
+  std::unordered_set<uv_getnameinfo_t*> lookups_;  // in flight; freed by on_name
+  ParseClock clock_;
+};
+
+}  // namespace sluice::syslog_tcp

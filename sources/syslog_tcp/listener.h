@@ -1,0 +1,69 @@
+#pragma once
+// Listening and admission, on io thread 0's loop: the listening sockets, accept(), the
+// allow/deny lists and maxConnections, and dealing each admitted connection to an io thread.
+// A refused connection is closed at once, counted by reason and logged (SyslogTcpProbe).
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/api/config_tree.h"
+#include "sources/syslog_tcp/syslog_tcp_config.h"
+#include "sources/syslog_tcp/syslog_tcp_probe.h"
+
+namespace sluice::syslog_tcp {
+
+// The address of a peer as text ("192.0.2.7", "::1"), for logs and clientIPHeader.
+std::string address_text(const sockaddr_storage& peer);
+
+class Acceptor {
+ public:
+  // Takes an admitted connection: hands it to an io thread (or serves it on this one).
+  using Deal = std::function<void(int fd, uint16_t port, const sockaddr_storage& peer)>;
+
+  // `open_connections` counts over every io thread, against maxConnections: the acceptor adds
+  // the admitted, whoever closes a connection subtracts it.
+  Acceptor(uv_loop_t* loop, const SyslogTcpConfig& config, SyslogTcpProbe& probe, IoCounters& counters,
+           std::atomic<int64_t>& open_connections, Deal deal);
+
+  // Binds host:port (before the loop runs) and returns the port bound (0 resolved). Throws
+  // ConfigError naming `component`'s ports (or host) when it cannot.
+  uint16_t listen_on(const config::ComponentConfig& component, uint16_t port);
+  // At shutdown: connections the kernel completed but nobody accepted yet are accepted too
+  // (their senders think them open), then close() shuts the listeners.
+  void accept_backlog();
+  void close();
+  bool closed() const { return closed_; }
+
+ private:
+  struct Listener {
+    uv_poll_t poll;
+    int fd = -1;
+    uint16_t port = 0;
+    Acceptor* acceptor = nullptr;
+  };
+
+  static void on_acceptable(uv_poll_t* handle, int status, int);
+  // Accepts up to `limit` connections; false once the backlog is empty (or accept fails).
+  bool accept_from(Listener& listener, int limit);
+  bool admit(int fd, const sockaddr_storage& peer);
+  void pause_accepting();
+
+  uv_loop_t* const loop_;
+  const SyslogTcpConfig& config_;
+  SyslogTcpProbe& probe_;
+  IoCounters& counters_;
+  std::atomic<int64_t>& open_connections_;
+  const Deal deal_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::unique_ptr<uv_timer_t> pause_timer_;
+  bool closed_ = false;
+};
+
+}  // namespace sluice::syslog_tcp

@@ -1,0 +1,145 @@
+#include "sources/syslog_tcp/syslog_tcp_probe.h"
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::syslog_tcp {
+
+void SyslogTcpProbe::refused(IoCounters& io, Refusal why, const std::string& peer) {
+  (why == Refusal::denied ? io.refused_denied : io.refused_limit).add(1);
+  io.closed.add(1);
+  if (auto note = refusal_log_.next())
+    spdlog::warn("source {}: refused a connection from {}: {}{}", source_name_, peer,
+                 why == Refusal::denied ? "not in allow or in deny" : "maxConnections reached", *note);
+}
+
+void SyslogTcpProbe::accept_failed(IoCounters& io, int error) {
+  io.accept_errors.add(1);
+  if (auto note = accept_error_log_.next())
+    spdlog::error("source {}: accept() failed: {}{} ({} accept errors so far){}", source_name_, std::strerror(error),
+                  error == EMFILE ? "; raise the file descriptor limit (LimitNOFILE / ulimit -n)" : "",
+                  counters().accept_errors, *note);
+}
+
+void SyslogTcpProbe::idle_closed(IoCounters& io, uint64_t connections) {
+  io.idle_closed.add(connections);
+  if (auto note = idle_log_.next())
+    spdlog::info("source {}: closed {} connection(s) idle for {} ms (idleTimeout){}", source_name_, connections,
+                 idle_timeout_ms_, *note);
+}
+
+void SyslogTcpProbe::unread_at_shutdown(IoCounters& io, uint64_t bytes) {
+  io.unread_at_shutdown.add(bytes);
+  if (auto note = unread_log_.next())
+    spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
+                  "lost (counted as bytes_unread_at_shutdown){}", source_name_, bytes, *note);
+}
+
+void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
+  io.dropped.add(events);
+  if (auto note = dropped_log_.next())
+    spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
+                  "dropped_at_shutdown){}", source_name_, channel, events, *note);
+}
+
+// A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
+void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port) {
+  if (auto note = truncation_log_.next())
+    spdlog::warn("source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
+                 "and counted (frames_truncated){}", source_name_, frames, peer, port, event_size_, *note);
+}
+
+SyslogTcpCounters SyslogTcpProbe::counters() const {
+  SyslogTcpCounters c;
+  for (uint16_t port : bound_ports_) c.per_port.push_back(PortCounters{.port = port});
+  for (const IoCounters& io : io_) {
+    for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
+      const IoCounters::Port& from = io.per_port[i];
+      PortCounters& to = c.per_port[i];
+      to.events += from.events.get();
+      to.bytes += from.bytes.get();
+      to.invalid += from.invalid.get();
+      to.truncated += from.truncated.get();
+      to.cut += from.cut.get();
+      to.blank_lines += from.blank_lines.get();
+      to.octet_counted += from.octet_counted.get();
+      to.invalid_utf8 += from.invalid_utf8.get();
+    }
+    c.connections_accepted += io.accepted.get();
+    c.connections_idle_closed += io.idle_closed.get();
+    c.connections_closed += io.closed.get();
+    c.accept_errors += io.accept_errors.get();
+    c.read_errors += io.read_errors.get();
+    c.events_dropped_at_shutdown += io.dropped.get();
+    c.bytes_unread_at_shutdown += io.unread_at_shutdown.get();
+    c.connections_refused_denied += io.refused_denied.get();
+    c.connections_refused_limit += io.refused_limit.get();
+  }
+  for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
+    c.events_received += port.events;
+    c.bytes_received += port.bytes;
+    c.events_invalid += port.invalid;
+    c.events_truncated += port.truncated;
+    c.frames_cut += port.cut;
+    c.blank_lines += port.blank_lines;
+    c.events_invalid_utf8 += port.invalid_utf8;
+  }
+  return c;
+}
+
+SourceCounters SyslogTcpProbe::source_counters() const {
+  const SyslogTcpCounters c = counters();
+  return {.events_received = c.events_received,
+          .bytes_received = c.bytes_received,
+          .frames_cut = c.frames_cut,
+          .events_dropped_at_shutdown = c.events_dropped_at_shutdown,
+          .bytes_unread_at_shutdown = c.bytes_unread_at_shutdown};
+}
+
+void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
+  const SyslogTcpCounters c = counters();
+  const std::string& n = source_name_;
+  for (const PortCounters& p : c.per_port) {
+    const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
+    w.counter("sluice_source_events_received_total", "Events read from senders.", l, p.events);
+    w.counter("sluice_source_bytes_received_total", "Bytes read from senders.", l, p.bytes);
+    w.counter("sluice_source_frames_invalid_total", "Frames without a valid PRI (kept, status Invalid).", l, p.invalid);
+    w.counter("sluice_source_frames_truncated_total", "Frames longer than eventSize (cut, status Incomplete).", l,
+              p.truncated);
+    w.counter("sluice_source_frames_cut_total",
+              "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status "
+              "Incomplete.", l, p.cut);
+    w.counter("sluice_source_blank_lines_total", "Empty frames skipped.", l, p.blank_lines);
+    w.counter("sluice_source_frames_octet_counted_total", "Frames that came RFC 6587 octet-counted.", l,
+              p.octet_counted);
+    w.counter("sluice_source_events_invalid_utf8_total", "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
+              p.invalid_utf8);
+  }
+  const MetricLabels l{{"source", n}};
+  const auto open = static_cast<double>(c.connections_accepted - c.connections_closed);
+  w.gauge("sluice_source_connections", "Open connections.", l, open);
+  w.counter("sluice_source_connections_accepted_total", "Connections accepted.", l, c.connections_accepted);
+  w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+            {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
+  w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+            {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
+  w.counter("sluice_source_connections_idle_closed_total", "Connections closed by idleTimeout.", l,
+            c.connections_idle_closed);
+  w.counter("sluice_source_accept_errors_total", "accept() failures (e.g. out of file descriptors).", l,
+            c.accept_errors);
+  w.counter("sluice_source_read_errors_total", "Connections ended by a read error.", l, c.read_errors);
+  w.counter("sluice_source_events_dropped_at_shutdown_total",
+            "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
+  w.counter("sluice_source_bytes_unread_at_shutdown_total",
+            "Bytes senders had delivered, left unread when the shutdown grace ended.", l, c.bytes_unread_at_shutdown);
+  // Flume's reporting of a source.
+  w.flume("EventReceivedCount", std::to_string(c.events_received));
+  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown));
+  w.flume("AppendBatchAcceptedCount", "0");
+  w.flume("OpenConnectionCount", std::to_string(c.connections_accepted - c.connections_closed));
+  w.flume("EventReadFail", std::to_string(c.events_invalid));
+  w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown));
+}
+
+}  // namespace sluice::syslog_tcp

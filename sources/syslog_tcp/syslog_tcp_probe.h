@@ -1,0 +1,125 @@
+#pragma once
+// What the syslog TCP source counts and logs, and the metrics it writes. Counting is per io
+// thread (IoCounters: written by its thread alone, so the hot counters share no cache line
+// across threads) and summed when read; each outcome worth a log line is one call that counts
+// it and writes the line, rate-limited per source, with the client's address only in the log
+// (never in a label).
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "agent/api/log_limiter.h"
+#include "agent/api/metrics_writer.h"
+#include "agent/api/source.h"
+#include "sources/syslog_tcp/framer.h"
+#include "sources/syslog_tcp/syslog_tcp_config.h"
+
+namespace sluice::syslog_tcp {
+
+struct PortCounters {
+  uint16_t port = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  uint64_t invalid = 0;
+  uint64_t truncated = 0;
+  uint64_t cut = 0;            // partial frames cut by the agent closing the connection
+  uint64_t blank_lines = 0;
+  uint64_t octet_counted = 0;  // frames that came RFC 6587 octet-counted
+  uint64_t invalid_utf8 = 0;   // events whose invalid UTF-8 was replaced by U+FFFD
+};
+
+struct SyslogTcpCounters {
+  uint64_t events_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t events_invalid = 0;    // no valid syslog header: kept whole, status Invalid
+  uint64_t events_truncated = 0;  // longer than eventSize: cut, status Incomplete
+  uint64_t frames_cut = 0;        // partial frames the agent cut (shutdown, idleTimeout): Incomplete
+  uint64_t blank_lines = 0;
+  uint64_t events_invalid_utf8 = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t connections_idle_closed = 0;     // by idleTimeout
+  uint64_t connections_closed = 0;          // includes refused ones
+  uint64_t connections_refused_denied = 0;  // by the allow/deny lists
+  uint64_t connections_refused_limit = 0;   // over maxConnections
+  uint64_t accept_errors = 0;
+  uint64_t read_errors = 0;
+  uint64_t events_dropped_at_shutdown = 0;
+  uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
+  std::vector<PortCounters> per_port;     // the event counters above, per port
+};
+
+struct Counter {
+  std::atomic<uint64_t> value{0};
+  void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+// One io thread's counters.
+struct IoCounters {
+  struct Port {
+    Counter events, bytes, invalid, truncated, cut, blank_lines, octet_counted, invalid_utf8;
+  };
+  explicit IoCounters(size_t ports) : per_port(ports) {}
+  std::deque<Port> per_port;  // per configured port, in the source's order
+  Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, refused_denied, refused_limit,
+      idle_closed;
+};
+
+// Why the acceptor closed a connection at once.
+enum class Refusal { denied, limit };
+
+class SyslogTcpProbe {
+ public:
+  SyslogTcpProbe(std::string source_name, const SyslogTcpConfig& config, int io_threads)
+      : source_name_(std::move(source_name)), event_size_(config.event_size),
+        idle_timeout_ms_(config.idle_timeout.count()) {
+    for (int i = 0; i < io_threads; ++i) io_.emplace_back(config.ports.size());
+  }
+
+  // The counters of io thread `index`.
+  IoCounters& io(int index) { return io_[static_cast<size_t>(index)]; }
+  // After the listeners are bound, before the io threads run: the ports' numbers, for labels.
+  void set_ports(std::vector<uint16_t> ports) { bound_ports_ = std::move(ports); }
+
+  // The frames one read (or the stream's end) gave on port `port_index`; a frame cut at
+  // eventSize is logged, naming the sender (peer(), asked only then).
+  template <class PeerText>
+  void framed(IoCounters& io, size_t port_index, const FramerCounters& framed, uint64_t invalid, uint64_t invalid_utf8,
+              uint16_t port, PeerText&& peer) {
+    IoCounters::Port& p = io.per_port[port_index];
+    p.events.add(framed.frames);
+    p.truncated.add(framed.truncated);
+    p.cut.add(framed.cut);
+    p.blank_lines.add(framed.blank_lines);
+    p.octet_counted.add(framed.octet_counted);
+    p.invalid.add(invalid);
+    p.invalid_utf8.add(invalid_utf8);
+    if (framed.truncated) log_truncated(framed.truncated, peer(), port);
+  }
+  void refused(IoCounters& io, Refusal why, const std::string& peer);
+  void accept_failed(IoCounters& io, int error);
+  void idle_closed(IoCounters& io, uint64_t connections);
+  void unread_at_shutdown(IoCounters& io, uint64_t bytes);
+  void dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel);
+
+  SyslogTcpCounters counters() const;
+  SourceCounters source_counters() const;
+  void write_metrics(MetricsWriter& writer) const;
+
+ private:
+  void log_truncated(uint64_t frames, const std::string& peer, uint16_t port);
+
+  const std::string source_name_;
+  const int64_t event_size_;       // for the truncation line
+  const int64_t idle_timeout_ms_;  // for the idle line
+  std::vector<uint16_t> bound_ports_;
+  std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
+  LogLimiter refusal_log_, accept_error_log_, idle_log_, truncation_log_, unread_log_, dropped_log_;
+};
+
+}  // namespace sluice::syslog_tcp
