@@ -6,12 +6,20 @@
 //
 //   const PropertyTable<MemoryChannelConfig> kMemoryChannelProperties{
 //       {"capacity", &MemoryChannelConfig::capacity, "100", "Max events held.", {.min = 1}},
+//       {"mode", one_of(&C::mode, {{"fast", Mode::fast}, {"safe", Mode::safe}}), "safe", "..."},
+//       {"ports", list_of(&C::ports, "port", parse_port), "", "..."},
 //   };
 //   MemoryChannelConfig c = bind(kMemoryChannelProperties, component);
+//
+// Members may be integers (int64_t, or size_t for counts and sizes that cannot be negative),
+// ByteSize, bool, durations, strings, word lists, or anything a ParsedMember turns text into:
+// an enumeration (one_of), a set of flags (flags_of), a list of parsed items (list_of) or one
+// parsed value (parsed_as).
 
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -22,10 +30,76 @@
 
 namespace sluice::config {
 
+// A member that a parser of its own fills from the text.
+template <class C>
+struct ParsedMember {
+  std::function<void(C&, std::string_view text, const ValueContext&)> assign;
+  std::string type;  // as the reference shows it
+};
+
 template <class C>
 using MemberPointer =
-    std::variant<int64_t C::*, ByteSize C::*, bool C::*, std::string C::*,
-                 std::vector<std::string> C::*, std::chrono::milliseconds C::*>;
+    std::variant<int64_t C::*, size_t C::*, ByteSize C::*, bool C::*, std::string C::*,
+                 std::vector<std::string> C::*, std::chrono::milliseconds C::*, ParsedMember<C>>;
+
+// An enumeration: each accepted word and its value.
+template <class C, class E>
+ParsedMember<C> one_of(E C::*member, std::vector<std::pair<std::string_view, E>> words) {
+  std::string listed;
+  for (const auto& [word, value] : words) listed += " " + std::string(word);
+  return {[member, words, listed](C& config, std::string_view text, const ValueContext& ctx) {
+            for (const auto& [word, value] : words)
+              if (word == text) {
+                config.*member = value;
+                return;
+              }
+            ctx.fail(text, "one of" + listed);
+          },
+          "one of:" + listed};
+}
+
+// A set of flags: a list of words, each adding its bits; `expected` says what may be listed.
+template <class C, class F>
+ParsedMember<C> flags_of(F C::*member, std::vector<std::pair<std::string_view, F>> words, std::string expected) {
+  return {[member, words, expected](C& config, std::string_view text, const ValueContext& ctx) {
+            F flags{};
+            for (const std::string& given : parse_word_list(text)) {
+              const auto it = std::find_if(words.begin(), words.end(), [&](const auto& w) { return w.first == given; });
+              if (it == words.end())
+                throw ConfigError(ctx.where.to_string() + ": " + ctx.key + ": \"" + given + "\": expected " + expected);
+              flags = static_cast<F>(flags | it->second);
+            }
+            config.*member = flags;
+          },
+          "list of: " + expected};
+}
+
+// A list (words separated by spaces or commas), each item parsed by `parse_one`, which
+// returns nothing for text that is not `what` ("an integer in [0, 65535]").
+template <class C, class T, class Parse>
+ParsedMember<C> list_of(std::vector<T> C::*member, std::string what, Parse parse_one) {
+  return {[member, what, parse_one](C& config, std::string_view text, const ValueContext& ctx) {
+            std::vector<T> items;
+            for (const std::string& word : parse_word_list(text)) {
+              std::optional<T> item = parse_one(word);
+              if (!item) ctx.fail(word, what);
+              items.push_back(std::move(*item));
+            }
+            config.*member = std::move(items);
+          },
+          "list, each " + what};
+}
+
+// One value parsed by `parse_one` (nothing: the text is not `what`).
+template <class C, class T, class Parse>
+ParsedMember<C> parsed_as(T C::*member, std::string what, Parse parse_one) {
+  return {[member, what, parse_one](C& config, std::string_view text, const ValueContext& ctx) {
+            std::optional<T> value = parse_one(text);
+            if (!value) ctx.fail(text, what);
+            config.*member = std::move(*value);
+          },
+          what};
+}
 
 template <class C>
 struct Property {
@@ -56,13 +130,34 @@ using ExtraPropertyHandler = std::function<bool(const std::string& key, const Pr
 
 namespace detail {
 
+// The type a row's member holds (a ParsedMember stands for itself).
+template <class C, class M>
+struct member_type_of {
+  using type = ParsedMember<C>;
+};
+template <class C, class T>
+struct member_type_of<C, T C::*> {
+  using type = T;
+};
+template <class C, class M>
+using member_type = typename member_type_of<C, M>::type;
+
+inline Limits unsigned_limits(Limits limits) {
+  limits.min = std::max<int64_t>(limits.min, 0);
+  return limits;
+}
+
 template <class C>
 void assign(const Property<C>& p, C& config, std::string_view text, const ValueContext& ctx) {
   std::visit(
-      [&](auto member) {
-        using T = std::remove_reference_t<decltype(config.*member)>;
-        if constexpr (std::is_same_v<T, int64_t>) {
+      [&](const auto& member) {
+        using T = member_type<C, std::remove_cvref_t<decltype(member)>>;
+        if constexpr (std::is_same_v<T, ParsedMember<C>>) {
+          member.assign(config, text, ctx);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
           config.*member = parse_integer(text, ctx, p.limits);
+        } else if constexpr (std::is_same_v<T, size_t>) {
+          config.*member = static_cast<size_t>(parse_integer(text, ctx, unsigned_limits(p.limits)));
         } else if constexpr (std::is_same_v<T, ByteSize>) {
           config.*member = parse_byte_size(text, ctx, p.limits);
         } else if constexpr (std::is_same_v<T, bool>) {
@@ -87,9 +182,11 @@ void assign(const Property<C>& p, C& config, std::string_view text, const ValueC
 template <class C>
 std::string type_name(const Property<C>& p) {
   return std::visit(
-      [&](auto member) -> std::string {
-        using T = std::remove_reference_t<decltype(std::declval<C&>().*member)>;
-        if constexpr (std::is_same_v<T, int64_t>) return "integer " + limits_text(p.limits);
+      [&](const auto& member) -> std::string {
+        using T = member_type<C, std::remove_cvref_t<decltype(member)>>;
+        if constexpr (std::is_same_v<T, ParsedMember<C>>) return member.type;
+        else if constexpr (std::is_same_v<T, int64_t>) return "integer " + limits_text(p.limits);
+        else if constexpr (std::is_same_v<T, size_t>) return "integer " + limits_text(unsigned_limits(p.limits));
         else if constexpr (std::is_same_v<T, ByteSize>) return "size";
         else if constexpr (std::is_same_v<T, bool>) return "boolean";
         else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) return "duration";

@@ -3,28 +3,8 @@
 namespace sluice {
 namespace {
 
-using MC = MemoryChannelConfig;
-const config::PropertyTable<MC> kMemoryChannelProperties{
-    {"capacity", &MC::capacity, "10000",
-     "Max events held (queued plus taken but not yet committed by a sink).", {.min = 1, .max = 1'000'000'000}},
-    {"transactionCapacity", &MC::transaction_capacity, "1000",
-     "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
-     {.min = 1, .max = 1'000'000'000}},
-    {"byteCapacity", &MC::byte_capacity, "0",
-     "Max bytes of event data held; 0 bounds by event count alone. One batch may exceed it when the channel is empty.",
-     {.min = 0}},
-    {"byteCapacityBufferPercentage", &MC::byte_capacity_buffer_percentage, "20",
-     "Percent of byteCapacity kept free for headers, as in Flume: the effective byte bound is byteCapacity * (100 - this) / 100.",
-     {.min = 0, .max = 99}},
-};
-
 std::unique_ptr<Channel> make_memory_channel(const config::ComponentConfig& component) {
-  MemoryChannelConfig c = config::bind(kMemoryChannelProperties, component);
-  if (c.transaction_capacity > c.capacity)
-    component.fail("transactionCapacity", std::to_string(c.transaction_capacity) +
-                                              " exceeds capacity " + std::to_string(c.capacity) +
-                                              ": a transaction must fit in the channel");
-  return std::make_unique<MemoryChannel>(component.name, c);
+  return std::make_unique<MemoryChannel>(component.name, parse_memory_channel_config(component));
 }
 
 }  // namespace
@@ -40,8 +20,8 @@ const ComponentSpec kMemoryChannelSpec{
 
 MemoryChannel::MemoryChannel(std::string name, const MemoryChannelConfig& config)
     : name_(std::move(name)),
-      capacity_(static_cast<size_t>(config.capacity)),
-      transaction_capacity_(static_cast<size_t>(config.transaction_capacity)),
+      capacity_(config.capacity),
+      transaction_capacity_(config.transaction_capacity),
       byte_capacity_(config.byte_capacity.bytes * (100 - config.byte_capacity_buffer_percentage) / 100) {}
 
 bool MemoryChannel::has_room(const EventBatch& batch) const {

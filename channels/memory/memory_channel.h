@@ -9,15 +9,9 @@
 
 #include "agent/api/component_spec.h"
 #include "agent/api/channel.h"
+#include "channels/memory/memory_channel_config.h"
 
 namespace sluice {
-
-struct MemoryChannelConfig {
-  int64_t capacity = 0;
-  int64_t transaction_capacity = 0;
-  config::ByteSize byte_capacity;
-  int64_t byte_capacity_buffer_percentage = 0;
-};
 
 class MemoryChannel final : public Channel {
  public:

@@ -3,71 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include "channels/spillable/batch_codec.h"
+#include "channels/spillable/spillable_channel_config.h"
 
 namespace sluice {
 namespace {
 
-using SC = SpillableChannelConfig;
-const config::PropertyTable<SC> kSpillableChannelProperties{
-    {"memoryCapacity", &SC::memory_capacity, "10000",
-     "Events held in memory (queued plus taken); beyond it batches go to disk. Must be 0 for type file.",
-     {.min = 0, .max = 1'000'000'000}},
-    {"overflowCapacity", &SC::overflow_capacity, "100000000",
-     "Events held on disk (in records not yet delivered); beyond it, and beyond memory, puts wait: backpressure.",
-     {.min = 0, .max = 1'000'000'000'000}, {}, {"capacity"}},
-    {"transactionCapacity", &SC::transaction_capacity, "10000",
-     "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
-     {.min = 1, .max = 1'000'000}},
-    {"dataDir", &SC::data_dir, "",
-     "Directory of the segment files (one; Flume's dataDirs is accepted with a single directory). Required.", {}, {},
-     {"dataDirs"}},
-    {"checkpointDir", &SC::checkpoint_dir, "",
-     "Directory of the lock file and the commit log; empty: dataDir. One agent per directory (flock)."},
-    {"maxFileSize", &SC::max_file_size, "64m",
-     "Size at which a segment file is closed and a new one started; a segment is deleted once all its events are "
-     "delivered, so smaller files give disk space back sooner.",
-     {.min = 1 << 16, .max = 1LL << 40}},
-    {"maxBytesOnDisk", &SC::max_bytes_on_disk, "16g",
-     "Bytes the segment files may take; beyond it puts wait (backpressure); one record may exceed it when the disk "
-     "holds none. 0: no bound but overflowCapacity and minimumRequiredSpace.",
-     {.min = 0}},
-    {"minimumRequiredSpace", &SC::minimum_required_space, "500m",
-     "Free space left on the data directory's file system: below it puts wait rather than fill the disk (Flume's).",
-     {.min = 0}},
-    {"fsync", &SC::fsync_name, "interval",
-     "When written records reach the device: batch (each record before its put returns: survives power loss, "
-     "slowest), interval (every fsyncInterval: a power loss may lose that much), never (the kernel decides). A "
-     "killed agent loses nothing written under any policy: the page cache outlives the process.",
-     {}, {"batch", "interval", "never"}},
-    {"fsyncInterval", &SC::fsync_interval, "1s", "With fsync = interval: how often.", {.min = 1}},
-};
-
-SpillableChannelConfig bind_config(const config::ComponentConfig& component, bool disk_only) {
-  SpillableChannelConfig c = config::bind(kSpillableChannelProperties, component);
-  if (disk_only) {
-    if (component.properties.count("memoryCapacity") && c.memory_capacity != 0)
-      component.fail("memoryCapacity", "a file channel keeps nothing in memory: use type spillablememory");
-    c.memory_capacity = 0;
-  }
-  if (c.data_dir.empty()) component.fail("dataDir", "is missing: the directory the channel spills to");
-  if (c.data_dir.find(',') != std::string::npos)
-    component.fail("dataDir", "\"" + c.data_dir + "\": one directory (several data directories are not supported)");
-  if (c.checkpoint_dir.empty()) c.checkpoint_dir = c.data_dir;
-  if (c.memory_capacity + c.overflow_capacity < c.transaction_capacity)
-    component.fail("transactionCapacity", std::to_string(c.transaction_capacity) +
-                                              " exceeds memoryCapacity + overflowCapacity: a transaction must fit");
-  c.fsync = c.fsync_name == "batch" ? spill::FsyncPolicy::every_batch
-            : c.fsync_name == "never" ? spill::FsyncPolicy::never
-                                      : spill::FsyncPolicy::interval;
-  return c;
-}
-
 std::unique_ptr<Channel> make_spillable_channel(const config::ComponentConfig& component) {
-  return std::make_unique<SpillableChannel>(component, bind_config(component, false));
+  return std::make_unique<SpillableChannel>(component, parse_spillable_channel_config(component, false));
 }
 
 std::unique_ptr<Channel> make_file_channel(const config::ComponentConfig& component) {
-  return std::make_unique<SpillableChannel>(component, bind_config(component, true));
+  return std::make_unique<SpillableChannel>(component, parse_spillable_channel_config(component, true));
 }
 
 }  // namespace

@@ -22,22 +22,9 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/channel.h"
 #include "channels/spillable/segment_store.h"
+#include "channels/spillable/spillable_channel_config.h"
 
 namespace sluice {
-
-struct SpillableChannelConfig {
-  int64_t memory_capacity = 0;
-  int64_t overflow_capacity = 0;
-  int64_t transaction_capacity = 0;
-  std::string data_dir;
-  std::string checkpoint_dir;
-  config::ByteSize max_file_size;
-  config::ByteSize max_bytes_on_disk;
-  config::ByteSize minimum_required_space;
-  std::string fsync_name;
-  std::chrono::milliseconds fsync_interval{0};
-  spill::FsyncPolicy fsync = spill::FsyncPolicy::interval;
-};
 
 // What only a disk-backed channel counts (ChannelCounters has the rest).
 struct SpillCounters {

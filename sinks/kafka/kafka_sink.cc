@@ -17,7 +17,7 @@ namespace {
 std::unique_ptr<Sink> make_kafka_sink(const config::ComponentConfig& component, Channel& channel,
                                       BuildContext& context) {
   KafkaSinkConfig c = parse_kafka_sink_config(component);
-  c.batch_size = static_cast<int64_t>(batch_size_for(component, "batchSize", c.batch_size, channel));
+  c.batch_size = batch_size_for(component, "batchSize", c.batch_size, channel);
   std::shared_ptr<KafkaEnvironment> kafka = context.shared.get<KafkaEnvironment>();
   // Enough partitions for a pinned sink; ten for an unpinned one, like the seed's topic.
   kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
@@ -65,9 +65,9 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       config_(std::move(config)),
       channel_(channel),
       env_(std::move(env)),
-      batch_size_(static_cast<size_t>(config_.batch_size)),
+      batch_size_(config_.batch_size),
       probe_(std::make_shared<KafkaSinkProbe>(name_)),
-      max_in_flight_(static_cast<size_t>(config_.takes_in_flight)) {}
+      max_in_flight_(config_.takes_in_flight) {}
 
 KafkaSink::~KafkaSink() {
   if (thread_.joinable()) stop(Clock::now());

@@ -66,29 +66,37 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "linger.ms (+10% at 5 ms) but splits the channel's room into smaller takes whose last batches then wait out "
      "a long one (-35% with the seed's 500 ms).",
      {.min = 1, .max = 64}},
-    {"keyField", &C::key_field_name, "",
+    {"keyField",
+     config::one_of(&C::key_field, {{"", EventField::none}, {"host", EventField::host}, {"app", EventField::app},
+                            {"procid", EventField::procid}, {"msgid", EventField::msgid},
+                            {"Facility", EventField::facility}, {"Severity", EventField::severity},
+                            {"port", EventField::port}, {"timestamp", EventField::timestamp},
+                            {"clientIP", EventField::client_ip}, {"clientHostname", EventField::client_host}}),
+     "",
      "Event field used as the Kafka message key: host, app, procid, msgid, Facility, Severity, port, timestamp, "
      "clientIP or clientHostname (the last two need the source's clientIPHeader/clientHostnameHeader); keyed messages are partitioned by "
-     "murmur2 of the key, as the Java producer does (librdkafka's murmur2_random), unless key pins a partition.",
-     {}, {"", "host", "app", "procid", "msgid", "Facility", "Severity", "port", "timestamp", "clientIP", "clientHostname"}},
-    {"partitionIdHeader", &C::partition_field_name, "",
-     "Numeric event field whose value is the partition (Facility, Severity or port); overrides key.",
-     {}, {"", "Facility", "Severity", "port"}},
+     "murmur2 of the key, as the Java producer does (librdkafka's murmur2_random), unless key pins a partition."},
+    {"partitionIdHeader",
+     config::one_of(&C::partition_field, {{"", EventField::none}, {"Facility", EventField::facility},
+                                  {"Severity", EventField::severity}, {"port", EventField::port}}),
+     "", "Numeric event field whose value is the partition (Facility, Severity or port); overrides key."},
     {"allowTopicOverride", &C::allow_topic_override, "true",
      "Whether topicHeader may choose each event's topic."},
-    {"topicHeader", &C::topic_field_name, "topic",
+    {"topicHeader",
+     config::one_of(&C::topic_field, {{"", EventField::none}, {"topic", EventField::none}, {"host", EventField::host},
+                              {"app", EventField::app}, {"msgid", EventField::msgid}}),
+     "topic",
      "Event field naming each event's topic when allowTopicOverride is on: host, app or msgid. Syslog events have no "
-     "'topic' field, so Flume's default changes nothing.",
-     {}, {"", "topic", "host", "app", "msgid"}},
+     "'topic' field, so Flume's default changes nothing."},
     {"shareProducer", &C::share_producer, "false",
      "Share one librdkafka producer with the other sinks whose producer settings are identical: fewer connections and "
      "threads, but one librdkafka broker thread then compresses and sends for all of them (the seed's 10 sinks: 2.6M "
      "events/s shared, 3.7M with one producer each, on 2 cores)."},
-    {"format", &C::format_name, "body",
+    {"format", config::one_of(&C::format, {{"body", PayloadFormat::body}, {"raw", PayloadFormat::raw}, {"json", PayloadFormat::json}}),
+     "body",
      "What each Kafka message holds: body (the line without PRI, version, timestamp and hostname, or what the source's "
      "keepFields keeps: Flume's default), raw (the line as received, after charset conversion) or json (one object of "
-     "every parsed field with Flume's header names, plus the message; copied into librdkafka, so dearer).",
-     {}, {"body", "raw", "json"}},
+     "every parsed field with Flume's header names, plus the message; copied into librdkafka, so dearer)."},
 };
 
 KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component) {
@@ -134,11 +142,7 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
     component.fail("brokerList", "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
   if (!is_valid_topic_name(c.topic))
     component.fail("topic", "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
-  c.format = c.format_name == "raw" ? PayloadFormat::raw : c.format_name == "json" ? PayloadFormat::json : PayloadFormat::body;
-  auto field = [](const std::string& name) { return event_field_from_name(name).value_or(EventField::none); };
-  c.key_field = field(c.key_field_name);
-  c.partition_field = field(c.partition_field_name);
-  c.topic_field = c.allow_topic_override ? field(c.topic_field_name) : EventField::none;
+  if (!c.allow_topic_override) c.topic_field = EventField::none;
   // Keyed messages go where a Java producer would put them, unless the user chose a partitioner.
   if (c.key_field != EventField::none && !c.producer.count("partitioner"))
     c.producer["partitioner"] = ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};

@@ -15,20 +15,16 @@ struct KafkaSinkConfig {
   std::string topic;
   std::string bootstrap;  // "embedded" for the in-process mock cluster
   int64_t partition = -1;
-  int64_t batch_size = 0;
-  int64_t takes_in_flight = 0;
-  std::string format_name;
-  std::string key_field_name;
-  std::string partition_field_name;
-  std::string topic_field_name;
-  bool allow_topic_override = true;
-  bool share_producer = true;
-  ProducerSettings producer;  // librdkafka names, mapped from kafka.* and legacy keys
-
+  size_t batch_size = 0;
+  size_t takes_in_flight = 0;
   PayloadFormat format = PayloadFormat::body;
   EventField key_field = EventField::none;        // message key (hashed by murmur2, as Java does)
   EventField partition_field = EventField::none;  // partition number from a numeric field
-  EventField topic_field = EventField::none;      // per-event topic (allowTopicOverride)
+  EventField topic_field = EventField::none;      // per-event topic (cleared unless allowTopicOverride)
+  bool allow_topic_override = true;
+  bool share_producer = false;
+  ProducerSettings producer;  // librdkafka names, mapped from kafka.* and legacy keys
+
   std::string acks;                // as librdkafka will see it
   bool wait_for_delivery = false;  // acks != 0 or producer.type = sync
 };

@@ -1,15 +1,9 @@
 #include "sinks/null/null_sink.h"
 
+#include "sinks/null/null_sink_config.h"
+
 namespace sluice {
 namespace {
-
-struct NullSinkConfig {
-  int64_t batch_size = 0;
-};
-const config::PropertyTable<NullSinkConfig> kNullSinkProperties{
-    {"batchSize", &NullSinkConfig::batch_size, "0",
-     "Max events per take; 0 = the channel's transactionCapacity.", {.min = 0, .max = 1'000'000}},
-};
 
 std::unique_ptr<Sink> make_null_sink(const config::ComponentConfig& component, Channel& channel, BuildContext&) {
   const NullSinkConfig c = config::bind(kNullSinkProperties, component);

@@ -55,7 +55,7 @@ struct IoWorker::Connection {
   uint8_t client_ip_length = 0;
   uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
   Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
-      : worker(w), port(p), port_index(index), framer(static_cast<size_t>(c.event_size), c.detect_octet_counting),
+      : worker(w), port(p), port_index(index), framer(c.event_size, c.detect_octet_counting()),
         charset(c.charset_of(p)) {}
   std::string peer_text() {
     sockaddr_storage peer{};
@@ -70,7 +70,7 @@ IoWorker::IoWorker(IoShared& shared, int index)
       config_(shared.config),
       index_(index),
       counters_(shared.probe.io(index)),
-      builder_(static_cast<size_t>(config_.batch_size), static_cast<size_t>(config_.batch_size) * 128),
+      builder_(config_.batch_size, config_.batch_size * 128),
       read_buffer_(kReadChunk),
       decoder_(config_.keep_fields),
       names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
@@ -290,7 +290,7 @@ void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
   FramerCounters framed;
   uint64_t invalid = 0, invalid_utf8 = 0;
   refresh_clock();
-  const size_t batch_size = static_cast<size_t>(config_.batch_size);
+  const size_t batch_size = config_.batch_size;
   auto on_frame = [&](std::string_view frame, bool truncated) {
     EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
     e.port = conn.port;

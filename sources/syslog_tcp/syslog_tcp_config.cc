@@ -1,15 +1,32 @@
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <thread>
-#include <tuple>
 
 namespace sluice::syslog_tcp {
 
 using C = SyslogTcpConfig;
+
+namespace {
+
+std::optional<uint16_t> parse_port(std::string_view text) {
+  uint32_t port = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (error != std::errc() || end != text.data() + text.size() || port > 65535) return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+std::optional<Network> parse_cidr(std::string_view text) { return parse_network(std::string(text)); }
+constexpr const char* kCharset = "a supported charset (UTF-8, ISO-8859-1, none)";
+constexpr const char* kNetwork = "a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)";
+
+}  // namespace
+
 const config::PropertyTable<C> kSyslogTcpProperties{
     {"host", &C::host, "0.0.0.0", "Address to listen on (an IPv4 or IPv6 literal, or a name resolved at start)."},
-    {"ports", &C::ports_text, "",
+    {"ports", config::list_of(&C::ports, "an integer in [0, 65535]", parse_port), "",
      "Space-separated TCP ports to listen on, all feeding this source; 0 picks a free port (tests).",
      {}, {}, {"port"}},
     {"batchSize", &C::batch_size, "100",
@@ -27,16 +44,21 @@ const config::PropertyTable<C> kSyslogTcpProperties{
     {"maxConnections", &C::max_connections, "100000",
      "Open connections at most; more are closed at once, counted (connections_refused) and logged.",
      {.min = 1, .max = 100'000'000}},
-    {"allow", &C::allow_text, "",
+    {"allow", config::list_of(&C::allow, kNetwork, parse_cidr), "",
      "Client networks that may connect (CIDR, e.g. 10.0.0.0/8 ::1); empty: any. Others are refused and counted."},
-    {"deny", &C::deny_text, "", "Client networks refused even if allowed (CIDR)."},
-    {"framing", &C::framing, "auto",
+    {"deny", config::list_of(&C::deny, kNetwork, parse_cidr), "",
+     "Client networks refused even if allowed (CIDR)."},
+    {"framing", config::one_of(&C::framing, {{"auto", Framing::detect}, {"non-transparent", Framing::lines}}), "auto",
      "auto: each frame is RFC 6587 octet-counted if it starts with a digit 1-9, else a line ended by LF, CRLF or NUL; "
-     "non-transparent: lines only (for senders whose lines start with digits and have no PRI).",
-     {}, {"auto", "non-transparent"}},
-    {"keepFields", &C::keep_fields_text, "none",
+     "non-transparent: lines only (for senders whose lines start with digits and have no PRI)."},
+    {"keepFields",
+     config::flags_of(&C::keep_fields,
+              {{"none", 0}, {"false", 0}, {"all", keep_all}, {"true", keep_all}, {"priority", keep_priority},
+               {"version", keep_version}, {"timestamp", keep_timestamp}, {"hostname", keep_hostname}},
+              "none, all, or some of priority version timestamp hostname"),
+     "none",
      "Header fields kept in the body: none, all, or a list of priority version timestamp hostname (Flume's; "
-     "true = all, false = none).", {}, {}},
+     "true = all, false = none)."},
     {"portHeader", &C::port_header, "",
      "If set, the name under which each event carries the local port it arrived on (json format; keyField port)."},
     {"clientIPHeader", &C::client_ip_header, "",
@@ -47,7 +69,8 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "its name is known."},
     {"hostnameCacheTtl", &C::hostname_cache_ttl, "5m",
      "How long a reverse DNS answer for clientHostnameHeader is reused.", {.min = 0}},
-    {"charset.default", &C::default_charset_name, "UTF-8",
+    {"charset.default", config::parsed_as(&C::default_charset, kCharset, charset_from_name),
+     "UTF-8",
      "Encoding of the frames: UTF-8 (invalid sequences become U+FFFD and are counted), ISO-8859-1 (converted to "
      "UTF-8), or none (bytes passed unchecked). charset.port.<port> sets it for one port."},
     {"idleTimeout", &C::idle_timeout, "0",
@@ -58,29 +81,6 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      {.min = 1, .max = 1'000'000}},
 };
 
-namespace {
-
-Charset charset_or_fail(const config::ComponentConfig& component, const std::string& key, const std::string& name) {
-  const auto charset = charset_from_name(name);
-  if (!charset) component.fail(key, "\"" + name + "\" is not a supported charset (UTF-8, ISO-8859-1, none)");
-  return *charset;
-}
-
-uint8_t parse_keep_fields(const config::ComponentConfig& component, const std::vector<std::string>& words) {
-  uint8_t keep = 0;
-  for (const std::string& word : words) {
-    if (word == "all" || word == "true") keep |= keep_all;
-    else if (word == "none" || word == "false") continue;
-    else if (word == "priority") keep |= keep_priority;
-    else if (word == "version") keep |= keep_version;
-    else if (word == "timestamp") keep |= keep_timestamp;
-    else if (word == "hostname") keep |= keep_hostname;
-    else component.fail("keepFields", "\"" + word + "\": expected none, all, or some of priority version timestamp hostname");
-  }
-  return keep;
-}
-
-}  // namespace
 
 SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component) {
   std::vector<std::pair<std::string, std::string>> port_charsets;  // charset.port.<port> = name
@@ -90,30 +90,16 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
     return true;
   };
   SyslogTcpConfig c = config::bind(kSyslogTcpProperties, component, extra);
-  c.detect_octet_counting = c.framing == "auto";
-  c.keep_fields = parse_keep_fields(component, c.keep_fields_text);
-  c.default_charset = charset_or_fail(component, "charset.default", c.default_charset_name);
   for (const auto& [key, name] : port_charsets) {
     const config::ValueContext ctx{component.full_key(key), component.where(key)};
     const auto port = static_cast<uint16_t>(config::parse_integer(key.substr(13), ctx, {.min = 1, .max = 65535}));
-    c.port_charsets[port] = charset_or_fail(component, key, name);
+    const auto charset = charset_from_name(name);
+    if (!charset) ctx.fail(name, kCharset);
+    c.port_charsets[port] = *charset;
   }
   c.header_names = std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, c.client_hostname_header});
-  if (c.ports_text.empty()) component.fail("ports", "is missing: list at least one TCP port to listen on");
-  for (const std::string& text : c.ports_text) {
-    const config::ValueContext ctx{component.full_key("ports"), component.where("ports")};
-    c.ports.push_back(static_cast<uint16_t>(config::parse_integer(text, ctx, {.min = 0, .max = 65535})));
-  }
-  std::vector<Network> allow, deny;
-  for (const auto& [property, texts, networks] :
-       {std::tuple{"allow", &c.allow_text, &allow}, std::tuple{"deny", &c.deny_text, &deny}}) {
-    for (const std::string& text : *texts) {
-      const auto network = parse_network(text);
-      if (!network) component.fail(property, "\"" + text + "\" is not a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)");
-      networks->push_back(*network);
-    }
-  }
-  c.clients = ClientFilter(std::move(allow), std::move(deny));
+  if (c.ports.empty()) component.fail("ports", "is missing: list at least one TCP port to listen on");
+  c.clients = ClientFilter(c.allow, c.deny);
   for (const auto& [port, charset] : c.port_charsets)
     if (std::find(c.ports.begin(), c.ports.end(), port) == c.ports.end())
       component.fail("charset.port." + std::to_string(port), "names a port that is not in ports");

@@ -13,41 +13,6 @@
 
 namespace sluice::syslog_tcp {
 
-struct SyslogTcpConfig {
-  std::string host;
-  std::vector<std::string> ports_text;
-  int64_t batch_size = 0;
-  int64_t event_size = 0;
-  config::ByteSize read_buffer_size;
-  int64_t num_processors = 0;
-  int64_t backlog = 0;
-  int64_t max_connections = 0;
-  std::vector<std::string> allow_text;
-  std::vector<std::string> deny_text;
-  std::string framing;
-  std::vector<std::string> keep_fields_text;
-  std::string port_header;
-  std::string client_ip_header;
-  std::string client_hostname_header;
-  std::string default_charset_name;
-  std::chrono::milliseconds idle_timeout{0};
-  std::chrono::milliseconds hostname_cache_ttl{0};
-
-  // Parsed by parse_syslog_tcp_config from the texts above:
-  std::vector<uint16_t> ports;
-  ClientFilter clients;
-  bool detect_octet_counting = true;
-  uint8_t keep_fields = 0;  // KeepField bits
-  Charset default_charset = Charset::utf8;
-  std::map<uint16_t, Charset> port_charsets;  // charset.port.<port>
-  std::shared_ptr<const HeaderNames> header_names;
-
-  Charset charset_of(uint16_t port) const {
-    const auto it = port_charsets.find(port);
-    return it == port_charsets.end() ? default_charset : it->second;
-  }
-};
-
 // Header fields that keepFields keeps in the body (Flume's names).
 enum KeepField : uint8_t {
   keep_priority = 1,
@@ -57,9 +22,46 @@ enum KeepField : uint8_t {
   keep_all = 15,
 };
 
+// framing: auto (octet counting detected per frame) or non-transparent (lines only).
+enum class Framing { detect, lines };
+
+struct SyslogTcpConfig {
+  std::string host;
+  std::vector<uint16_t> ports;
+  size_t batch_size = 0;
+  size_t event_size = 0;
+  config::ByteSize read_buffer_size;
+  int64_t num_processors = 0;
+  size_t backlog = 0;
+  int64_t max_connections = 0;
+  std::vector<Network> allow;
+  std::vector<Network> deny;
+  Framing framing = Framing::detect;
+  uint8_t keep_fields = 0;  // KeepField bits
+  std::string port_header;
+  std::string client_ip_header;
+  std::string client_hostname_header;
+  Charset default_charset = Charset::utf8;
+  std::chrono::milliseconds idle_timeout{0};
+  std::chrono::milliseconds hostname_cache_ttl{0};
+
+  // Made by parse_syslog_tcp_config from the above and the charset.port.<port> keys:
+  ClientFilter clients;  // allow and deny
+  std::map<uint16_t, Charset> port_charsets;  // charset.port.<port>
+  std::shared_ptr<const HeaderNames> header_names;
+
+  bool detect_octet_counting() const { return framing == Framing::detect; }
+
+  Charset charset_of(uint16_t port) const {
+    const auto it = port_charsets.find(port);
+    return it == port_charsets.end() ? default_charset : it->second;
+  }
+};
+
+
 extern const config::PropertyTable<SyslogTcpConfig> kSyslogTcpProperties;
 
-// Binds the table and checks what it cannot express (each port a number in 0..65535).
+// Binds the table and checks what it cannot express (ports given, charset.port.<port> keys).
 SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component);
 
 // io threads for numProcessors = 0: half the CPUs, at least one.

@@ -115,7 +115,7 @@ class SyslogTcpProbe {
   void log_truncated(uint64_t frames, const std::string& peer, uint16_t port);
 
   const std::string source_name_;
-  const int64_t event_size_;       // for the truncation line
+  const size_t event_size_;        // for the truncation line
   const int64_t idle_timeout_ms_;  // for the idle line
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)

@@ -113,8 +113,3 @@ TEST_CASE("readBufferSize is also accepted under Flume's code name readBufferByt
           load(base + "a.sources.s.readBufferSize = 1m\na.sources.s.readBufferBytes = 2m\n").sources[0]),
       Catch::Contains("a second time"));
 }
-
-TEST_CASE("conf/REFERENCE.md is what the property tables generate", "[config][golden]") {
-  // Regenerate with: build/bin/sluice --print-config-reference > conf/REFERENCE.md
-  CHECK(test::read_file(test::source_path("conf/REFERENCE.md")) == config_reference());
-}

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "channels/memory/memory_channel.h"
 
@@ -15,7 +18,7 @@ EventBatch batch_of(int n, const std::string& prefix = "e") {
   return builder.seal();
 }
 
-MemoryChannel channel(int64_t capacity, int64_t transaction_capacity) {
+MemoryChannel channel(size_t capacity, size_t transaction_capacity) {
   return MemoryChannel("c", MemoryChannelConfig{capacity, transaction_capacity, {}, 20});
 }
 
@@ -96,22 +99,26 @@ TEST_CASE("a blocked put resumes when a sink commits and a take waits for a put"
 TEST_CASE("many producers and consumers move every event exactly once", "[channel]") {
   MemoryChannel c = channel(1000, 100);
   constexpr int kProducers = 4, kBatches = 500, kPerBatch = 50;
-  std::atomic<int> taken{0}, refused{0};
+  std::atomic<int> refused{0};
   std::atomic<bool> done{false};
   std::vector<std::thread> threads;
   for (int p = 0; p < kProducers; ++p)
-    threads.emplace_back([&] {
+    threads.emplace_back([&, p] {
       for (int i = 0; i < kBatches; ++i) {
-        EventBatch b = batch_of(kPerBatch);
+        // Every event its own payload, so that a duplicate and a loss cannot cancel out.
+        EventBatch b = batch_of(kPerBatch, "p" + std::to_string(p) + "b" + std::to_string(i) + "e");
         if (!c.put(b, Clock::now() + 10s)) ++refused;  // Catch's assertions are not thread-safe: counted here
       }
     });
+  constexpr int kConsumers = 3;
+  std::vector<std::vector<std::string>> seen(kConsumers);  // each consumer's own, checked on this thread
   std::vector<std::thread> consumers;
-  for (int k = 0; k < 3; ++k)
-    consumers.emplace_back([&] {
+  for (int k = 0; k < kConsumers; ++k)
+    consumers.emplace_back([&, k] {
       while (!done.load() || c.counters().events_held > 0) {
         Take t = c.take(100, Clock::now() + 20ms);
-        taken += static_cast<int>(t.events);
+        for (const EventBatch& b : t.batches)
+          for (const EventRecord& e : b) seen[k].emplace_back(b.raw(e));
         c.commit(t);
       }
     });
@@ -119,5 +126,9 @@ TEST_CASE("many producers and consumers move every event exactly once", "[channe
   done = true;
   for (auto& t : consumers) t.join();
   CHECK(refused.load() == 0);
-  CHECK(taken.load() == kProducers * kBatches * kPerBatch);
+  std::vector<std::string> all;
+  for (const auto& s : seen) all.insert(all.end(), s.begin(), s.end());
+  const std::set<std::string> unique(all.begin(), all.end());
+  CHECK(all.size() == kProducers * kBatches * kPerBatch);
+  CHECK(unique.size() == all.size());
 }

@@ -1,5 +1,4 @@
-// The disk half of the spillable channel: CRC-32C, the batch encoding, and segment files
-// written, released, reopened, torn and corrupted.
+// The segment files of the spillable channel: written, released, reopened, torn and corrupted.
 
 #include <catch2/catch.hpp>
 
@@ -45,51 +44,6 @@ std::vector<fs::path> segments(const TempDir& dir) {
 std::string payload(int i) { return "record " + std::to_string(i) + std::string(100 + i, 'p'); }
 
 }  // namespace
-
-TEST_CASE("crc32c matches the Castagnoli check value", "[spill]") {
-  CHECK(crc32c("123456789", 9) == 0xE3069283);
-  CHECK(crc32c("", 0) == 0);
-  // Incremental equals whole.
-  CHECK(crc32c("6789", 4, crc32c("12345", 5)) == 0xE3069283);
-}
-
-TEST_CASE("a batch survives encoding with its fields header names and composed bodies", "[spill]") {
-  EventBatchBuilder builder;
-  builder.set_header_names(std::make_shared<HeaderNames>(HeaderNames{"port", "ip", ""}));
-  for (int i = 0; i < 3; ++i) {
-    const std::string line = "<13>Nov 30 11:07:0" + std::to_string(i) + " h app: message " + std::to_string(i);
-    EventRecord& e = builder.append(line);
-    e.host = {20, 1};
-    e.facility = 1;
-    e.timestamp_ms = 1000 + i;
-    e.port = 5140;
-    e.body_offset = builder.append_to_last("composed " + std::to_string(i));
-    e.body_length = 10;
-    e.client_offset = builder.append_to_last("10.0.0.1");
-    e.client_ip_length = 8;
-  }
-  EventBatch batch = builder.seal();
-  const EventBatch slice = batch.slice(1, 2);  // a slice of a bigger storage is rebased
-  std::string encoded;
-  encode_batch(slice, encoded);
-  const auto decoded = decode_batch(encoded);
-  REQUIRE(decoded);
-  REQUIRE(decoded->size() == 2);
-  for (size_t i = 0; i < 2; ++i) {
-    const EventRecord& a = slice[i];
-    const EventRecord& b = (*decoded)[i];
-    CHECK(decoded->raw(b) == slice.raw(a));
-    CHECK(decoded->body(b) == slice.body(a));
-    CHECK(decoded->client_ip(b) == "10.0.0.1");
-    CHECK(decoded->text(b, b.host) == "h");
-    CHECK(b.timestamp_ms == a.timestamp_ms);
-  }
-  REQUIRE(decoded->header_names());
-  CHECK(decoded->header_names()->client_ip == "ip");
-  CHECK(decoded->bytes() == slice.bytes());
-  CHECK_FALSE(decode_batch(encoded.substr(0, encoded.size() / 2)));
-  CHECK_FALSE(decode_batch("not snappy at all"));
-}
 
 TEST_CASE("segment store replays unreleased records in order after reopening and deletes released segments", "[spill]") {
   TempDir dir;

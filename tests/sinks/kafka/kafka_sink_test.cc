@@ -307,7 +307,6 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
   sink->stop(Clock::now() + 10s);
-  const SinkCounters c = sink->counters();
   CHECK(kafka_counters(*sink).producer_restarts >= 1);
   CHECK(failed_for(*sink, "producer_fatal") + failed_for(*sink, "purged") > 0);
   CHECK(channel.counters().events_held == 0);
@@ -428,30 +427,4 @@ TEST_CASE("with maxTakesInFlight 3 and every take failing, the channel gets them
   std::vector<std::string> expected;
   for (int i = 0; i < 30; ++i) expected.push_back("event " + std::to_string(i));
   CHECK(order == expected);
-}
-
-TEST_CASE("the topic reader starts at a given offset or time", "[kafka][reader]") {
-  kafka::MockCluster cluster;
-  cluster.create_topic("t", 1);
-  std::vector<std::string> lines;
-  for (int i = 0; i < 10; ++i) lines.push_back("<13>event " + std::to_string(i));
-  route(cluster, {"t"}, {{"kafka.producer.acks", "all"}}, lines);
-  auto read = [&](kafka::ReadOptions options) {
-    std::vector<int64_t> offsets;
-    options.idle = 300ms;
-    options.timeout = 20s;
-    kafka::TopicReader(cluster.bootstrap_servers(), "t")
-        .read_all([&](int32_t, int64_t offset, int64_t, std::string_view) { offsets.push_back(offset); }, options);
-    return offsets;
-  };
-  CHECK(read({}).size() == 10);
-  kafka::ReadOptions from_offset;
-  from_offset.from_offset = 6;
-  CHECK(read(from_offset) == std::vector<int64_t>{6, 7, 8, 9});
-  kafka::ReadOptions from_time;
-  from_time.from_time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count() + 3'600'000;
-  CHECK(read(from_time).empty());  // nothing at or after an hour from now
-  from_time.from_time_ms = 0;
-  CHECK(read(from_time).size() == 10);
 }

@@ -54,7 +54,7 @@ struct SourceUnderTest {
   config::ComponentConfig component;
   SyslogTcpSource source;
   SourceUnderTest(size_t capacity, std::map<std::string, std::string> properties)
-      : channel("c", MemoryChannelConfig{static_cast<int64_t>(capacity), static_cast<int64_t>(capacity), {}, 20}),
+      : channel("c", MemoryChannelConfig{capacity, capacity, {}, 20}),
         component(test::syslog_source_component(std::move(properties))),
         source(component, parse_syslog_tcp_config(component), {&channel}) {
     source.start();

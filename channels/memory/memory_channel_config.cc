@@ -1,0 +1,28 @@
+#include "channels/memory/memory_channel_config.h"
+
+namespace sluice {
+
+using MC = MemoryChannelConfig;
+const config::PropertyTable<MC> kMemoryChannelProperties{
+    {"capacity", &MC::capacity, "10000",
+     "Max events held (queued plus taken but not yet committed by a sink).", {.min = 1, .max = 1'000'000'000}},
+    {"transactionCapacity", &MC::transaction_capacity, "1000",
+     "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
+     {.min = 1, .max = 1'000'000'000}},
+    {"byteCapacity", &MC::byte_capacity, "0",
+     "Max bytes of event data held; 0 bounds by event count alone. One batch may exceed it when the channel is empty.",
+     {.min = 0}},
+    {"byteCapacityBufferPercentage", &MC::byte_capacity_buffer_percentage, "20",
+     "Percent of byteCapacity kept free for headers, as in Flume: the effective byte bound is byteCapacity * (100 - this) / 100.",
+     {.min = 0, .max = 99}},
+};
+
+MemoryChannelConfig parse_memory_channel_config(const config::ComponentConfig& component) {
+  MemoryChannelConfig c = config::bind(kMemoryChannelProperties, component);
+  if (c.transaction_capacity > c.capacity)
+    component.fail("transactionCapacity", std::to_string(c.transaction_capacity) + " exceeds capacity " +
+                                              std::to_string(c.capacity) + ": a transaction must fit in the channel");
+  return c;
+}
+
+}  // namespace sluice

@@ -1,0 +1,96 @@
+// The Kafka sink's configuration: Flume's and Kafka 0.8's names mapped onto librdkafka's, the
+// defaults Sluice chooses, and what it refuses.
+
+#include <catch2/catch.hpp>
+
+#include "sinks/kafka/kafka_sink_config.h"
+#include "tests/support/component.h"
+
+using namespace sluice;
+using namespace sluice::kafka;
+using Catch::Contains;
+
+namespace {
+
+KafkaSinkConfig parse(std::map<std::string, std::string> properties) {
+  properties.emplace("brokerList", "127.0.0.1:9092");
+  return parse_kafka_sink_config(test::component(config::Kind::sink, "k", "kafka", properties));
+}
+
+std::string setting(const KafkaSinkConfig& c, const std::string& name) {
+  const auto it = c.producer.find(name);
+  return it == c.producer.end() ? "<unset>" : it->second.value;
+}
+
+}  // namespace
+
+TEST_CASE("Kafka topic names follow Kafka's rule", "[kafka][config]") {
+  CHECK(is_valid_topic_name("ApacheLog"));
+  CHECK(is_valid_topic_name("a.b_c-9"));
+  CHECK(is_valid_topic_name(std::string(249, 'x')));
+  CHECK_FALSE(is_valid_topic_name(std::string(250, 'x')));
+  for (const char* bad : {"", ".", "..", "postfix/smtpd", "a:b", "a b"}) CHECK_FALSE(is_valid_topic_name(bad));
+}
+
+TEST_CASE("the sink's defaults: acks 1, statistics each second, and librdkafka retrying for as long as an outage "
+          "lasts when acks >= 1", "[kafka][config]") {
+  const KafkaSinkConfig c = parse({});
+  CHECK(c.acks == "1");
+  CHECK(c.wait_for_delivery);
+  CHECK(setting(c, "statistics.interval.ms") == "1000");
+  CHECK(setting(c, "message.timeout.ms") == "0");
+  CHECK(c.format == PayloadFormat::body);
+  CHECK_FALSE(c.share_producer);
+  const KafkaSinkConfig acks0 = parse({{"kafka.request.required.acks", "0"}});
+  CHECK(acks0.acks == "0");
+  CHECK_FALSE(acks0.wait_for_delivery);
+  CHECK(setting(acks0, "message.timeout.ms") == "<unset>");
+  CHECK(setting(parse({{"kafka.producer.delivery.timeout.ms", "5000"}}), "message.timeout.ms") == "<unset>");
+}
+
+TEST_CASE("Kafka 0.8 names, Flume's and librdkafka's map onto one setting each", "[kafka][config]") {
+  const KafkaSinkConfig c = parse({{"kafka.send.buffer.bytes", "1048576"},
+                                   {"kafka.queue.buffering.max.message", "50000"},
+                                   {"kafka.compression.codec", "2"},
+                                   {"kafka.producer.type", "sync"},
+                                   {"requiredAcks", "0"}});
+  CHECK(setting(c, "socket.send.buffer.bytes") == "1048576");
+  CHECK(setting(c, "queue.buffering.max.messages") == "50000");
+  CHECK(setting(c, "compression.codec") == "snappy");
+  CHECK(c.acks == "0");
+  CHECK(c.wait_for_delivery);  // producer.type = sync commits after delivery reports even with acks=0
+  CHECK(setting(parse({{"kafka.compression.codec", "1"}}), "compression.codec") == "gzip");
+  CHECK(setting(parse({{"kafka.compression.codec", "0"}}), "compression.codec") == "none");
+  CHECK(parse({{"kafka.producer.required.acks", "all"}}).acks == "all");
+}
+
+TEST_CASE("a setting given twice, under two of its names, is refused naming both lines", "[kafka][config]") {
+  CHECK_THROWS_WITH(parse({{"requiredAcks", "1"}, {"kafka.producer.acks", "all"}}), Contains("sets acks, already set at"));
+  CHECK_THROWS_WITH(parse({{"kafka.producer.acks", "1"}, {"kafka.producer.request.required.acks", "all"}}),
+                    Contains("acks is set twice"));
+}
+
+TEST_CASE("the sink refuses a missing broker list, a bad topic, a producer type and a bootstrap it does not own",
+          "[kafka][config]") {
+  CHECK_THROWS_WITH(parse_kafka_sink_config(test::component(config::Kind::sink, "k", "kafka", {})),
+                    Contains("a.sinks.k.brokerList: is missing"));
+  CHECK_THROWS_WITH(parse({{"topic", "a/b"}}), Contains("is not a Kafka topic name"));
+  CHECK_THROWS_WITH(parse({{"kafka.producer.type", "turbo"}}), Contains("\"turbo\" is not one of async sync"));
+  CHECK_THROWS_WITH(parse({{"kafka.producer.bootstrap.servers", "x:1"}}), Contains("set the brokers with brokerList"));
+  CHECK_THROWS_WITH(parse({{"keyField", "colour"}}), Contains("a.sinks.k.keyField: \"colour\" is not one of"));
+  CHECK_THROWS_WITH(parse({{"maxTakesInFlight", "65"}}), Contains("is not an integer in [1, 64]"));
+}
+
+TEST_CASE("event fields: a key is hashed as Java does, a topic from the event only with allowTopicOverride",
+          "[kafka][config]") {
+  const KafkaSinkConfig keyed = parse({{"keyField", "host"}});
+  CHECK(keyed.key_field == EventField::host);
+  CHECK(setting(keyed, "partitioner") == "murmur2_random");
+  CHECK(setting(parse({{"keyField", "host"}, {"kafka.producer.partitioner", "random"}}), "partitioner") == "random");
+  CHECK(parse({{"partitionIdHeader", "Facility"}}).partition_field == EventField::facility);
+  CHECK(parse({{"topicHeader", "app"}}).topic_field == EventField::app);
+  CHECK(parse({{"topicHeader", "app"}, {"allowTopicOverride", "false"}}).topic_field == EventField::none);
+  CHECK(parse({}).topic_field == EventField::none);  // Flume's default "topic": syslog has no such field
+  CHECK(parse({{"format", "json"}}).format == PayloadFormat::json);
+  CHECK(parse({{"kafka.topic", "t2"}, {"defaultPartitionId", "3"}, {"flumeBatchSize", "50"}}).partition == 3);
+}

@@ -1,0 +1,164 @@
+// The producer wrapper against the embedded mock cluster, and the outcome classification.
+
+#include <catch2/catch.hpp>
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "sinks/kafka/delivery_outcome.h"
+#include "sinks/kafka/mock_cluster.h"
+#include "sinks/kafka/producer.h"
+#include "sinks/kafka/topic_reader.h"
+#include "tests/support/eventually.h"
+
+using namespace sluice;
+using namespace sluice::kafka;
+using namespace std::chrono_literals;
+using sluice::test::eventually;
+
+namespace {
+
+ProducerSettings settings_for(const MockCluster& cluster, std::map<std::string, std::string> extra = {}) {
+  ProducerSettings s;
+  s["bootstrap.servers"] = {cluster.bootstrap_servers(), {}, "brokerList"};
+  for (auto& [name, value] : extra) s[name] = {value, {"test", 1}, "a.sinks.k.kafka." + name};
+  return s;
+}
+
+// Counts the outcomes librdkafka reports, on whichever thread polls.
+struct Outcomes final : DeliveryTracker {
+  std::atomic<int> delivered{0}, failed{0};
+  std::atomic<int> last_error{0};
+  void on_delivery(const DeliveryReport& report) override {
+    if (report.error == DeliveryError::none) ++delivered;
+    else {
+      ++failed;
+      last_error = static_cast<int>(report.error);
+    }
+  }
+};
+
+std::vector<OutgoingMessage> messages(const std::vector<std::string>& payloads, DeliveryTracker* tracker) {
+  std::vector<OutgoingMessage> out;
+  for (const std::string& p : payloads) out.push_back({.payload = p.data(), .length = p.size(), .tracker = tracker});
+  return out;
+}
+
+std::vector<std::string> numbered(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("event " + std::to_string(i));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every delivery error has its name, and librdkafka's codes fold into them", "[kafka][producer]") {
+  for (int e = 0; e < kDeliveryErrorKinds; ++e) CHECK(to_string(static_cast<DeliveryError>(e)) != "");
+  CHECK(to_string(DeliveryError::none) == "none");
+  CHECK(to_string(DeliveryError::unknown_partition) == "unknown_partition");
+  const DeliveryReport ok = report_of(0);
+  CHECK(ok.error == DeliveryError::none);
+  CHECK(std::string(ok.text).empty());
+  CHECK(report_of(RD_KAFKA_RESP_ERR__MSG_TIMED_OUT).error == DeliveryError::timed_out);
+  CHECK(report_of(RD_KAFKA_RESP_ERR__PURGE_QUEUE).error == DeliveryError::purged);
+  CHECK(report_of(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE).error == DeliveryError::too_large);
+  CHECK(report_of(RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION).error == DeliveryError::invalid_topic);
+  CHECK(report_of(RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION).error == DeliveryError::unknown_partition);
+  CHECK(report_of(RD_KAFKA_RESP_ERR__FATAL).error == DeliveryError::producer_fatal);
+  CHECK(report_of(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).possibly_persisted);
+}
+
+TEST_CASE("the outcome decides retry, discard or a new producer, by where the destination came from",
+          "[kafka][producer]") {
+  const Destination configured{}, topic_from_event{.topic_from_event = true},
+      partition_from_event{.partition_from_event = true};
+  for (DeliveryError e : {DeliveryError::timed_out, DeliveryError::purged, DeliveryError::queue_full,
+                          DeliveryError::not_authorized, DeliveryError::other})
+    CHECK(classify(e, topic_from_event) == ErrorClass::retry);
+  CHECK(classify(DeliveryError::too_large, configured) == ErrorClass::discard);
+  CHECK(classify(DeliveryError::invalid_message, configured) == ErrorClass::discard);
+  CHECK(classify(DeliveryError::unknown_topic, configured) == ErrorClass::retry);
+  CHECK(classify(DeliveryError::unknown_topic, topic_from_event) == ErrorClass::discard);
+  CHECK(classify(DeliveryError::invalid_topic, configured) == ErrorClass::retry);
+  CHECK(classify(DeliveryError::invalid_topic, topic_from_event) == ErrorClass::discard);
+  CHECK(classify(DeliveryError::unknown_partition, configured) == ErrorClass::retry);
+  CHECK(classify(DeliveryError::unknown_partition, partition_from_event) == ErrorClass::discard);
+  CHECK(classify(DeliveryError::unknown_partition, topic_from_event) == ErrorClass::discard);
+  CHECK(classify(DeliveryError::producer_fatal, configured) == ErrorClass::recreate);
+}
+
+TEST_CASE("a setting librdkafka refuses is named with the key as written and its line", "[kafka][producer]") {
+  ProducerSettings s;
+  s["linger.ms"] = {"soon", {"f.properties", 7}, "a.sinks.k.kafka.producer.linger.ms"};
+  CHECK_THROWS_WITH(Producer::validate(s), Catch::Contains("f.properties:7: a.sinks.k.kafka.producer.linger.ms: "
+                                                           "librdkafka refused linger.ms=\"soon\""));
+  ProducerSettings unnamed;
+  unnamed["no.such.property"] = {"1", {}, ""};
+  CHECK_THROWS_WITH(Producer::validate(unnamed), Catch::Contains("no.such.property: librdkafka refused"));
+  CHECK_NOTHROW(Producer::validate(ProducerSettings{{"acks", {"all", {}, "acks"}}}));
+}
+
+TEST_CASE("the producer delivers a batch, tells each message's tracker, and the topic reader reads it back",
+          "[kafka][producer][reader]") {
+  MockCluster cluster;
+  cluster.create_topic("t", 1);
+  Producer producer(settings_for(cluster, {{"acks", "all"}}));
+  Outcomes outcomes;
+  const std::vector<std::string> payloads = numbered(10);
+  std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
+  StopDeadline never;
+  REQUIRE(producer.produce("t", 0, batch, never) == 0);
+  CHECK(producer.flush(20000) == 0);
+  producer.poll(0);
+  CHECK(outcomes.delivered == 10);
+  CHECK(outcomes.failed == 0);
+  CHECK(producer.queue_length() == 0);
+  CHECK_FALSE(producer.fatal());
+
+  auto read = [&](ReadOptions options) {
+    std::vector<int64_t> offsets;
+    std::vector<std::string> read_payloads;
+    options.idle = 300ms;
+    options.timeout = 20s;
+    TopicReader(cluster.bootstrap_servers(), "t").read_all([&](int32_t, int64_t offset, int64_t, std::string_view p) {
+      offsets.push_back(offset);
+      read_payloads.emplace_back(p);
+    }, options);
+    return std::pair{offsets, read_payloads};
+  };
+  CHECK(read({}).second == payloads);
+  ReadOptions from_offset;
+  from_offset.from_offset = 6;
+  CHECK(read(from_offset).first == std::vector<int64_t>{6, 7, 8, 9});
+  ReadOptions from_time;
+  from_time.from_time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count() + 3'600'000;
+  CHECK(read(from_time).first.empty());  // nothing at or after an hour from now
+  from_time.from_time_ms = 0;
+  CHECK(read(from_time).first.size() == 10);
+}
+
+TEST_CASE("with the broker down, what the producer holds is purged and each tracker is told", "[kafka][producer]") {
+  MockCluster cluster;
+  cluster.create_topic("t", 1);
+  Producer producer(settings_for(cluster, {{"acks", "all"}, {"message.timeout.ms", "0"}}));
+  cluster.set_broker_down(1, true);
+  Outcomes outcomes;
+  const std::vector<std::string> payloads = numbered(5);
+  std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
+  StopDeadline never;
+  REQUIRE(producer.produce("t", 0, batch, never) == 0);
+  producer.poll(200);
+  REQUIRE(producer.queue_length() == 5);  // the fault: nothing can leave
+  CHECK(outcomes.delivered + outcomes.failed == 0);
+  producer.purge(true);
+  REQUIRE(eventually([&] {
+    producer.poll(50);
+    return outcomes.failed == 5;
+  }, 10s));
+  CHECK(outcomes.last_error == static_cast<int>(DeliveryError::purged));
+  CHECK(outcomes.delivered == 0);
+}
