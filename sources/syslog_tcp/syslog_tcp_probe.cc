@@ -9,14 +9,14 @@ namespace sluice::syslog_tcp {
 void SyslogTcpProbe::refused(IoCounters& io, Refusal why, const std::string& peer) {
   (why == Refusal::denied ? io.refused_denied : io.refused_limit).add(1);
   io.closed.add(1);
-  if (auto note = refusal_log_.next())
+  if (auto note = io.refusal_log.next())
     spdlog::warn("source {}: refused a connection from {}: {}{}", source_name_, peer,
                  why == Refusal::denied ? "not in allow or in deny" : "maxConnections reached", *note);
 }
 
 void SyslogTcpProbe::accept_failed(IoCounters& io, int error) {
   io.accept_errors.add(1);
-  if (auto note = accept_error_log_.next())
+  if (auto note = io.accept_error_log.next())
     spdlog::error("source {}: accept() failed: {}{} ({} accept errors so far){}", source_name_, std::strerror(error),
                   error == EMFILE ? "; raise the file descriptor limit (LimitNOFILE / ulimit -n)" : "",
                   counters().accept_errors, *note);
@@ -24,30 +24,29 @@ void SyslogTcpProbe::accept_failed(IoCounters& io, int error) {
 
 void SyslogTcpProbe::idle_closed(IoCounters& io, uint64_t connections) {
   io.idle_closed.add(connections);
-  if (auto note = idle_log_.next())
+  if (auto note = io.idle_log.next())
     spdlog::info("source {}: closed {} connection(s) idle for {} ms (idleTimeout){}", source_name_, connections,
                  idle_timeout_ms_, *note);
 }
 
 void SyslogTcpProbe::unread_at_shutdown(IoCounters& io, uint64_t bytes) {
   io.unread_at_shutdown.add(bytes);
-  if (auto note = unread_log_.next())
+  if (auto note = io.unread_log.next())
     spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
                   "lost (counted as bytes_unread_at_shutdown){}", source_name_, bytes, *note);
 }
 
 void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
-  if (auto note = dropped_log_.next())
+  if (auto note = io.dropped_log.next())
     spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
                   "dropped_at_shutdown){}", source_name_, channel, events, *note);
 }
 
 // A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
-void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port) {
-  if (auto note = truncation_log_.next())
-    spdlog::warn("source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
-                 "and counted (frames_truncated){}", source_name_, frames, peer, port, event_size_, *note);
+void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note) {
+  spdlog::warn("source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
+               "and counted (frames_truncated){}", source_name_, frames, peer, port, event_size_, note);
 }
 
 SyslogTcpCounters SyslogTcpProbe::counters() const {

@@ -59,15 +59,17 @@ struct Counter {
   uint64_t get() const { return value.load(std::memory_order_relaxed); }
 };
 
-// One io thread's counters.
-struct IoCounters {
-  struct Port {
+// One io thread's counters and log limiters (a line per 10 s per io thread, as each thread's
+// lines are about its own connections). Cache-line aligned: no two threads write one line.
+struct alignas(64) IoCounters {
+  struct alignas(64) Port {
     Counter events, bytes, invalid, truncated, cut, blank_lines, octet_counted, invalid_utf8;
   };
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, refused_denied, refused_limit,
       idle_closed;
+  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log;
 };
 
 // Why the acceptor closed a connection at once.
@@ -99,7 +101,8 @@ class SyslogTcpProbe {
     p.octet_counted.add(framed.octet_counted);
     p.invalid.add(invalid);
     p.invalid_utf8.add(invalid_utf8);
-    if (framed.truncated) log_truncated(framed.truncated, peer(), port);
+    if (!framed.truncated) return;
+    if (auto note = io.truncation_log.next()) log_truncated(framed.truncated, peer(), port, *note);
   }
   void refused(IoCounters& io, Refusal why, const std::string& peer);
   void accept_failed(IoCounters& io, int error);
@@ -112,14 +115,13 @@ class SyslogTcpProbe {
   void write_metrics(MetricsWriter& writer) const;
 
  private:
-  void log_truncated(uint64_t frames, const std::string& peer, uint16_t port);
+  void log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note);
 
   const std::string source_name_;
   const size_t event_size_;        // for the truncation line
   const int64_t idle_timeout_ms_;  // for the idle line
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
-  LogLimiter refusal_log_, accept_error_log_, idle_log_, truncation_log_, unread_log_, dropped_log_;
 };
 
 }  // namespace sluice::syslog_tcp
