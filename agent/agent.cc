@@ -82,11 +82,12 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   // unreadable on disk; read = put + never put (per channel a source feeds).
   const AgentTotals t = totals();
   const uint64_t lost = in_channels + never_put;
-  spdlog::info("stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
-               "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
-               "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut", read, t.events_in, replayed,
-               t.events_out, lost_after_handover, discarded, t.events_failed, lost, in_channels, never_put, kept,
-               unreadable, possibly_duplicated, unread, cut);
+  spdlog::info(
+      "stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
+      "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
+      "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut",
+      read, t.events_in, replayed, t.events_out, lost_after_handover, discarded, t.events_failed, lost, in_channels,
+      never_put, kept, unreadable, possibly_duplicated, unread, cut);
   return lost;
 }
 

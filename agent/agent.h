@@ -3,8 +3,8 @@
 //
 // Lifecycle (main thread): Agent(config) builds and validates every component without
 // touching the network (that is all `--check` does) → start(): channels open, then sinks
-// (a Kafka sink starts the embedded cluster if it uses one), then sources → stop(timeout): sources stop reading and put what they read; sinks drain the
-// channels into Kafka and flush; whatever is left is counted and logged.
+// (a Kafka sink starts the embedded cluster if it uses one), then sources → stop(timeout): sources stop reading and put
+// what they read; sinks drain the channels into Kafka and flush; whatever is left is counted and logged.
 
 #include <chrono>
 #include <map>
@@ -21,8 +21,8 @@
 namespace sluice {
 
 struct AgentTotals {
-  uint64_t events_in = 0;        // events the sources put into channels
-  uint64_t events_out = 0;       // events sinks sent (handed over or acknowledged)
+  uint64_t events_in = 0;   // events the sources put into channels
+  uint64_t events_out = 0;  // events sinks sent (handed over or acknowledged)
   uint64_t events_failed = 0;
   uint64_t channel_held = 0;
   uint64_t channel_capacity = 0;

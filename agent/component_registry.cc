@@ -15,8 +15,8 @@ const ComponentSpec& find_component(const config::ComponentConfig& component) {
     for (std::string_view alias : spec->aliases) known += ", " + std::string(alias);
   }
   throw config::ConfigError(component.type_where.to_string() + ": " + component.full_key("type") + ": \"" +
-                            component.type + "\" is not a known " +
-                            std::string(config::kind_singular(component.kind)) + " type (known: " + known + ")");
+                            component.type + "\" is not a known " + std::string(config::kind_singular(component.kind)) +
+                            " type (known: " + known + ")");
 }
 
 std::string config_reference() {

@@ -5,20 +5,20 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <memory>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "agent/agent.h"
+#include "agent/api/property_values.h"
 #include "agent/component_registry.h"
 #include "agent/config/config_file.h"
-#include "agent/api/property_values.h"
 #include "agent/http_endpoint.h"
 #include "agent/systemd_notify.h"
 
@@ -68,11 +68,13 @@ std::string metrics_address_from_defines(const std::vector<std::string>& defines
   for (const std::string& d : defines) {
     const size_t eq = d.find('=');
     const std::string key = d.substr(0, eq), value = eq == std::string::npos ? "" : d.substr(eq + 1);
-    if (key == "flume.monitoring.port") address = "127.0.0.1:" + value;
+    if (key == "flume.monitoring.port")
+      address = "127.0.0.1:" + value;
     else if (key == "flume.monitoring.type" && value != "http")
       throw config::ConfigError("-D" + d + ": only flume.monitoring.type=http is supported");
     else if (key != "flume.monitoring.type")
-      throw config::ConfigError("-D" + d + ": unknown (supported: flume.monitoring.type=http, flume.monitoring.port=N)");
+      throw config::ConfigError("-D" + d +
+                                ": unknown (supported: flume.monitoring.type=http, flume.monitoring.port=N)");
   }
   return address;
 }
@@ -86,8 +88,10 @@ void raise_file_limit() {
     setrlimit(RLIMIT_NOFILE, &limit);
   }
   if (limit.rlim_cur < 65536)
-    spdlog::warn("file descriptor limit is {}: at most about that many connections; raise it (LimitNOFILE=2000000 in "
-                 "sluice.service, ulimit -n, fs.nr_open in sysctl/99-sluice.conf)", limit.rlim_cur);
+    spdlog::warn(
+        "file descriptor limit is {}: at most about that many connections; raise it (LimitNOFILE=2000000 in "
+        "sluice.service, ulimit -n, fs.nr_open in sysctl/99-sluice.conf)",
+        limit.rlim_cur);
 }
 
 // Waits for SIGINT/SIGTERM, printing a status line every `interval` and keeping systemd's
@@ -139,8 +143,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> defines;
   bool check = false, print_reference = false;
   app.add_option("-f,--conf-file", file, "Configuration file: Flume properties, or YAML (.yaml/.yml)");
-  app.add_option("-n,--name", agent_name, "Agent name: the first part of every key (as flume-ng -n)")->capture_default_str();
-  app.add_flag("--check", check, "Validate the configuration and exit 0 (valid) or 1; opens no socket, contacts no Kafka");
+  app.add_option("-n,--name", agent_name, "Agent name: the first part of every key (as flume-ng -n)")
+      ->capture_default_str();
+  app.add_flag("--check", check,
+               "Validate the configuration and exit 0 (valid) or 1; opens no socket, contacts no Kafka");
   app.add_option("--shutdown-timeout", shutdown_timeout,
                  "On SIGTERM/SIGINT: how long to drain the channels into Kafka before giving up (e.g. 30s)")
       ->capture_default_str();
@@ -158,14 +164,15 @@ int main(int argc, char** argv) {
   CLI::App* config_command = app.add_subcommand("config", "Configuration tools");
   std::string convert_file;
   config_command->add_subcommand("convert", "Print FILE in the other format (properties <-> YAML)")
-      ->add_option("FILE", convert_file, "A .properties or .yaml file")->required();
+      ->add_option("FILE", convert_file, "A .properties or .yaml file")
+      ->required();
   config_command->require_subcommand(1);
   CLI11_PARSE(app, argc, argv);
   if (!convert_file.empty()) {
     try {
       const config::FlatConfig flat = config::load_config_file(convert_file);
       std::cout << (config::format_of(convert_file) == config::FileFormat::yaml ? config::to_properties(flat)
-                                                                               : config::to_yaml(flat));
+                                                                                : config::to_yaml(flat));
       return 0;
     } catch (const config::ConfigError& e) {
       std::cerr << "sluice: " << e.what() << "\n";
@@ -214,7 +221,8 @@ int main(int argc, char** argv) {
     }
     notify_systemd("READY=1");
     if (!ready_file.empty())
-      write_ready_file(ready_file, agent.ready_info() + (metrics ? "metrics.port=" + std::to_string(metrics->port()) + "\n" : ""));
+      write_ready_file(ready_file,
+                       agent.ready_info() + (metrics ? "metrics.port=" + std::to_string(metrics->port()) + "\n" : ""));
     run_until_signal(agent, interval);
     agent.stop(drain);
     metrics.reset();

@@ -122,14 +122,16 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
   w.counter(names::kSinkEventsSent, "Events handed to Kafka (acks=0) or acknowledged (acks>=1).", l, c.events_sent);
   w.counter(names::kSinkEventsDiscarded,
             "Events failed for good (too large, invalid, a partition or topic from the event that does not exist): not "
-            "retried.", l, c.events_discarded);
+            "retried.",
+            l, c.events_discarded);
   w.counter(names::kSinkEventsRolledBack, "Events put back into the channel to be retried.", l, c.events_rolled_back);
   w.counter(names::kSinkLostAfterHandover,
             "acks=0: events handed over to librdkafka (counted as sent) whose delivery then failed: lost.", l,
             c.events_lost_after_handover);
   w.counter(names::kSinkPossiblyDuplicated,
             "Of the events rolled back, those the broker may have stored already (sent, then the answer was lost or "
-            "purged): sending them again may duplicate them.", l, c.events_possibly_duplicated);
+            "purged): sending them again may duplicate them.",
+            l, c.events_possibly_duplicated);
   w.histogram(names::kSinkBatchSeconds, "Time from take to commit, per batch.", l, c.batch_seconds);
   w.flume("EventDrainAttemptCount", n(c.events_taken));
   w.flume("EventDrainSuccessCount", n(c.events_sent));

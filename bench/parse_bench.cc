@@ -37,10 +37,12 @@ std::string octet_counted(const std::string& prefix) {
 
 const std::string kApache = line(
     "<134>Nov 30 11:07:06 web-07 httpd: 127.0.0.1 - - [30/Nov/2026:11:07:06 +0000] \"GET /lg/00001/0000000042 HTTP/1.1\" 200 ");
-const std::string k3164 = line("<86>Nov 30 11:07:06 web-01 sshd[2514]: Accepted publickey for deploy from 10.1.2.3 port 52144 ");
+const std::string k3164 =
+    line("<86>Nov 30 11:07:06 web-01 sshd[2514]: Accepted publickey for deploy from 10.1.2.3 port 52144 ");
 const std::string k5424 = line(
     "<165>1 2026-11-30T11:07:06.003Z web-01.example.com evntslog - ID47 [exampleSDID@32473 iut=\"3\"] An application event ");
-const std::string kOctets = octet_counted("<86>Nov 30 11:07:06 web-01 sshd[2514]: Accepted publickey for deploy from 10.1.2.3 ");
+const std::string kOctets =
+    octet_counted("<86>Nov 30 11:07:06 web-01 sshd[2514]: Accepted publickey for deploy from 10.1.2.3 ");
 
 void frame_and_parse(benchmark::State& state, const std::string& event, uint8_t keep_fields) {
   std::string stream;
@@ -54,12 +56,13 @@ void frame_and_parse(benchmark::State& state, const std::string& event, uint8_t 
   EventBatchBuilder builder(1000, 1000 * kEventSize);
   for (auto _ : state) {
     for (size_t at = 0; at < stream.size(); at += kReadChunk) {
-      framer.feed(std::string_view(stream).substr(at, kReadChunk),
-                  [&](std::string_view frame, bool truncated) {
-                    decoder.decode(frame, truncated, Charset::utf8, clock, builder, invalid_utf8);
-                    if (builder.size() >= 1000) benchmark::DoNotOptimize(builder.seal());
-                  },
-                  counters);
+      framer.feed(
+          std::string_view(stream).substr(at, kReadChunk),
+          [&](std::string_view frame, bool truncated) {
+            decoder.decode(frame, truncated, Charset::utf8, clock, builder, invalid_utf8);
+            if (builder.size() >= 1000) benchmark::DoNotOptimize(builder.seal());
+          },
+          counters);
     }
   }
   if (counters.frames != events_per_stream * state.iterations()) state.SkipWithError("lost frames");

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "channels/spillable/batch_codec.h"
 #include "channels/spillable/spillable_channel.h"
@@ -49,8 +49,11 @@ Result run(const std::string& dir, const std::string& fsync, int events) {
   component.name = "bench";
   component.key_prefix = "bench.channels.bench";
   component.type = "file";
-  for (const auto& [k, v] : std::map<std::string, std::string>{
-           {"dataDir", dir}, {"fsync", fsync}, {"transactionCapacity", "1000"}, {"minimumRequiredSpace", "0"}, {"maxBytesOnDisk", "0"}})
+  for (const auto& [k, v] : std::map<std::string, std::string>{{"dataDir", dir},
+                                                               {"fsync", fsync},
+                                                               {"transactionCapacity", "1000"},
+                                                               {"minimumRequiredSpace", "0"},
+                                                               {"maxBytesOnDisk", "0"}})
     component.properties[k] = config::PropertyValue{v, {"bench", 1}};
   auto channel = kFileChannelSpec.make_channel(component);
   channel->open();
@@ -94,7 +97,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
   const std::string dir = base + "/sluice-spill-bench-" + std::to_string(::getpid());
-  std::printf("| fsync | spill events/s | spill MB/s | replay events/s | replay MB/s | compression |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| fsync | spill events/s | spill MB/s | replay events/s | replay MB/s | compression |\n|---|---|---|---|---|---|\n");
   for (const std::string fsync : {"never", "interval", "batch"}) {
     std::vector<double> se, sm, re, rm, ratio;
     for (int r = 0; r < runs; ++r) {
@@ -105,8 +109,8 @@ int main(int argc, char** argv) {
       rm.push_back(x.replay_mb_per_s);
       ratio.push_back(x.ratio);
     }
-    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2fx |\n", fsync.c_str(), median(se), median(sm), median(re), median(rm),
-                median(ratio));
+    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2fx |\n", fsync.c_str(), median(se), median(sm), median(re),
+                median(rm), median(ratio));
   }
   return 0;
 }

@@ -9,7 +9,8 @@ namespace {
 
 std::string fixed_digits(uint64_t value, int digits) {
   std::string s(static_cast<size_t>(digits), '0');
-  for (int i = digits - 1; i >= 0 && value; --i, value /= 10) s[static_cast<size_t>(i)] = static_cast<char>('0' + value % 10);
+  for (int i = digits - 1; i >= 0 && value; --i, value /= 10)
+    s[static_cast<size_t>(i)] = static_cast<char>('0' + value % 10);
   return s;
 }
 

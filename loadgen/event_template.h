@@ -2,9 +2,9 @@
 // The events sluice-loadgen sends. Each carries its connection id and sequence number behind
 // the marker "/lg/", where the verifier finds them again:
 //
-//   apache:  <134>Nov 30 11:07:06 lg httpd: 127.0.0.1 - - [30/Nov/2026:11:07:06 +0000] "GET /lg/00003/0000000042?aa HTTP/1.1" 200 512
-//   rfc5424: <134>1 2026-11-30T11:07:06.000Z lg httpd 4242 access - GET /lg/00003/0000000042?aa HTTP/1.1 200 512
-//   file:    each line of the file in turn, with " /lg/00003/0000000042" appended
+//   apache:  <134>Nov 30 11:07:06 lg httpd: 127.0.0.1 - - [30/Nov/2026:11:07:06 +0000] "GET /lg/00003/0000000042?aa
+//   HTTP/1.1" 200 512 rfc5424: <134>1 2026-11-30T11:07:06.000Z lg httpd 4242 access - GET /lg/00003/0000000042?aa
+//   HTTP/1.1 200 512 file:    each line of the file in turn, with " /lg/00003/0000000042" appended
 //
 // --size is the syslog message plus its LF (apache, rfc5424: exactly; padded after the
 // sequence number). With RFC 6587 octet counting the LF is replaced by a "LEN " prefix.
@@ -24,7 +24,7 @@ inline constexpr int kSequenceDigits = 10;
 enum class Framing { lf, octet_counting };
 
 struct EventFormat {
-  std::string template_name = "apache";  // apache | rfc5424 | file
+  std::string template_name = "apache";   // apache | rfc5424 | file
   std::vector<std::string> replay_lines;  // template "file": the lines to replay, in turn
   size_t size = 120;
   Framing framing = Framing::lf;

@@ -70,8 +70,9 @@ int receive(uint16_t port, std::chrono::milliseconds duration, bool quiet) {
   for (auto next = start + std::chrono::seconds(1); next <= start + duration; next += std::chrono::seconds(1)) {
     std::this_thread::sleep_until(next);
     const uint64_t events = receiver.events();
-    if (!quiet) std::fprintf(stderr, "receiver: %10llu ev/s  total %12llu\n",
-                             static_cast<unsigned long long>(events - last), static_cast<unsigned long long>(events));
+    if (!quiet)
+      std::fprintf(stderr, "receiver: %10llu ev/s  total %12llu\n", static_cast<unsigned long long>(events - last),
+                   static_cast<unsigned long long>(events));
     last = events;
   }
   receiver.stop();
@@ -108,40 +109,54 @@ int main(int argc, char** argv) {
   VerifyOptions verify_options;
   app.add_option("-t,--target", targets, "host:port to send to (repeat, or space-separate, for several)");
   app.add_option("-c,--connections", send.connections, "TCP connections, spread round-robin over the targets")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--threads", send.threads, "Sender threads; 0 = min(connections, 2)")->capture_default_str();
   app.add_option("-r,--rate", send.rate, "Events per second over all connections; 0 = as fast as possible")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--ramp", ramp, "Rise linearly from 0 to --rate over this long (e.g. 20s)")->capture_default_str();
-  app.add_option("-s,--size", send.format.size, "Bytes per event: the syslog message and its LF")->capture_default_str();
+  app.add_option("-s,--size", send.format.size, "Bytes per event: the syslog message and its LF")
+      ->capture_default_str();
   app.add_option("--template", send.format.template_name, "apache, rfc5424, or file (with --replay)")
-      ->check(CLI::IsMember({"apache", "rfc5424", "file"}))->capture_default_str();
-  app.add_option("--replay", replay, "Send the lines of this file in turn (each gets the id appended); implies --template file");
+      ->check(CLI::IsMember({"apache", "rfc5424", "file"}))
+      ->capture_default_str();
+  app.add_option("--replay", replay,
+                 "Send the lines of this file in turn (each gets the id appended); implies --template file");
   app.add_option("--framing", framing, "lf (newline) or octet (RFC 6587 octet counting)")
-      ->check(CLI::IsMember({"lf", "octet"}))->capture_default_str();
-  app.add_option("-d,--duration", duration, "How long to send (e.g. 10s, 2m); every run is bounded")->capture_default_str();
+      ->check(CLI::IsMember({"lf", "octet"}))
+      ->capture_default_str();
+  app.add_option("-d,--duration", duration, "How long to send (e.g. 10s, 2m); every run is bounded")
+      ->capture_default_str();
   app.add_option("-n,--count", send.count, "Total events to send; stops early when reached (0 = no limit)");
-  app.add_option("--summary-json", summary_json, "Write the send summary (per-connection counts) here, for --verify --expect");
+  app.add_option("--summary-json", summary_json,
+                 "Write the send summary (per-connection counts) here, for --verify --expect");
   app.add_flag("--json", json, "Print the send summary as JSON on stdout");
-  app.add_option("--csv", csv, "Send: one row per second (rate, total, connections up, reconnects, blocked %); "
-                               "--watch-offsets: elapsed_s,stored,events_per_s");
+  app.add_option("--csv", csv,
+                 "Send: one row per second (rate, total, connections up, reconnects, blocked %); "
+                 "--watch-offsets: elapsed_s,stored,events_per_s");
   app.add_flag("-q,--quiet", quiet, "No live progress");
   app.add_flag("--verify", verify, "Verify mode: read the topic back from Kafka and check every event arrived once");
   app.add_option("--bootstrap", bootstrap, "Verify/offsets: Kafka bootstrap servers");
   app.add_option("--topic", topic, "Verify/offsets: topic")->capture_default_str();
   app.add_option("--expect", expect_file, "Verify: the sender's --summary-json, so that lost tail events count too");
-  app.add_option("--idle", idle, "Verify: stop after every partition is read to its end and nothing new came for this long")
+  app.add_option("--idle", idle,
+                 "Verify: stop after every partition is read to its end and nothing new came for this long")
       ->capture_default_str();
   app.add_option("--timeout", timeout, "Verify: give up after this long")->capture_default_str();
   app.add_option("--from-offset", verify_options.from_offset, "Verify: start every partition at this offset");
-  app.add_option("--from-time", verify_options.from_time_ms, "Verify: start at the first message at or after this time (ms since epoch)");
+  app.add_option("--from-time", verify_options.from_time_ms,
+                 "Verify: start at the first message at or after this time (ms since epoch)");
   app.add_flag("--offsets", offsets, "Print the messages stored in the topic (sum of high watermarks) and exit");
-  app.add_flag("--watch-offsets", watch, "Every second for --duration, print (and with --csv, write) the messages stored and the rate");
-  app.add_option("--receive", receive_port, "Discard receiver: listen on this loopback port (0: any) for --duration, count events");
+  app.add_flag("--watch-offsets", watch,
+               "Every second for --duration, print (and with --csv, write) the messages stored and the rate");
+  app.add_option("--receive", receive_port,
+                 "Discard receiver: listen on this loopback port (0: any) for --duration, count events");
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (receive_port >= 0) return receive(static_cast<uint16_t>(receive_port), duration_arg(duration, "--duration"), quiet);
+    if (receive_port >= 0)
+      return receive(static_cast<uint16_t>(receive_port), duration_arg(duration, "--duration"), quiet);
     if (offsets || watch) {
       if (bootstrap.empty()) throw std::invalid_argument("--offsets and --watch-offsets need --bootstrap");
       if (watch) return watch_offsets(bootstrap, topic, duration_arg(duration, "--duration"), csv, quiet);
@@ -163,7 +178,8 @@ int main(int argc, char** argv) {
       for (const std::string& word : sluice::config::parse_word_list(t)) send.targets.push_back(parse_target(word));
     send.duration = duration_arg(duration, "--duration");
     send.ramp = duration_arg(ramp, "--ramp");
-    if (send.duration.count() == 0) throw std::invalid_argument("--duration must be positive: every run is bounded in time");
+    if (send.duration.count() == 0)
+      throw std::invalid_argument("--duration must be positive: every run is bounded in time");
     if (!replay.empty()) {
       send.format.template_name = "file";
       send.format.replay_lines = read_replay_lines(replay);

@@ -118,8 +118,7 @@ std::string SendResult::to_json() const {
     const auto& c = connections[i];
     out << (i ? "," : "") << "\n {\"id\":" << c.id << ",\"sent\":" << c.sent << ",\"possibly_lost\":" << c.possibly_lost
         << ",\"reconnects\":" << c.reconnects << ",\"closed_by_receiver\":" << c.closed_by_receiver << ",\"target\":\""
-        << c.target << "\",\"error\":\"" << c.error
-        << "\",\"lost\":[";
+        << c.target << "\",\"error\":\"" << c.error << "\",\"lost\":[";
     for (size_t r = 0; r < c.lost_ranges.size(); ++r)
       out << (r ? "," : "") << "[" << c.lost_ranges[r].first << "," << c.lost_ranges[r].second << "]";
     out << "]}";
@@ -157,7 +156,8 @@ SendResult send_events(const SendOptions& options) {
         mine.push_back(connections[i].get());
       const double rate = options.rate / threads;
       const double ramp = std::chrono::duration<double>(options.ramp).count();
-      const uint64_t quota = options.count ? options.count / threads + (static_cast<uint64_t>(t) < options.count % threads) : 0;
+      const uint64_t quota =
+          options.count ? options.count / threads + (static_cast<uint64_t>(t) < options.count % threads) : 0;
       uint64_t issued = 0;
       std::string buffer;
       size_t next = 0;
@@ -247,7 +247,8 @@ SendResult send_events(const SendOptions& options) {
     const double per_s = (total - last_total) / span;
     const double blocked_percent = 100.0 * (blocked - last_blocked) / 1e9 / span / threads;
     if (options.progress_interval.count())
-      std::fprintf(stderr, "loadgen: %7.1fs %10.0f ev/s  total %12llu  up %d/%d  reconnects %llu  blocked in send %3.0f%%\n",
+      std::fprintf(stderr,
+                   "loadgen: %7.1fs %10.0f ev/s  total %12llu  up %d/%d  reconnects %llu  blocked in send %3.0f%%\n",
                    elapsed, per_s, static_cast<unsigned long long>(total), stats.up.load(), options.connections,
                    static_cast<unsigned long long>(stats.reconnects.load()), blocked_percent);
     if (csv.is_open())
@@ -262,11 +263,14 @@ SendResult send_events(const SendOptions& options) {
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  result.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  result.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
   result.blocked_seconds = stats.blocked_ns.load() / 1e9;
   for (auto& c : connections) {
-    if (c->fd >= 0) ::close(c->fd);
-    else ++result.failed_for_good;  // still down at the end
+    if (c->fd >= 0)
+      ::close(c->fd);
+    else
+      ++result.failed_for_good;  // still down at the end
     result.sent += c->result.sent;
     result.possibly_lost += c->result.possibly_lost;
     result.reconnects += c->result.reconnects;

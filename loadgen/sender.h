@@ -28,25 +28,25 @@ Target parse_target(const std::string& text);
 struct SendOptions {
   std::vector<Target> targets;
   int connections = 4;
-  int threads = 0;               // 0: min(connections, 2)
-  double rate = 0;               // events/s over all connections; 0 = as fast as possible
+  int threads = 0;                    // 0: min(connections, 2)
+  double rate = 0;                    // events/s over all connections; 0 = as fast as possible
   std::chrono::milliseconds ramp{0};  // rise linearly from 0 to rate over this long
   EventFormat format;
   std::chrono::milliseconds duration{10000};
-  uint64_t count = 0;            // total events; 0 = until duration
+  uint64_t count = 0;                                 // total events; 0 = until duration
   std::chrono::milliseconds progress_interval{1000};  // 0: no live progress on stderr
-  std::string csv_path;          // one row per second, if set
+  std::string csv_path;                               // one row per second, if set
 };
 
 struct ConnectionResult {
   uint32_t id = 0;
   std::string target;
-  uint64_t sent = 0;            // sequence numbers issued: written, or in a write that failed
-  uint64_t possibly_lost = 0;   // events in writes that failed
+  uint64_t sent = 0;           // sequence numbers issued: written, or in a write that failed
+  uint64_t possibly_lost = 0;  // events in writes that failed
   std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // their sequence numbers, [first, last]
   uint64_t reconnects = 0;
   uint64_t closed_by_receiver = 0;  // times the receiver half-closed (shutting down) and we closed and came back
-  std::string error;            // the last error; empty if the connection never failed
+  std::string error;                // the last error; empty if the connection never failed
 };
 
 struct SendResult {
@@ -55,8 +55,8 @@ struct SendResult {
   uint64_t possibly_lost = 0;
   uint64_t reconnects = 0;
   double seconds = 0;
-  double cpu_seconds = 0;       // the sender's own user + system time
-  double blocked_seconds = 0;   // time spent inside send(): the receiver not keeping up
+  double cpu_seconds = 0;      // the sender's own user + system time
+  double blocked_seconds = 0;  // time spent inside send(): the receiver not keeping up
   double rate() const { return seconds > 0 ? (sent - possibly_lost) / seconds : 0; }
   // No connection failed for good (reconnected ones count as fine).
   bool ok() const { return failed_for_good == 0; }

@@ -16,7 +16,8 @@ void Verifier::add(int32_t partition, int64_t timestamp_ms, std::string_view pay
   ++totals_.received;
   ++totals_.per_partition[partition];
   if (timestamp_ms >= 0) {
-    if (totals_.first_timestamp_ms < 0 || timestamp_ms < totals_.first_timestamp_ms) totals_.first_timestamp_ms = timestamp_ms;
+    if (totals_.first_timestamp_ms < 0 || timestamp_ms < totals_.first_timestamp_ms)
+      totals_.first_timestamp_ms = timestamp_ms;
     if (timestamp_ms > totals_.last_timestamp_ms) totals_.last_timestamp_ms = timestamp_ms;
   }
   const auto id = parse_event_id(payload);
@@ -37,15 +38,18 @@ void Verifier::add(int32_t partition, int64_t timestamp_ms, std::string_view pay
   s.max_plus_one = std::max(s.max_plus_one, id->sequence + 1);
   auto [last, inserted] = s.last_by_partition.emplace(partition, id->sequence);
   if (!inserted) {
-    if (id->sequence < last->second) ++s.reordered;
-    else last->second = id->sequence;
+    if (id->sequence < last->second)
+      ++s.reordered;
+    else
+      last->second = id->sequence;
   }
 }
 
 Verdict Verifier::finish() const {
   Verdict v = totals_;
   Expected expected = expected_;
-  for (const auto& [id, s] : seen_) expected.emplace(id, SentByConnection{s.max_plus_one, {}});  // up to the highest seen
+  for (const auto& [id, s] : seen_)
+    expected.emplace(id, SentByConnection{s.max_plus_one, {}});  // up to the highest seen
   for (const auto& [id, sent] : expected) {
     const uint64_t want = sent.sent;
     auto declared_lost = [&](uint64_t seq) {
@@ -111,11 +115,12 @@ std::string Verdict::report() const {
       << " partition(s): unique " << unique << ", duplicates " << duplicates << ", missing " << missing
       << ", reordered " << reordered << ", unrecognised " << unrecognised << "\n";
   if (possibly_lost)
-    out << "possibly lost " << possibly_lost << ": missing, but in writes the sender saw fail (not counted as missing)\n";
+    out << "possibly lost " << possibly_lost
+        << ": missing, but in writes the sender saw fail (not counted as missing)\n";
   if (last_timestamp_ms > first_timestamp_ms && first_timestamp_ms >= 0) {
     const double seconds = (last_timestamp_ms - first_timestamp_ms) / 1000.0;
-    out << "landed over " << seconds << " s (Kafka timestamps, first to last): " << static_cast<uint64_t>(received / seconds)
-        << " events/s\n";
+    out << "landed over " << seconds
+        << " s (Kafka timestamps, first to last): " << static_cast<uint64_t>(received / seconds) << " events/s\n";
   }
   if (!read_complete) out << "the read timed out before every partition reached its end\n";
   out << (ok() ? "VERIFIED: every event exactly once\n" : "FAILED: events missing, duplicated or unrecognised\n");
@@ -148,11 +153,10 @@ Verdict verify_topic(const std::string& bootstrap, const std::string& topic, con
                      const VerifyOptions& options) {
   Verifier verifier(expected);
   kafka::TopicReader reader(bootstrap, topic);
-  const bool complete = reader.read_all(
-      [&](int32_t partition, int64_t, int64_t timestamp_ms, std::string_view payload) {
-        verifier.add(partition, timestamp_ms, payload);
-      },
-      kafka::ReadOptions{options.idle, options.timeout, options.from_offset, options.from_time_ms});
+  const bool complete =
+      reader.read_all([&](int32_t partition, int64_t, int64_t timestamp_ms,
+                          std::string_view payload) { verifier.add(partition, timestamp_ms, payload); },
+                      kafka::ReadOptions{options.idle, options.timeout, options.from_offset, options.from_time_ms});
   Verdict v = verifier.finish();
   v.read_complete = complete;
   return v;

@@ -14,19 +14,19 @@ namespace sluice::loadgen {
 
 // What a sender says it sent on one connection (from its --summary-json).
 struct SentByConnection {
-  uint64_t sent = 0;  // sequence numbers issued, 0..sent-1
+  uint64_t sent = 0;                                       // sequence numbers issued, 0..sent-1
   std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // written to a socket that then failed
 };
 using Expected = std::map<uint32_t, SentByConnection>;
 
 struct ConnectionVerdict {
-  uint64_t expected = 0;   // sent, from the sender's summary; else highest sequence seen + 1
+  uint64_t expected = 0;       // sent, from the sender's summary; else highest sequence seen + 1
   uint64_t possibly_lost = 0;  // missing, but the sender reported them in a failed write
   uint64_t unique = 0;
   uint64_t duplicates = 0;
   uint64_t reordered = 0;  // arrived after a higher sequence of the same connection and partition
   uint64_t missing = 0;
-  uint64_t beyond = 0;     // sequence numbers the sender says it never sent
+  uint64_t beyond = 0;                                        // sequence numbers the sender says it never sent
   std::vector<std::pair<uint64_t, uint64_t>> missing_ranges;  // first few, [from, to]
 };
 

@@ -71,12 +71,13 @@ class Channel {
 
 // A component's batch size against the channel it uses: 0 means the channel's
 // transactionCapacity; more than that is a configuration error naming the property.
-inline size_t batch_size_for(const config::ComponentConfig& component, std::string_view property,
-                             size_t configured, const Channel& channel) {
+inline size_t batch_size_for(const config::ComponentConfig& component, std::string_view property, size_t configured,
+                             const Channel& channel) {
   if (configured == 0) return channel.transaction_capacity();
   if (configured > channel.transaction_capacity())
     component.fail(property, std::to_string(configured) + " exceeds the transactionCapacity (" +
-                                 std::to_string(channel.transaction_capacity()) + ") of channel '" + channel.name() + "'");
+                                 std::to_string(channel.transaction_capacity()) + ") of channel '" + channel.name() +
+                                 "'");
   return configured;
 }
 

@@ -46,15 +46,14 @@ struct BuildContext {
 
 struct ComponentSpec {
   config::Kind kind;
-  std::string_view type;                   // canonical name
-  std::vector<std::string_view> aliases;   // Flume's type and class names
+  std::string_view type;                  // canonical name
+  std::vector<std::string_view> aliases;  // Flume's type and class names
   std::string_view doc;
   std::vector<config::PropertyDoc> (*describe)();
   std::unique_ptr<Channel> (*make_channel)(const config::ComponentConfig&) = nullptr;
-  std::unique_ptr<Source> (*make_source)(const config::ComponentConfig&,
-                                         std::vector<Channel*> channels, BuildContext&) = nullptr;
-  std::unique_ptr<Sink> (*make_sink)(const config::ComponentConfig&, Channel& channel,
-                                     BuildContext&) = nullptr;
+  std::unique_ptr<Source> (*make_source)(const config::ComponentConfig&, std::vector<Channel*> channels,
+                                         BuildContext&) = nullptr;
+  std::unique_ptr<Sink> (*make_sink)(const config::ComponentConfig&, Channel& channel, BuildContext&) = nullptr;
   // Metrics of the type rather than of one component (e.g. librdkafka's process-wide error
   // count): written once per scrape, whether or not the agent has a component of the type.
   void (*write_type_metrics)(MetricsWriter&) = nullptr;

@@ -33,8 +33,7 @@ void ComponentConfig::fail(std::string_view property, const std::string& message
 }
 
 const ComponentConfig* AgentConfig::find_channel(std::string_view name) const {
-  auto it = std::find_if(channels.begin(), channels.end(),
-                         [&](const ComponentConfig& c) { return c.name == name; });
+  auto it = std::find_if(channels.begin(), channels.end(), [&](const ComponentConfig& c) { return c.name == name; });
   return it == channels.end() ? nullptr : &*it;
 }
 
@@ -46,19 +45,17 @@ void check_wiring(const AgentConfig& config) {
     for (const ComponentConfig& c : *group) {
       const bool is_sink = c.kind == Kind::sink;
       const std::string key = c.full_key(is_sink ? "channel" : "channels");
-      const std::string where = c.channels_where.line ? c.channels_where.to_string()
-                                                      : c.type_where.to_string();
+      const std::string where = c.channels_where.line ? c.channels_where.to_string() : c.type_where.to_string();
       if (c.channels.empty())
-        throw ConfigError(where + ": " + key + " is missing: every " +
-                          std::string(kind_singular(c.kind)) + " needs " +
+        throw ConfigError(where + ": " + key + " is missing: every " + std::string(kind_singular(c.kind)) + " needs " +
                           (is_sink ? "the channel it drains" : "the channels it fills"));
       if (is_sink && c.channels.size() != 1)
         throw ConfigError(where + ": " + key + ": a sink drains exactly one channel, got " +
                           std::to_string(c.channels.size()));
       for (const std::string& channel : c.channels) {
         if (!config.find_channel(channel))
-          throw ConfigError(where + ": " + key + ": channel '" + channel +
-                            "' is not defined (listed in " + agent + ".channels)");
+          throw ConfigError(where + ": " + key + ": channel '" + channel + "' is not defined (listed in " + agent +
+                            ".channels)");
       }
     }
   }
@@ -77,8 +74,7 @@ struct ListedComponents {
 
 }  // namespace
 
-AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
-                     const std::string& file) {
+AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, const std::string& file) {
   AgentConfig config;
   config.agent_name = agent_name;
   config.file = file;
@@ -98,8 +94,7 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
       continue;
     }
     if (auto [it, inserted] = seen.emplace(e.key, e.where); !inserted)
-      throw ConfigError(e.where.to_string() + ": " + e.key + " is set twice (first at " +
-                        it->second.to_string() + ")");
+      throw ConfigError(e.where.to_string() + ": " + e.key + " is set twice (first at " + it->second.to_string() + ")");
     std::string_view rest = std::string_view(e.key).substr(prefix.size());
     bool matched = false;
     for (int k = 0; k < 3; ++k) {
@@ -107,8 +102,7 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
       if (rest == plural) {
         listed[k] = {parse_word_list(e.value), e.where, true};
         matched = true;
-      } else if (rest.starts_with(plural) && rest.size() > plural.size() &&
-                 rest[plural.size()] == '.') {
+      } else if (rest.starts_with(plural) && rest.size() > plural.size() && rest[plural.size()] == '.') {
         component_entries.push_back(&e);
         matched = true;
       }
@@ -122,9 +116,9 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
       throw ConfigError(e.where.to_string() + ": " + e.key +
                         ": sink groups (failover, load_balance) are not supported; attach "
                         "several sinks to one channel instead: they share its load");
-    throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix +
-                      "sources, " + prefix + "channels, " + prefix + "sinks, " + prefix + "monitoring.address or " +
-                      prefix + "<sources|channels|sinks>.<name>.<property>");
+    throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix + "sources, " + prefix +
+                      "channels, " + prefix + "sinks, " + prefix + "monitoring.address or " + prefix +
+                      "<sources|channels|sinks>.<name>.<property>");
   }
 
   if (seen.empty()) {
@@ -139,10 +133,9 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
   for (int k = 0; k < 3; ++k) {
     for (const std::string& name : listed[k].names) {
       auto& group = *groups[k];
-      if (std::any_of(group.begin(), group.end(),
-                      [&](const ComponentConfig& c) { return c.name == name; }))
-        throw ConfigError(listed[k].where.to_string() + ": " + prefix +
-                          std::string(kind_plural(kinds[k])) + " lists '" + name + "' twice");
+      if (std::any_of(group.begin(), group.end(), [&](const ComponentConfig& c) { return c.name == name; }))
+        throw ConfigError(listed[k].where.to_string() + ": " + prefix + std::string(kind_plural(kinds[k])) +
+                          " lists '" + name + "' twice");
       ComponentConfig c;
       c.kind = kinds[k];
       c.name = name;
@@ -160,19 +153,17 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
     const size_t dot = rest.find('.');
     const std::string name(rest.substr(0, dot));
     auto& group = *groups[k];
-    auto it = std::find_if(group.begin(), group.end(),
-                           [&](const ComponentConfig& c) { return c.name == name; });
+    auto it = std::find_if(group.begin(), group.end(), [&](const ComponentConfig& c) { return c.name == name; });
     if (it == group.end())
-      throw ConfigError(e->where.to_string() + ": " + e->key + ": " +
-                        std::string(kind_singular(kinds[k])) + " '" + name +
-                        "' is not listed in " + prefix + std::string(kind_plural(kinds[k])) +
+      throw ConfigError(e->where.to_string() + ": " + e->key + ": " + std::string(kind_singular(kinds[k])) + " '" +
+                        name + "' is not listed in " + prefix + std::string(kind_plural(kinds[k])) +
                         (listed[k].present ? "" : " (that key is missing)"));
     if (dot == std::string_view::npos)
-      throw ConfigError(e->where.to_string() + ": " + e->key +
-                        ": expected a property below the component, e.g. " + e->key + ".type");
+      throw ConfigError(e->where.to_string() + ": " + e->key + ": expected a property below the component, e.g. " +
+                        e->key + ".type");
     const std::string property(rest.substr(dot + 1));
-    const bool is_channel_list = (kinds[k] == Kind::source && property == "channels") ||
-                                 (kinds[k] == Kind::sink && property == "channel");
+    const bool is_channel_list =
+        (kinds[k] == Kind::source && property == "channels") || (kinds[k] == Kind::sink && property == "channel");
     if (property == "type") {
       it->type = e->value;
       it->type_where = e->where;
@@ -187,9 +178,8 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
   for (auto* group : groups)
     for (const ComponentConfig& c : *group)
       if (c.type.empty())
-        throw ConfigError(c.type_where.to_string() + ": " + c.full_key("type") +
-                          " is missing: every listed " + std::string(kind_singular(c.kind)) +
-                          " needs a type");
+        throw ConfigError(c.type_where.to_string() + ": " + c.full_key("type") + " is missing: every listed " +
+                          std::string(kind_singular(c.kind)) + " needs a type");
   check_wiring(config);
   return config;
 }

@@ -15,8 +15,8 @@ namespace sluice::config {
 
 enum class Kind { source, channel, sink };
 
-std::string_view kind_plural(Kind kind);   // "sources"
-std::string_view kind_singular(Kind kind); // "source"
+std::string_view kind_plural(Kind kind);    // "sources"
+std::string_view kind_singular(Kind kind);  // "source"
 
 struct PropertyValue {
   std::string value;
@@ -35,9 +35,7 @@ struct ComponentConfig {
   // Every other property, keyed by its name below the component ("kafka.topic").
   std::map<std::string, PropertyValue> properties;
 
-  std::string full_key(std::string_view property) const {
-    return key_prefix + "." + std::string(property);
-  }
+  std::string full_key(std::string_view property) const { return key_prefix + "." + std::string(property); }
   // Where `property` was set, or where the component was declared when it was not.
   SourceLocation where(std::string_view property) const;
   // Throws "<file:line>: <full key>: <message>".
@@ -76,7 +74,6 @@ using FlatConfig = std::vector<FlatEntry>;
 // Selects `agent_name`'s keys (others belong to other agents, as in Flume) and builds the
 // model. Throws ConfigError for unknown top-level keys, components that are configured but
 // not listed, listed components without a type, duplicates.
-AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name,
-                     const std::string& file);
+AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, const std::string& file);
 
 }  // namespace sluice::config

@@ -80,9 +80,7 @@ EventBatch EventBatch::slice(size_t first, size_t count) const {
 }
 
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)
-    : storage_(std::make_unique<EventStorage>()),
-      expected_events_(expected_events),
-      expected_bytes_(expected_bytes) {
+    : storage_(std::make_unique<EventStorage>()), expected_events_(expected_events), expected_bytes_(expected_bytes) {
   storage_->events.reserve(expected_events_);
   storage_->bytes.reserve(expected_bytes_);
 }

@@ -29,31 +29,41 @@ struct Span {
 
 // One event: offsets into its batch's buffer plus the fields the source parsed.
 struct EventRecord {
-  uint32_t offset = 0;       // the received frame, without its terminator
+  uint32_t offset = 0;  // the received frame, without its terminator
   uint32_t length = 0;
-  uint32_t body_offset = 0;  // the body (Flume's: the line without the header fields that
-  uint32_t body_length = 0;  // keepFields drops), relative to offset; may lie past the frame
-  Span host;                 // HOSTNAME
-  Span app;                  // APP-NAME / the RFC 3164 TAG without [pid] and ':'
-  Span procid;               // PROCID / the RFC 3164 TAG's [pid]
-  Span msgid;                // RFC 5424 MSGID
-  Span structured_data;      // RFC 5424 STRUCTURED-DATA, brackets included
+  uint32_t body_offset = 0;     // the body (Flume's: the line without the header fields that
+  uint32_t body_length = 0;     // keepFields drops), relative to offset; may lie past the frame
+  Span host;                    // HOSTNAME
+  Span app;                     // APP-NAME / the RFC 3164 TAG without [pid] and ':'
+  Span procid;                  // PROCID / the RFC 3164 TAG's [pid]
+  Span msgid;                   // RFC 5424 MSGID
+  Span structured_data;         // RFC 5424 STRUCTURED-DATA, brackets included
   uint32_t message_offset = 0;  // MSG (after the TAG, or STRUCTURED-DATA and a BOM) to the end
-  uint32_t client_offset = 0;  // relative to offset, past the frame: client IP then hostname
+  uint32_t client_offset = 0;   // relative to offset, past the frame: client IP then hostname
   uint8_t client_ip_length = 0;
   uint8_t client_host_length = 0;
-  uint16_t port = 0;         // local port it arrived on
-  uint8_t facility = 1;      // RFC 3164: a line without PRI is user.notice (1, 5)
+  uint16_t port = 0;     // local port it arrived on
+  uint8_t facility = 1;  // RFC 3164: a line without PRI is user.notice (1, 5)
   uint8_t severity = 5;
   EventStatus status = EventStatus::ok;
-  uint8_t version = 0;       // 1 for RFC 5424, 0 otherwise
+  uint8_t version = 0;  // 1 for RFC 5424, 0 otherwise
   bool timestamp_from_header = false;
   int64_t timestamp_ms = 0;  // from the header when present, else the time it was received
 };
 
 // The parsed fields a sink can route by or key on (Flume's header names where Flume has one).
 enum class EventField : uint8_t {
-  none, host, app, procid, msgid, facility, severity, port, timestamp, client_ip, client_host
+  none,
+  host,
+  app,
+  procid,
+  msgid,
+  facility,
+  severity,
+  port,
+  timestamp,
+  client_ip,
+  client_host
 };
 // "host", "app", "procid", "msgid", "Facility", "Severity", "port", "timestamp", "clientIP",
 // "clientHostname" (any case, a few synonyms); nullopt for anything else.
@@ -109,9 +119,7 @@ class EventBatch {
   const EventRecord* end() const { return storage_->events.data() + end_; }
   const EventRecord& operator[](size_t i) const { return storage_->events[begin_ + i]; }
 
-  std::string_view raw(const EventRecord& e) const {
-    return {storage_->bytes.data() + e.offset, e.length};
-  }
+  std::string_view raw(const EventRecord& e) const { return {storage_->bytes.data() + e.offset, e.length}; }
   std::string_view body(const EventRecord& e) const {
     return {storage_->bytes.data() + e.offset + e.body_offset, e.body_length};
   }

@@ -21,7 +21,7 @@ using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 struct DurationHistogram {
   static constexpr double kBounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
   static constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]) + 1;  // the last: +Inf
-  uint64_t counts[kBuckets] = {};  // per bucket, not cumulative
+  uint64_t counts[kBuckets] = {};                                               // per bucket, not cumulative
   double sum_seconds = 0;
   uint64_t count = 0;
   static size_t bucket_of(double seconds) {

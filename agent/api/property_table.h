@@ -38,9 +38,8 @@ struct ParsedMember {
 };
 
 template <class C>
-using MemberPointer =
-    std::variant<int64_t C::*, size_t C::*, ByteSize C::*, bool C::*, std::string C::*,
-                 std::vector<std::string> C::*, std::chrono::milliseconds C::*, ParsedMember<C>>;
+using MemberPointer = std::variant<int64_t C::*, size_t C::*, ByteSize C::*, bool C::*, std::string C::*,
+                                   std::vector<std::string> C::*, std::chrono::milliseconds C::*, ParsedMember<C>>;
 
 // An enumeration: each accepted word and its value.
 template <class C, class E>
@@ -167,8 +166,7 @@ void assign(const Property<C>& p, C& config, std::string_view text, const ValueC
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           config.*member = parse_word_list(text);
         } else {
-          if (!p.choices.empty() &&
-              std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
+          if (!p.choices.empty() && std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end()) {
             std::string expected = "one of";
             for (std::string_view c : p.choices) expected += " " + std::string(c);
             ctx.fail(text, expected);
@@ -184,13 +182,20 @@ std::string type_name(const Property<C>& p) {
   return std::visit(
       [&](const auto& member) -> std::string {
         using T = member_type<C, std::remove_cvref_t<decltype(member)>>;
-        if constexpr (std::is_same_v<T, ParsedMember<C>>) return member.type;
-        else if constexpr (std::is_same_v<T, int64_t>) return "integer " + limits_text(p.limits);
-        else if constexpr (std::is_same_v<T, size_t>) return "integer " + limits_text(unsigned_limits(p.limits));
-        else if constexpr (std::is_same_v<T, ByteSize>) return "size";
-        else if constexpr (std::is_same_v<T, bool>) return "boolean";
-        else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) return "duration";
-        else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "list";
+        if constexpr (std::is_same_v<T, ParsedMember<C>>)
+          return member.type;
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return "integer " + limits_text(p.limits);
+        else if constexpr (std::is_same_v<T, size_t>)
+          return "integer " + limits_text(unsigned_limits(p.limits));
+        else if constexpr (std::is_same_v<T, ByteSize>)
+          return "size";
+        else if constexpr (std::is_same_v<T, bool>)
+          return "boolean";
+        else if constexpr (std::is_same_v<T, std::chrono::milliseconds>)
+          return "duration";
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+          return "list";
         else {
           if (p.choices.empty()) return "string";
           std::string s = "one of:";
@@ -206,29 +211,25 @@ std::string type_name(const Property<C>& p) {
 // Builds C from the component's properties: defaults first, then every given value. Unknown
 // keys go to `extra`; unknown to it too, they are an error that lists the known names.
 template <class C>
-C bind(const PropertyTable<C>& table, const ComponentConfig& component,
-       const ExtraPropertyHandler& extra = {}) {
+C bind(const PropertyTable<C>& table, const ComponentConfig& component, const ExtraPropertyHandler& extra = {}) {
   C config{};
   for (const Property<C>& p : table)
-    detail::assign(p, config, p.default_value,
-                   ValueContext{component.full_key(p.name) + " (default)", {}});
+    detail::assign(p, config, p.default_value, ValueContext{component.full_key(p.name) + " (default)", {}});
   std::vector<const Property<C>*> given;
   for (const auto& [key, value] : component.properties) {
     auto it = std::find_if(table.begin(), table.end(), [&](const Property<C>& p) {
-      return p.name == key ||
-             std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
+      return p.name == key || std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
     });
     if (it == table.end()) {
       if (extra && extra(key, value)) continue;
       std::string known;
       for (const Property<C>& p : table) known += (known.empty() ? "" : ", ") + std::string(p.name);
-      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) +
-                        ": unknown property for " + std::string(kind_singular(component.kind)) +
-                        " type '" + component.type + "' (known: " + known + ")");
+      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) + ": unknown property for " +
+                        std::string(kind_singular(component.kind)) + " type '" + component.type + "' (known: " + known +
+                        ")");
     }
     if (std::find(given.begin(), given.end(), &*it) != given.end())
-      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) +
-                        ": sets '" + std::string(it->name) +
+      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) + ": sets '" + std::string(it->name) +
                         "' a second time, under another of its names");
     given.push_back(&*it);
     detail::assign(*it, config, value.value, ValueContext{component.full_key(key), value.where});
@@ -240,8 +241,7 @@ template <class C>
 std::vector<PropertyDoc> describe(const PropertyTable<C>& table) {
   std::vector<PropertyDoc> docs;
   for (const Property<C>& p : table) {
-    PropertyDoc d{std::string(p.name), detail::type_name(p), std::string(p.default_value),
-                  std::string(p.doc), {}};
+    PropertyDoc d{std::string(p.name), detail::type_name(p), std::string(p.default_value), std::string(p.doc), {}};
     for (std::string_view a : p.aliases) d.aliases.emplace_back(a);
     docs.push_back(std::move(d));
   }

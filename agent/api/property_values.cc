@@ -30,17 +30,16 @@ bool split_number(std::string_view text, int64_t& number, std::string& suffix) {
   return true;
 }
 
-void check_limits(int64_t value, std::string_view text, const ValueContext& ctx,
-                  const Limits& limits, std::string_view what) {
-  if (value < limits.min || value > limits.max)
-    ctx.fail(text, std::string(what) + " in " + limits_text(limits));
+void check_limits(int64_t value, std::string_view text, const ValueContext& ctx, const Limits& limits,
+                  std::string_view what) {
+  if (value < limits.min || value > limits.max) ctx.fail(text, std::string(what) + " in " + limits_text(limits));
 }
 
 }  // namespace
 
 void ValueContext::fail(std::string_view value, std::string_view expected) const {
-  throw ConfigError(where.to_string() + ": " + key + ": \"" + std::string(value) +
-                    "\" is not " + std::string(expected));
+  throw ConfigError(where.to_string() + ": " + key + ": \"" + std::string(value) + "\" is not " +
+                    std::string(expected));
 }
 
 std::string limits_text(const Limits& limits) {
@@ -55,8 +54,7 @@ std::string limits_text(const Limits& limits) {
 int64_t parse_integer(std::string_view text, const ValueContext& ctx, Limits limits) {
   int64_t value = 0;
   std::string suffix;
-  if (!split_number(text, value, suffix) || !suffix.empty())
-    ctx.fail(text, "an integer in " + limits_text(limits));
+  if (!split_number(text, value, suffix) || !suffix.empty()) ctx.fail(text, "an integer in " + limits_text(limits));
   check_limits(value, text, ctx, limits, "an integer");
   return value;
 }
@@ -67,11 +65,16 @@ ByteSize parse_byte_size(std::string_view text, const ValueContext& ctx, Limits 
   const std::string expected = "a size in bytes (e.g. 16777216, 32k, 16m, 1g) in " + limits_text(limits);
   if (!split_number(text, value, suffix) || value < 0) ctx.fail(text, expected);
   int shift = 0;
-  if (suffix.empty() || suffix == "b") shift = 0;
-  else if (suffix == "k" || suffix == "kb" || suffix == "kib") shift = 10;
-  else if (suffix == "m" || suffix == "mb" || suffix == "mib") shift = 20;
-  else if (suffix == "g" || suffix == "gb" || suffix == "gib") shift = 30;
-  else ctx.fail(text, expected);
+  if (suffix.empty() || suffix == "b")
+    shift = 0;
+  else if (suffix == "k" || suffix == "kb" || suffix == "kib")
+    shift = 10;
+  else if (suffix == "m" || suffix == "mb" || suffix == "mib")
+    shift = 20;
+  else if (suffix == "g" || suffix == "gb" || suffix == "gib")
+    shift = 30;
+  else
+    ctx.fail(text, expected);
   if (shift && value > (std::numeric_limits<int64_t>::max() >> shift)) ctx.fail(text, expected);
   value <<= shift;
   check_limits(value, text, ctx, limits, "a size");
@@ -85,19 +88,21 @@ bool parse_boolean(std::string_view text, const ValueContext& ctx) {
   ctx.fail(text, "a boolean (true or false)");
 }
 
-std::chrono::milliseconds parse_duration(std::string_view text, const ValueContext& ctx,
-                                         Limits limits_ms) {
+std::chrono::milliseconds parse_duration(std::string_view text, const ValueContext& ctx, Limits limits_ms) {
   int64_t value = 0;
   std::string suffix;
   const std::string expected =
-      "a duration (e.g. 500, 500ms, 2s, 1m; plain numbers are milliseconds) in " +
-      limits_text(limits_ms) + " ms";
+      "a duration (e.g. 500, 500ms, 2s, 1m; plain numbers are milliseconds) in " + limits_text(limits_ms) + " ms";
   if (!split_number(text, value, suffix)) ctx.fail(text, expected);
   int64_t scale = 1;
-  if (suffix.empty() || suffix == "ms") scale = 1;
-  else if (suffix == "s") scale = 1000;
-  else if (suffix == "m" || suffix == "min") scale = 60'000;
-  else ctx.fail(text, expected);
+  if (suffix.empty() || suffix == "ms")
+    scale = 1;
+  else if (suffix == "s")
+    scale = 1000;
+  else if (suffix == "m" || suffix == "min")
+    scale = 60'000;
+  else
+    ctx.fail(text, expected);
   if (value > std::numeric_limits<int64_t>::max() / scale) ctx.fail(text, expected);
   value *= scale;
   if (value < limits_ms.min || value > limits_ms.max) ctx.fail(text, expected);

@@ -35,8 +35,7 @@ int64_t parse_integer(std::string_view text, const ValueContext& ctx, Limits lim
 ByteSize parse_byte_size(std::string_view text, const ValueContext& ctx, Limits limits);
 bool parse_boolean(std::string_view text, const ValueContext& ctx);
 // "500" (ms), "500ms", "2s", "1m".
-std::chrono::milliseconds parse_duration(std::string_view text, const ValueContext& ctx,
-                                         Limits limits_ms);
+std::chrono::milliseconds parse_duration(std::string_view text, const ValueContext& ctx, Limits limits_ms);
 // Whitespace- or comma-separated words.
 std::vector<std::string> parse_word_list(std::string_view text);
 

@@ -11,14 +11,14 @@ namespace sluice {
 // sink's own metrics come from its probe (write_metrics).
 struct SinkCounters {
   uint64_t events_taken = 0;
-  uint64_t events_sent = 0;        // handed over (acks=0) or acknowledged (acks>=1)
-  uint64_t events_failed = 0;      // delivery reports with an error (each attempt counts)
-  uint64_t events_discarded = 0;   // failed for good (e.g. too large): committed, not retried
-  uint64_t events_rolled_back = 0; // failed and put back into the channel for another attempt
+  uint64_t events_sent = 0;                 // handed over (acks=0) or acknowledged (acks>=1)
+  uint64_t events_failed = 0;               // delivery reports with an error (each attempt counts)
+  uint64_t events_discarded = 0;            // failed for good (e.g. too large): committed, not retried
+  uint64_t events_rolled_back = 0;          // failed and put back into the channel for another attempt
   uint64_t events_possibly_duplicated = 0;  // of those, maybe stored already (sent, answer lost or purged)
   uint64_t events_lost_after_handover = 0;  // acks=0: of events_sent, not delivered after all
-  int64_t events_queued = 0;       // handed to the sink's client (its Kafka producer), not yet sent
-  DurationHistogram batch_seconds;  // take → committed (or rolled back)
+  int64_t events_queued = 0;                // handed to the sink's client (its Kafka producer), not yet sent
+  DurationHistogram batch_seconds;          // take → committed (or rolled back)
   uint64_t batches = 0;
 };
 

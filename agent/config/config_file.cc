@@ -49,14 +49,9 @@ void flatten(const YAML::Node& node, const std::string& key, const std::string& 
       out.push_back({key, words, where});
       break;
     }
-    case YAML::NodeType::Scalar:
-      out.push_back({key, node.as<std::string>(), where});
-      break;
-    case YAML::NodeType::Null:
-      out.push_back({key, "", where});
-      break;
-    case YAML::NodeType::Undefined:
-      break;
+    case YAML::NodeType::Scalar: out.push_back({key, node.as<std::string>(), where}); break;
+    case YAML::NodeType::Null: out.push_back({key, "", where}); break;
+    case YAML::NodeType::Undefined: break;
   }
 }
 

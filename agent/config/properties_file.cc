@@ -45,10 +45,14 @@ std::string unescape(std::string_view text, const SourceLocation& where) {
         for (int d = 1; d <= 4; ++d) {
           char h = text[i + d];
           code <<= 4;
-          if (h >= '0' && h <= '9') code |= h - '0';
-          else if (h >= 'a' && h <= 'f') code |= h - 'a' + 10;
-          else if (h >= 'A' && h <= 'F') code |= h - 'A' + 10;
-          else throw ConfigError(where.to_string() + ": malformed \\u escape (expected 4 hex digits)");
+          if (h >= '0' && h <= '9')
+            code |= h - '0';
+          else if (h >= 'a' && h <= 'f')
+            code |= h - 'a' + 10;
+          else if (h >= 'A' && h <= 'F')
+            code |= h - 'A' + 10;
+          else
+            throw ConfigError(where.to_string() + ": malformed \\u escape (expected 4 hex digits)");
         }
         append_utf8(out, code);
         i += 4;
@@ -103,7 +107,10 @@ FlatConfig parse_properties(std::string_view text, const std::string& file) {
     size_t i = 0;
     while (i < logical.size()) {
       char c = logical[i];
-      if (c == '\\') { i += 2; continue; }
+      if (c == '\\') {
+        i += 2;
+        continue;
+      }
       if (c == '=' || c == ':' || is_blank(c)) break;
       ++i;
     }

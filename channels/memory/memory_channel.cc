@@ -27,8 +27,7 @@ MemoryChannel::MemoryChannel(std::string name, const MemoryChannelConfig& config
 bool MemoryChannel::has_room(const EventBatch& batch) const {
   if (counters_.events_held + batch.size() > capacity_) return false;
   // A batch bigger than the byte bound would otherwise wait forever: let it into an empty channel.
-  if (byte_capacity_ && counters_.bytes_held > 0 && counters_.bytes_held + batch.bytes() > byte_capacity_)
-    return false;
+  if (byte_capacity_ && counters_.bytes_held > 0 && counters_.bytes_held + batch.bytes() > byte_capacity_) return false;
   return true;
 }
 
@@ -55,8 +54,7 @@ bool MemoryChannel::put(EventBatch& batch, Deadline deadline) {
 Take MemoryChannel::take(size_t max_events, Deadline deadline) {
   Take take;
   std::unique_lock lock(mutex_);
-  if (queue_.empty() && !not_empty_.wait_until(lock, deadline, [&] { return !queue_.empty(); }))
-    return take;
+  if (queue_.empty() && !not_empty_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return take;
   while (!queue_.empty() && take.events < max_events) {
     EventBatch& front = queue_.front();
     const size_t room = max_events - take.events;
@@ -90,8 +88,7 @@ void MemoryChannel::rollback(Take&& take) {
   if (take.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    for (auto it = take.batches.rbegin(); it != take.batches.rend(); ++it)
-      queue_.push_front(std::move(*it));
+    for (auto it = take.batches.rbegin(); it != take.batches.rend(); ++it) queue_.push_front(std::move(*it));
     queued_events_ += take.events;
     counters_.events_rolled_back += take.events;
   }

@@ -7,8 +7,8 @@
 #include <deque>
 #include <mutex>
 
-#include "agent/api/component_spec.h"
 #include "agent/api/channel.h"
+#include "agent/api/component_spec.h"
 #include "channels/memory/memory_channel_config.h"
 
 namespace sluice {

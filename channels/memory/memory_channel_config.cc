@@ -3,6 +3,8 @@
 namespace sluice {
 
 using MC = MemoryChannelConfig;
+// A table, one row per property, laid out for reading rather than by clang-format.
+// clang-format off
 const config::PropertyTable<MC> kMemoryChannelProperties{
     {"capacity", &MC::capacity, "10000",
      "Max events held (queued plus taken but not yet committed by a sink).", {.min = 1, .max = 1'000'000'000}},
@@ -16,6 +18,7 @@ const config::PropertyTable<MC> kMemoryChannelProperties{
      "Percent of byteCapacity kept free for headers, as in Flume: the effective byte bound is byteCapacity * (100 - this) / 100.",
      {.min = 0, .max = 99}},
 };
+// clang-format on
 
 MemoryChannelConfig parse_memory_channel_config(const config::ComponentConfig& component) {
   MemoryChannelConfig c = config::bind(kMemoryChannelProperties, component);

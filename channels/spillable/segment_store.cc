@@ -154,11 +154,13 @@ SegmentStore::CommitLogContents SegmentStore::read_commit_log(RecoveryReport& re
   if (!use_legacy && !has_header) {
     if (end >= static_cast<off_t>(kLogHeader)) {
       ::close(fd);
-      throw std::runtime_error(path.string() + " is not a Sluice commit log: move it away (every record on disk is "
+      throw std::runtime_error(path.string() +
+                               " is not a Sluice commit log: move it away (every record on disk is "
                                "then delivered again)");
     }
     // Cut short while it was first written (a power loss with fsync = never): it said nothing.
-    report.problems.push_back(path.string() + " is empty or torn (" + std::to_string(end) + " bytes): every record "
+    report.problems.push_back(path.string() + " is empty or torn (" + std::to_string(end) +
+                              " bytes): every record "
                               "on disk is delivered again, some perhaps twice");
     ::close(fd);
     return committed;
@@ -169,7 +171,8 @@ SegmentStore::CommitLogContents SegmentStore::read_commit_log(RecoveryReport& re
     if (version != kLogVersion) {
       ::close(fd);
       throw std::runtime_error(path.string() + " is a commit log of version " + std::to_string(version) +
-                               " (this build reads " + std::to_string(kLogVersion) + "): deliver it with the build "
+                               " (this build reads " + std::to_string(kLogVersion) +
+                               "): deliver it with the build "
                                "that wrote it");
     }
   }
@@ -244,9 +247,12 @@ void SegmentStore::recover(uint64_t id, const CommitLogContents& committed, Reco
   while (at < file_size) {
     uint32_t h[4];  // magic, length, events, crc
     const char* problem = nullptr;
-    if (file_size - at < kRecordHeader || !read_all(fd, h, kRecordHeader, at)) problem = "torn record header";
-    else if (h[0] != kRecordMagic || h[1] > kMaxPayload) problem = "bad record header";
-    else if (file_size - at - kRecordHeader < h[1]) problem = "torn record";
+    if (file_size - at < kRecordHeader || !read_all(fd, h, kRecordHeader, at))
+      problem = "torn record header";
+    else if (h[0] != kRecordMagic || h[1] > kMaxPayload)
+      problem = "bad record header";
+    else if (file_size - at - kRecordHeader < h[1])
+      problem = "torn record";
     if (!problem) {
       payload.resize(h[1]);
       if (!read_all(fd, payload.data(), h[1], at + kRecordHeader) || record_crc(h[2], payload) != h[3])
@@ -326,8 +332,10 @@ RecordRef SegmentStore::append(std::string_view payload, uint32_t events) {
   s.size += stored;
   ++s.records;
   bytes_on_disk_ += stored;
-  if (config_.fsync == FsyncPolicy::every_batch) ::fdatasync(s.fd);
-  else s.dirty = true;
+  if (config_.fsync == FsyncPolicy::every_batch)
+    ::fdatasync(s.fd);
+  else
+    s.dirty = true;
   return record;
 }
 

@@ -27,8 +27,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,12 +68,12 @@ struct ReplayRecord {
 };
 
 struct RecoveryReport {
-  uint64_t segments = 0;           // found on disk
-  uint64_t records_replayed = 0;   // not yet delivered: returned for replay
+  uint64_t segments = 0;          // found on disk
+  uint64_t records_replayed = 0;  // not yet delivered: returned for replay
   uint64_t events_replayed = 0;
-  uint64_t records_committed = 0;  // delivered before the stop: skipped
-  uint64_t corrupt_tails = 0;      // segments cut at a torn or corrupt record
-  uint64_t corrupt_bytes = 0;      // bytes cut off
+  uint64_t records_committed = 0;     // delivered before the stop: skipped
+  uint64_t corrupt_tails = 0;         // segments cut at a torn or corrupt record
+  uint64_t corrupt_bytes = 0;         // bytes cut off
   std::vector<std::string> problems;  // one line per cut, for the log
 };
 

@@ -22,8 +22,9 @@ const ComponentSpec kSpillableChannelSpec{
     .kind = config::Kind::channel,
     .type = "spillablememory",
     .aliases = {"org.apache.flume.channel.SpillableMemoryChannel"},
-    .doc = "Memory first; when memory is full, batches overflow to Snappy-compressed, CRC-checked segment files on "
-           "disk, in order. Records on disk survive restarts and crashes until delivered.",
+    .doc =
+        "Memory first; when memory is full, batches overflow to Snappy-compressed, CRC-checked segment files on "
+        "disk, in order. Records on disk survive restarts and crashes until delivered.",
     .describe = [] { return config::describe(kSpillableChannelProperties); },
     .make_channel = &make_spillable_channel,
 };
@@ -32,8 +33,9 @@ const ComponentSpec kFileChannelSpec{
     .kind = config::Kind::channel,
     .type = "file",
     .aliases = {"org.apache.flume.channel.file.FileChannel"},
-    .doc = "Every batch on disk before its put returns (the spillable channel with memoryCapacity 0): nothing "
-           "accepted is lost when the agent is killed.",
+    .doc =
+        "Every batch on disk before its put returns (the spillable channel with memoryCapacity 0): nothing "
+        "accepted is lost when the agent is killed.",
     .describe = [] { return config::describe(kSpillableChannelProperties); },
     .make_channel = &make_file_channel,
 };
@@ -48,8 +50,10 @@ class SpillableChannel::RecordTracker final : public CommitTracker {
   void committed(size_t first, size_t count) override {
     if (remaining_ == 0 || count == 0) return;
     remaining_ -= std::min<size_t>(count, remaining_);
-    if (remaining_ == 0) channel_.release(record_, count);
-    else channel_.release_part(record_, {static_cast<uint32_t>(first), static_cast<uint32_t>(count)});
+    if (remaining_ == 0)
+      channel_.release(record_, count);
+    else
+      channel_.release_part(record_, {static_cast<uint32_t>(first), static_cast<uint32_t>(count)});
   }
 
  private:
@@ -59,8 +63,7 @@ class SpillableChannel::RecordTracker final : public CommitTracker {
 };
 
 SpillableChannel::SpillableChannel(config::ComponentConfig component, SpillableChannelConfig config)
-    : component_(std::move(component)), config_(std::move(config)) {
-}
+    : component_(std::move(component)), config_(std::move(config)) {}
 
 SpillableChannel::~SpillableChannel() { close(); }
 
@@ -93,9 +96,9 @@ void SpillableChannel::open() {
   }
   spdlog::info("channel {}: {} events in {} records to deliver from {} segment(s) in {}{}", name(),
                report.events_replayed, report.records_replayed, report.segments, config_.data_dir,
-               report.corrupt_tails ? fmt::format("; {} corrupt tail(s), {} bytes cut", report.corrupt_tails,
-                                                  report.corrupt_bytes)
-                                    : "");
+               report.corrupt_tails
+                   ? fmt::format("; {} corrupt tail(s), {} bytes cut", report.corrupt_tails, report.corrupt_bytes)
+                   : "");
   if (config_.fsync == spill::FsyncPolicy::interval)
     flusher_ = std::thread([this] {
       std::unique_lock lock(mutex_);
@@ -155,8 +158,8 @@ void SpillableChannel::queue_partly_committed(const spill::ReplayRecord& r) {
   for (const spill::EventRange& part : r.committed) done += part.count;
   disk_events_ += r.record.events - done;
   const auto payload = store_->read(r.record);
-  auto batch = payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, r.record, done))
-                       : std::nullopt;
+  auto batch =
+      payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, r.record, done)) : std::nullopt;
   if (!batch || batch->size() != r.record.events) {
     drop_unreadable(r.record, r.record.events - done);
     return;
@@ -175,8 +178,10 @@ void SpillableChannel::queue_partly_committed(const spill::ReplayRecord& r) {
 // With mutex_ held: a record that no longer matches its CRC; `events` of it are lost.
 void SpillableChannel::drop_unreadable(const spill::RecordRef& record, uint64_t events) {
   // Written whole and checked at start, yet not readable now: the device corrupted it.
-  spdlog::error("channel {}: a record of {} events in segment {} at offset {} no longer matches its CRC: {} events "
-                "lost (counted as events_unreadable)", name(), record.events, record.segment, record.offset, events);
+  spdlog::error(
+      "channel {}: a record of {} events in segment {} at offset {} no longer matches its CRC: {} events "
+      "lost (counted as events_unreadable)",
+      name(), record.events, record.segment, record.offset, events);
   counters_.events_unreadable += events;
   release(record, events);
 }
@@ -204,9 +209,10 @@ const char* SpillableChannel::disk_refusal(size_t events, uint64_t stored) const
 
 void SpillableChannel::log_blocked(const char* reason) {
   if (auto note = blocked_log_.next())
-    spdlog::warn("channel {}: memory full and {}: sources wait (backpressure); {} events in memory, {} on disk, {} "
-                 "bytes on disk{}",
-                 name(), reason, memory_events_, disk_events_, store_ ? store_->bytes_on_disk() : 0, *note);
+    spdlog::warn(
+        "channel {}: memory full and {}: sources wait (backpressure); {} events in memory, {} on disk, {} "
+        "bytes on disk{}",
+        name(), reason, memory_events_, disk_events_, store_ ? store_->bytes_on_disk() : 0, *note);
 }
 
 bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
@@ -313,8 +319,10 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
   for (size_t i = 0; i < take.batches.size(); ++i) {
     if (!to_read[i]) continue;
     take.batches[i] = load(*to_read[i]);
-    if (take.batches[i].empty()) unreadable.push_back(*to_read[i]);
-    else take.bytes += take.batches[i].bytes();
+    if (take.batches[i].empty())
+      unreadable.push_back(*to_read[i]);
+    else
+      take.bytes += take.batches[i].bytes();
   }
   lock.lock();
   for (const spill::RecordRef& record : unreadable) {
@@ -397,7 +405,8 @@ void SpillableChannel::write_metrics(MetricsWriter& w) const {
             c.events_unreadable);
   w.counter("sluice_channel_disk_write_errors_total",
             "Commit log writes and fsyncs that failed (disk full, I/O error): the records concerned may be delivered "
-            "again after a restart.", l, s.disk_write_errors);
+            "again after a restart.",
+            l, s.disk_write_errors);
 }
 
 }  // namespace sluice

@@ -18,9 +18,9 @@
 #include <optional>
 #include <thread>
 
+#include "agent/api/channel.h"
 #include "agent/api/component_spec.h"
 #include "agent/api/log_limiter.h"
-#include "agent/api/channel.h"
 #include "channels/spillable/segment_store.h"
 #include "channels/spillable/spillable_channel_config.h"
 
@@ -28,9 +28,9 @@ namespace sluice {
 
 // What only a disk-backed channel counts (ChannelCounters has the rest).
 struct SpillCounters {
-  uint64_t events_spilled = 0;     // put to disk because memory was full
-  uint64_t bytes_on_disk = 0;      // segment files and commit log
-  uint64_t corrupt_tails = 0;      // segments cut at a torn or corrupt record (at start)
+  uint64_t events_spilled = 0;  // put to disk because memory was full
+  uint64_t bytes_on_disk = 0;   // segment files and commit log
+  uint64_t corrupt_tails = 0;   // segments cut at a torn or corrupt record (at start)
   uint64_t corrupt_bytes = 0;
   uint64_t disk_write_errors = 0;  // commit log writes and fsyncs that failed: logged; may redeliver
 };
@@ -55,8 +55,8 @@ class SpillableChannel final : public Channel {
 
  private:
   struct Entry {
-    EventBatch batch;                     // in memory (also a rolled-back slice of a disk record)
-    std::optional<spill::RecordRef> disk; // or on disk, not yet read
+    EventBatch batch;                      // in memory (also a rolled-back slice of a disk record)
+    std::optional<spill::RecordRef> disk;  // or on disk, not yet read
     size_t events() const { return disk ? disk->events : batch.size(); }
   };
   class RecordTracker;
@@ -82,7 +82,7 @@ class SpillableChannel final : public Channel {
   std::deque<Entry> queue_;
   uint64_t memory_events_ = 0;  // held in memory: queued plus taken, not from disk
   uint64_t memory_bytes_ = 0;
-  uint64_t disk_events_ = 0;    // in records not yet released (queued, taken, rolled back)
+  uint64_t disk_events_ = 0;  // in records not yet released (queued, taken, rolled back)
   ChannelCounters counters_;
   SpillCounters spill_counters_;
   LogLimiter blocked_log_;  // "memory full and ...": a line per 10 s

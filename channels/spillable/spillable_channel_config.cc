@@ -3,6 +3,8 @@
 namespace sluice {
 
 using SC = SpillableChannelConfig;
+// A table, one row per property, laid out for reading rather than by clang-format.
+// clang-format off
 const config::PropertyTable<SC> kSpillableChannelProperties{
     {"memoryCapacity", &SC::memory_capacity, "10000",
      "Events held in memory (queued plus taken); beyond it batches go to disk. Must be 0 for type file.",
@@ -38,6 +40,7 @@ const config::PropertyTable<SC> kSpillableChannelProperties{
      "killed agent loses nothing written under any policy: the page cache outlives the process."},
     {"fsyncInterval", &SC::fsync_interval, "1s", "With fsync = interval: how often.", {.min = 1}},
 };
+// clang-format on
 
 SpillableChannelConfig parse_spillable_channel_config(const config::ComponentConfig& component, bool disk_only) {
   SpillableChannelConfig c = config::bind(kSpillableChannelProperties, component);

@@ -11,24 +11,24 @@ namespace sluice::kafka {
 // Why a message was not delivered: a fixed set, so it can label a counter.
 enum class DeliveryError : uint8_t {
   none = 0,
-  timed_out,          // message.timeout.ms passed (e.g. broker down that long)
-  purged,             // dropped from librdkafka's queue at the shutdown deadline
-  queue_full,         // never enqueued: the shutdown deadline passed while the queue was full
+  timed_out,   // message.timeout.ms passed (e.g. broker down that long)
+  purged,      // dropped from librdkafka's queue at the shutdown deadline
+  queue_full,  // never enqueued: the shutdown deadline passed while the queue was full
   unknown_topic,
   invalid_topic,      // a name Kafka refuses (e.g. '/' or ':' in it)
   unknown_partition,  // the topic has no such partition
   not_authorized,
-  too_large,          // larger than the broker accepts
-  invalid_message,    // the broker refuses it as corrupt or invalid
-  producer_fatal,     // the idempotent producer lost its state (a fatal error): it is recreated
+  too_large,        // larger than the broker accepts
+  invalid_message,  // the broker refuses it as corrupt or invalid
+  producer_fatal,   // the idempotent producer lost its state (a fatal error): it is recreated
   other,
 };
 inline constexpr int kDeliveryErrorKinds = 12;
 std::string_view to_string(DeliveryError error);
 struct DeliveryReport {
   DeliveryError error = DeliveryError::none;
-  int code = 0;             // librdkafka's rd_kafka_resp_err_t
-  const char* text = "";    // librdkafka's description
+  int code = 0;           // librdkafka's rd_kafka_resp_err_t
+  const char* text = "";  // librdkafka's description
   // Failed, but the broker may have stored it: it had been sent (a request that timed out, a
   // retry purged at shutdown). Sending it again may duplicate it.
   bool possibly_persisted = false;

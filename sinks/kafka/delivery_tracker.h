@@ -84,7 +84,6 @@ void split_take(const Take& take, Leaves&& leaves, Take& leaving, Take& back) {
   }
 }
 
-
 // acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
 // Heap-allocated and reference-counted like HandedOverTake (one reference per message, one for
 // the sink), because at shutdown the sink may stop waiting for a request stuck in flight: its
@@ -111,7 +110,10 @@ class AwaitedTake {
 
  private:
   explicit AwaitedTake(Take take)
-      : take_(std::move(take)), slots_(take_.events), outcomes_(take_.events), answered_(take_.events),
+      : take_(std::move(take)),
+        slots_(take_.events),
+        outcomes_(take_.events),
+        answered_(take_.events),
         references_(static_cast<int64_t>(take_.events) + 1) {
     for (size_t i = 0; i < slots_.size(); ++i) slots_[i] = Slot{this, static_cast<uint32_t>(i)};
   }

@@ -4,8 +4,7 @@
 
 namespace sluice::kafka {
 
-void KafkaEnvironment::require_topic(const std::string& bootstrap, const std::string& topic,
-                                     int partitions) {
+void KafkaEnvironment::require_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
   if (bootstrap != kEmbedded) return;
   int& needed = embedded_topics_[topic];
   needed = std::max(needed, partitions);

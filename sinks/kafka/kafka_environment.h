@@ -21,7 +21,6 @@ inline constexpr std::string_view kEmbedded = "embedded";
 
 class KafkaEnvironment {
  public:
-
   // A sink will produce to `topic` on `bootstrap` needing at least `partitions` partitions.
   void require_topic(const std::string& bootstrap, const std::string& topic, int partitions);
   void start();

@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
   std::string topic = "ApacheLog", bootstrap_file;
   int partitions = 10, brokers = 1;
   app.add_option("--topic", topic, "Topic to create")->capture_default_str();
-  app.add_option("--partitions", partitions, "Partitions of the topic")->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--partitions", partitions, "Partitions of the topic")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   app.add_option("--brokers", brokers, "Brokers in the cluster")->check(CLI::Range(1, 16))->capture_default_str();
   app.add_option("--bootstrap-file", bootstrap_file, "Write the bootstrap address here once ready");
   std::string control;

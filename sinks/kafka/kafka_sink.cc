@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <span>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -42,25 +42,25 @@ const ComponentSpec kKafkaSinkSpec{
     .kind = config::Kind::sink,
     .type = "kafka",
     .aliases = {"org.apache.flume.sink.kafka.KafkaSink", "com.igloosec.KafkaSink"},
-    .doc = "Produces events to Kafka with librdkafka, a batch per take, without copying them.\n\n"
-           "Producer settings: `kafka.producer.<name>` passes a librdkafka (Kafka producer) property through; so does "
-           "`kafka.<name>`, with the Kafka 0.8 names the seed uses mapped onto librdkafka's: `request.required.acks` -> "
-           "`acks`, `send.buffer.bytes` -> `socket.send.buffer.bytes`, `queue.buffering.max.message` (sic) -> "
-           "`queue.buffering.max.messages` (with a warning), `compression.codec` 0/1/2 -> none/gzip/snappy; "
-           "`kafka.producer.type = sync` commits only after delivery reports, as acks >= 1 does; `requiredAcks` -> `acks`. "
-           "A property librdkafka refuses stops start-up with its message and the line. `acks` defaults to 1 (Flume's "
-           "default). With acks=0 an event is committed once librdkafka has taken it; with acks >= 1 once its "
-           "delivery report succeeded. A failed event goes back to the channel and is retried with backoff, or is "
-           "discarded and counted when retrying cannot help (too large, invalid, a topic or partition from the event "
-           "that does not exist). With acks >= 1 `message.timeout.ms` defaults to 0 (librdkafka retries for as long "
-           "as an outage lasts) unless set.",
+    .doc =
+        "Produces events to Kafka with librdkafka, a batch per take, without copying them.\n\n"
+        "Producer settings: `kafka.producer.<name>` passes a librdkafka (Kafka producer) property through; so does "
+        "`kafka.<name>`, with the Kafka 0.8 names the seed uses mapped onto librdkafka's: `request.required.acks` -> "
+        "`acks`, `send.buffer.bytes` -> `socket.send.buffer.bytes`, `queue.buffering.max.message` (sic) -> "
+        "`queue.buffering.max.messages` (with a warning), `compression.codec` 0/1/2 -> none/gzip/snappy; "
+        "`kafka.producer.type = sync` commits only after delivery reports, as acks >= 1 does; `requiredAcks` -> `acks`. "
+        "A property librdkafka refuses stops start-up with its message and the line. `acks` defaults to 1 (Flume's "
+        "default). With acks=0 an event is committed once librdkafka has taken it; with acks >= 1 once its "
+        "delivery report succeeded. A failed event goes back to the channel and is retried with backoff, or is "
+        "discarded and counted when retrying cannot help (too large, invalid, a topic or partition from the event "
+        "that does not exist). With acks >= 1 `message.timeout.ms` defaults to 0 (librdkafka retries for as long "
+        "as an outage lasts) unless set.",
     .describe = [] { return config::describe(kKafkaSinkProperties); },
     .make_sink = &make_kafka_sink,
     .write_type_metrics = &KafkaSinkProbe::write_type_metrics,
 };
 
-KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
-                     std::shared_ptr<KafkaEnvironment> env)
+KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, std::shared_ptr<KafkaEnvironment> env)
     : name_(std::move(name)),
       config_(std::move(config)),
       channel_(channel),
@@ -189,7 +189,8 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
       m.key_length = key.size();
     }
   }
-  if (config_.partition_field != EventField::none) m.partition = static_cast<int32_t>(EventBatch::numeric_field(e, config_.partition_field));
+  if (config_.partition_field != EventField::none)
+    m.partition = static_cast<int32_t>(EventBatch::numeric_field(e, config_.partition_field));
   if (config_.topic_field != EventField::none) {
     char unused[24];
     topics_.push_back(batch.field(e, config_.topic_field, unused));
@@ -268,9 +269,10 @@ void KafkaSink::enforce_deadline() {
     in_flight_at_ = now + kInFlightGrace;
     give_up_at_ = in_flight_at_ + kInFlightGrace;
   } else if (now >= give_up_at_) {
-    spdlog::error("sink {}: requests still unanswered {} ms after the shutdown deadline; their events go back to "
-                  "the channel as possibly persisted", name_,
-                  std::chrono::duration_cast<std::chrono::milliseconds>(now - stop_deadline_.get()).count());
+    spdlog::error(
+        "sink {}: requests still unanswered {} ms after the shutdown deadline; their events go back to "
+        "the channel as possibly persisted",
+        name_, std::chrono::duration_cast<std::chrono::milliseconds>(now - stop_deadline_.get()).count());
     while (!window_.empty()) settle_front();
   } else if (now >= in_flight_at_) {
     producer_->purge(true);
@@ -296,16 +298,19 @@ void KafkaSink::hand_over(Take take) {
   uint64_t discarded = 0;
   int text_code = 0;
   Take leaving, back;
-  split_take(in_flight->take(), [&](size_t i) {
-    const OutgoingMessage& m = messages_[i];
-    if (!m.refusal) return true;
-    const DeliveryReport report = report_of(m.refusal);
-    ++by_reason[static_cast<int>(report.error)];
-    text_code = m.refusal;
-    const bool discard = classify(report.error, destination_of(i)) == ErrorClass::discard;
-    discarded += discard;
-    return discard;
-  }, leaving, back);
+  split_take(
+      in_flight->take(),
+      [&](size_t i) {
+        const OutgoingMessage& m = messages_[i];
+        if (!m.refusal) return true;
+        const DeliveryReport report = report_of(m.refusal);
+        ++by_reason[static_cast<int>(report.error)];
+        text_code = m.refusal;
+        const bool discard = classify(report.error, destination_of(i)) == ErrorClass::discard;
+        discarded += discard;
+        return discard;
+      },
+      leaving, back);
   count_failures(by_reason, report_of(text_code).text, discarded, back.events);
   probe_->discarded(discarded);
   probe_->sent(leaving.events - discarded);
@@ -332,25 +337,28 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
   uint64_t by_reason[kDeliveryErrorKinds] = {};
   uint64_t discarded = 0, possibly_persisted = 0;
   Take leaving, back;
-  split_take(awaited.take(), [&](size_t i) {
-    if (!awaited.answered(i)) {  // given up at shutdown: in flight, the broker may have it
-      ++by_reason[static_cast<int>(DeliveryError::purged)];
-      ++possibly_persisted;
-      return false;
-    }
-    const DeliveryError error = awaited.error(i);
-    if (error == DeliveryError::none) return true;
-    ++by_reason[static_cast<int>(error)];
-    const Destination destination{
-        .topic_from_event = !awaited.topic_from_event.empty() && awaited.topic_from_event[i],
-        .partition_from_event = config_.partition_field != EventField::none};
-    if (classify(error, destination) == ErrorClass::discard) {
-      ++discarded;
-      return true;
-    }
-    possibly_persisted += awaited.possibly_persisted(i);
-    return false;
-  }, leaving, back);
+  split_take(
+      awaited.take(),
+      [&](size_t i) {
+        if (!awaited.answered(i)) {  // given up at shutdown: in flight, the broker may have it
+          ++by_reason[static_cast<int>(DeliveryError::purged)];
+          ++possibly_persisted;
+          return false;
+        }
+        const DeliveryError error = awaited.error(i);
+        if (error == DeliveryError::none) return true;
+        ++by_reason[static_cast<int>(error)];
+        const Destination destination{
+            .topic_from_event = !awaited.topic_from_event.empty() && awaited.topic_from_event[i],
+            .partition_from_event = config_.partition_field != EventField::none};
+        if (classify(error, destination) == ErrorClass::discard) {
+          ++discarded;
+          return true;
+        }
+        possibly_persisted += awaited.possibly_persisted(i);
+        return false;
+      },
+      leaving, back);
   count_failures(by_reason, awaited.text(), discarded, back.events);
   probe_->discarded(discarded);
   probe_->sent(leaving.events - discarded);
@@ -358,8 +366,10 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
   if (possibly_persisted) probe_->possibly_duplicated(possibly_persisted);
   if (back.empty() && leaving.events > discarded) producer_backoff_ = kProducerBackoffMin;  // the producer works
   channel_.commit(leaving);
-  if (!back.empty()) window_back_.push_back(std::move(back));
-  else if (window_back_.empty()) backoff_ = kRetryBackoffMin;  // delivered, and nothing older failed
+  if (!back.empty())
+    window_back_.push_back(std::move(back));
+  else if (window_back_.empty())
+    backoff_ = kRetryBackoffMin;  // delivered, and nothing older failed
 }
 
 // Puts undelivered events back at the front of the channel and backs off before the next
@@ -395,13 +405,17 @@ void KafkaSink::stop(Deadline deadline) {
   // its HandedOverTake, which counts it as lost.
   const int remaining = producer_->flush(static_cast<int>(std::max<int64_t>(left, 0)));
   if (remaining > 0)
-    spdlog::error("sink {}: {} messages still in librdkafka at the shutdown deadline are purged (acks=0: counted as "
-                  "lost after hand-over; acks >= 1: already back in the channel)", name_, remaining);
+    spdlog::error(
+        "sink {}: {} messages still in librdkafka at the shutdown deadline are purged (acks=0: counted as "
+        "lost after hand-over; acks >= 1: already back in the channel)",
+        name_, remaining);
   std::atomic_store(&producer_, std::shared_ptr<Producer>());
   const SinkCounters c = counters();
-  spdlog::info("sink {}: stopped; {} events sent ({} lost after hand-over), {} failed attempts ({} discarded, {} "
-               "rolled back for retry, {} possibly duplicated)", name_, c.events_sent, c.events_lost_after_handover,
-               c.events_failed, c.events_discarded, c.events_rolled_back, c.events_possibly_duplicated);
+  spdlog::info(
+      "sink {}: stopped; {} events sent ({} lost after hand-over), {} failed attempts ({} discarded, {} "
+      "rolled back for retry, {} possibly duplicated)",
+      name_, c.events_sent, c.events_lost_after_handover, c.events_failed, c.events_discarded, c.events_rolled_back,
+      c.events_possibly_duplicated);
 }
 
 SinkCounters KafkaSink::counters() const {

@@ -19,9 +19,9 @@
 #include <array>
 #include <atomic>
 #include <deque>
-#include <string_view>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -76,21 +76,21 @@ class KafkaSink final : public Sink {
   ProducerSettings producer_settings_;  // config_.producer with the resolved bootstrap
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
-  std::atomic<bool> draining_{false};  // stop() was called: end once the channel is empty
-  StopDeadline stop_deadline_;          // ...or at this deadline, whatever is left
-  const std::shared_ptr<KafkaSinkProbe> probe_;  // shared with the delivery trackers
-  std::vector<OutgoingMessage> messages_;  // reused for every take
-  std::string json_;                       // format json: the take's payloads, copied by librdkafka
+  std::atomic<bool> draining_{false};              // stop() was called: end once the channel is empty
+  StopDeadline stop_deadline_;                     // ...or at this deadline, whatever is left
+  const std::shared_ptr<KafkaSinkProbe> probe_;    // shared with the delivery trackers
+  std::vector<OutgoingMessage> messages_;          // reused for every take
+  std::string json_;                               // format json: the take's payloads, copied by librdkafka
   std::vector<std::array<char, 24>> key_scratch_;  // numeric keys, formatted
-  std::vector<std::string_view> topics_;          // per-event topics, when topicHeader applies
-  std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
-  Clock::time_point resume_at_{};           // no new take before (the backoff)
-  const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
-  std::deque<AwaitedTake*> window_;         // those takes, oldest first; each settled in order
+  std::vector<std::string_view> topics_;           // per-event topics, when topicHeader applies
+  std::chrono::milliseconds backoff_{100};         // before retrying a rolled-back take; doubles to 10 s
+  Clock::time_point resume_at_{};                  // no new take before (the backoff)
+  const size_t max_in_flight_;                     // acks >= 1: takes awaiting their reports at once
+  std::deque<AwaitedTake*> window_;                // those takes, oldest first; each settled in order
   // What settled takes of the window failed to deliver, oldest first: rolled back together once
   // the window is empty, so the channel gets them back in the order they were taken.
   std::vector<Take> window_back_;
-  Clock::time_point in_flight_at_{}, give_up_at_{};  // past the stop deadline: when to purge in flight, give up
+  Clock::time_point in_flight_at_{}, give_up_at_{};   // past the stop deadline: when to purge in flight, give up
   std::chrono::milliseconds producer_backoff_{1000};  // between new producers after fatal errors
   Clock::time_point next_producer_at_{};
 };

@@ -48,6 +48,8 @@ bool is_valid_topic_name(std::string_view topic) {
   });
 }
 
+// A table, one row per property, laid out for reading rather than by clang-format.
+// clang-format off
 const config::PropertyTable<C> kKafkaSinkProperties{
     {"topic", &C::topic, "default-flume-topic", "Kafka topic the events go to.", {}, {}, {"kafka.topic"}},
     {"brokerList", &C::bootstrap, "",
@@ -98,6 +100,7 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "keepFields keeps: Flume's default), raw (the line as received, after charset conversion) or json (one object of "
      "every parsed field with Flume's header names, plus the message; copied into librdkafka, so dearer)."},
 };
+// clang-format on
 
 KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component) {
   bool sync = false;
@@ -120,8 +123,8 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
       name = name.substr(9);  // Flume 1.7+: kafka.producer.<Kafka producer property>
     } else if (name == "producer.type") {
       if (given.value != "async" && given.value != "sync")
-        throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": \"" +
-                                  given.value + "\" is not one of async sync");
+        throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": \"" + given.value +
+                                  "\" is not one of async sync");
       sync = given.value == "sync";
       return true;
     } else {
@@ -139,13 +142,16 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   C c = config::bind(kKafkaSinkProperties, component, extra);
   c.producer = std::move(producer);
   if (c.bootstrap.empty())
-    component.fail("brokerList", "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
+    component.fail("brokerList",
+                   "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
   if (!is_valid_topic_name(c.topic))
-    component.fail("topic", "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
+    component.fail("topic",
+                   "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
   if (!c.allow_topic_override) c.topic_field = EventField::none;
   // Keyed messages go where a Java producer would put them, unless the user chose a partitioner.
   if (c.key_field != EventField::none && !c.producer.count("partitioner"))
-    c.producer["partitioner"] = ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};
+    c.producer["partitioner"] =
+        ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};
   for (const char* alias : {"request.required.acks", "required.acks"}) {
     if (auto it = c.producer.find(alias); it != c.producer.end()) {
       if (c.producer.count("acks"))

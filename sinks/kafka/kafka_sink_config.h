@@ -3,8 +3,8 @@
 #include <string>
 #include <string_view>
 
-#include "agent/api/property_table.h"
 #include "agent/api/event_batch.h"
+#include "agent/api/property_table.h"
 #include "sinks/kafka/producer.h"
 
 namespace sluice::kafka {

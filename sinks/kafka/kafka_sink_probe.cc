@@ -28,15 +28,19 @@ void KafkaSinkProbe::lost_after_handover(DeliveryError reason, uint64_t count, c
 
 void KafkaSinkProbe::possibly_duplicated(uint64_t events) {
   possibly_duplicated_.fetch_add(events, std::memory_order_relaxed);
-  spdlog::warn("sink {}: {} of the events going back to the channel may already be in Kafka (sent, then the "
-               "answer was lost or purged); they will be sent again and may be duplicated (counted as "
-               "possibly_duplicated)", sink_name_, events);
+  spdlog::warn(
+      "sink {}: {} of the events going back to the channel may already be in Kafka (sent, then the "
+      "answer was lost or purged); they will be sent again and may be duplicated (counted as "
+      "possibly_duplicated)",
+      sink_name_, events);
 }
 
 void KafkaSinkProbe::producer_replaced(const std::string& reason) {
   const uint64_t restarts = producer_restarts_.fetch_add(1) + 1;
-  spdlog::error("sink {}: the Kafka producer had a fatal error ({}); what it held went back to the channel (acks >= "
-                "1) and a new producer takes over (restart {})", sink_name_, reason, restarts);
+  spdlog::error(
+      "sink {}: the Kafka producer had a fatal error ({}); what it held went back to the channel (acks >= "
+      "1) and a new producer takes over (restart {})",
+      sink_name_, reason, restarts);
 }
 
 SinkCounters KafkaSinkProbe::counters() const {
@@ -81,16 +85,19 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
     const MetricLabels bl{{"sink", sink_name_}, {"broker", b.name}};
     w.gauge("sluice_kafka_broker_up", "1 if the sink's producer is connected to the broker (librdkafka state UP).", bl,
             b.up ? 1 : 0);
-    w.gauge("sluice_kafka_broker_rtt_avg_seconds", "Average request round-trip time to the broker (librdkafka "
-            "statistics).", bl, b.rtt_avg_seconds);
+    w.gauge("sluice_kafka_broker_rtt_avg_seconds",
+            "Average request round-trip time to the broker (librdkafka "
+            "statistics).",
+            bl, b.rtt_avg_seconds);
     w.gauge("sluice_kafka_broker_rtt_p99_seconds", "99th percentile request round-trip time to the broker.", bl,
             b.rtt_p99_seconds);
   }
 }
 
 void KafkaSinkProbe::write_type_metrics(MetricsWriter& w) {
-  w.counter("sluice_kafka_client_errors_total", "Errors librdkafka reported about the cluster (unreachable, auth, ...).",
-            {}, static_cast<double>(client_errors()));
+  w.counter("sluice_kafka_client_errors_total",
+            "Errors librdkafka reported about the cluster (unreachable, auth, ...).", {},
+            static_cast<double>(client_errors()));
 }
 
 }  // namespace sluice::kafka

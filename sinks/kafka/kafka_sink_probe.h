@@ -22,7 +22,7 @@ class Producer;
 
 // The Kafka sink's counters beyond every sink's.
 struct KafkaSinkCounters {
-  uint64_t producer_restarts = 0;  // new producers after fatal errors
+  uint64_t producer_restarts = 0;                                  // new producers after fatal errors
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
 };
 

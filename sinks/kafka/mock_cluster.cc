@@ -4,8 +4,8 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <sstream>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 namespace sluice::kafka {
 
@@ -37,8 +37,10 @@ void MockCluster::create_topic(const std::string& topic, int partitions) {
 
 void MockCluster::set_broker_down(int32_t broker, bool down) {
   for (int32_t id = broker ? broker : 1; id <= (broker ? broker : brokers_); ++id) {
-    if (down) rd_kafka_mock_broker_set_down(cluster_, id);
-    else rd_kafka_mock_broker_set_up(cluster_, id);
+    if (down)
+      rd_kafka_mock_broker_set_down(cluster_, id);
+    else
+      rd_kafka_mock_broker_set_up(cluster_, id);
   }
 }
 
@@ -54,7 +56,8 @@ namespace sluice::kafka {
 void MockCluster::push_request_errors(int16_t api_key, int count, int error_code) {
   // The variadic rd_kafka_mock_push_request_errors wants `count` error arguments; the array
   // form takes the same error repeated.
-  const std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(count), static_cast<rd_kafka_resp_err_t>(error_code));
+  const std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(count),
+                                                static_cast<rd_kafka_resp_err_t>(error_code));
   rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
 }
 

@@ -44,8 +44,7 @@ void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char text[512];
     rd_kafka_fatal_error(rk, text, sizeof text);
-    spdlog::critical("kafka producer fatal error: {}; its sinks roll back what it held and start a new producer",
-                     text);
+    spdlog::critical("kafka producer fatal error: {}; its sinks roll back what it held and start a new producer", text);
     return;
   }
   // librdkafka retries these itself and recovers when Kafka comes back; they are worth a line.
@@ -60,8 +59,10 @@ void on_log(const rd_kafka_t*, int level, const char* facility, const char* text
   }
   const auto note = limiter_for(std::string("log:") + facility).next();
   if (!note) return;
-  if (level <= 3) spdlog::error("librdkafka {}: {}{}", facility, text, *note);
-  else spdlog::warn("librdkafka {}: {}{}", facility, text, *note);
+  if (level <= 3)
+    spdlog::error("librdkafka {}: {}{}", facility, text, *note);
+  else
+    spdlog::warn("librdkafka {}: {}{}", facility, text, *note);
 }
 
 // librdkafka's statistics JSON (YAML is a superset of JSON): broker state and round-trip time.
@@ -91,12 +92,11 @@ rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char error[512];
   for (const auto& [name, setting] : settings) {
-    if (rd_kafka_conf_set(conf, name.c_str(), setting.value.c_str(), error, sizeof error) !=
-        RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(conf, name.c_str(), setting.value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
       const std::string shown = setting.written_as.empty() ? name : setting.written_as;
-      throw config::ConfigError(setting.where.to_string() + ": " + shown + ": librdkafka refused " +
-                                name + "=\"" + setting.value + "\": " + error);
+      throw config::ConfigError(setting.where.to_string() + ": " + shown + ": librdkafka refused " + name + "=\"" +
+                                setting.value + "\": " + error);
     }
   }
   return conf;
@@ -105,7 +105,6 @@ rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
 }  // namespace
 
 uint64_t client_errors() { return g_client_errors.load(std::memory_order_relaxed); }
-
 
 void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destroy(build_conf(settings)); }
 
@@ -207,7 +206,8 @@ int Producer::flush(int timeout_ms) {
 }
 
 void Producer::purge(bool in_flight) {
-  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_NON_BLOCKING | (in_flight ? RD_KAFKA_PURGE_F_INFLIGHT : 0));
+  rd_kafka_purge(rk_,
+                 RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_NON_BLOCKING | (in_flight ? RD_KAFKA_PURGE_F_INFLIGHT : 0));
 }
 
 bool Producer::fatal(std::string* reason) const {

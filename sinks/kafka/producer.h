@@ -11,8 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/api/config_error.h"

@@ -13,11 +13,13 @@ using Clock = std::chrono::steady_clock;
 TopicReader::TopicReader(const std::string& bootstrap, const std::string& topic) : topic_(topic) {
   char error[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  const std::pair<const char*, const char*> settings[] = {
-      {"bootstrap.servers", bootstrap.c_str()}, {"group.id", "sluice-verify"},
-      {"enable.auto.commit", "false"},          {"enable.partition.eof", "true"},
-      {"auto.offset.reset", "earliest"},        {"log_level", "3"},
-      {"fetch.wait.max.ms", "100"}};
+  const std::pair<const char*, const char*> settings[] = {{"bootstrap.servers", bootstrap.c_str()},
+                                                          {"group.id", "sluice-verify"},
+                                                          {"enable.auto.commit", "false"},
+                                                          {"enable.partition.eof", "true"},
+                                                          {"auto.offset.reset", "earliest"},
+                                                          {"log_level", "3"},
+                                                          {"fetch.wait.max.ms", "100"}};
   for (auto [name, value] : settings) {
     if (rd_kafka_conf_set(conf, name, value, error, sizeof error) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
@@ -81,8 +83,10 @@ bool TopicReader::read_all(const OnMessage& on_message, const ReadOptions& optio
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
   for (const PartitionOffsets& p : partitions) {
     int64_t start = RD_KAFKA_OFFSET_BEGINNING;
-    if (options.from_time_ms >= 0) start = options.from_time_ms;
-    else if (options.from_offset >= 0) start = options.from_offset;
+    if (options.from_time_ms >= 0)
+      start = options.from_time_ms;
+    else if (options.from_offset >= 0)
+      start = options.from_offset;
     rd_kafka_topic_partition_list_add(list, topic_.c_str(), p.partition)->offset = start;
   }
   if (options.from_time_ms >= 0) {
@@ -124,8 +128,7 @@ bool TopicReader::read_all(const OnMessage& on_message, const ReadOptions& optio
         rd_kafka_message_destroy(m);
         continue;
       }
-      on_message(m->partition, m->offset, timestamp,
-                 std::string_view(static_cast<const char*>(m->payload), m->len));
+      on_message(m->partition, m->offset, timestamp, std::string_view(static_cast<const char*>(m->payload), m->len));
     }
     rd_kafka_message_destroy(m);
   }

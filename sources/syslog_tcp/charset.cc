@@ -25,7 +25,6 @@ bool is_ascii(std::string_view s) {
   return ((any & 0x8080808080808080ULL) | (tail & 0x80)) == 0;
 }
 
-
 }  // namespace
 
 std::optional<Charset> charset_from_name(std::string_view name) {

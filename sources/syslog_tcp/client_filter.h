@@ -13,7 +13,7 @@
 namespace sluice::syslog_tcp {
 
 struct Network {
-  int family = 0;                    // AF_INET or AF_INET6
+  int family = 0;  // AF_INET or AF_INET6
   std::array<uint8_t, 16> address{};
   int prefix_bits = 0;
   bool contains(const sockaddr_storage& peer) const;

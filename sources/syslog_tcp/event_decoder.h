@@ -42,11 +42,13 @@ class EventDecoder {
  private:
   // Some of priority/version/timestamp/hostname kept: the body is those fields, in their
   // order and spelling, then the usual body; written after the frame.
-  void keep_header_fields(std::string_view frame, const HeaderLayout& layout, EventRecord& e, EventBatchBuilder& builder) {
+  void keep_header_fields(std::string_view frame, const HeaderLayout& layout, EventRecord& e,
+                          EventBatchBuilder& builder) {
     composed_.clear();
     if (keep_fields_ & keep_priority) composed_.append(frame.substr(0, layout.pri_end));
-    for (const auto& [bit, span] : {std::pair{keep_version, layout.version}, std::pair{keep_timestamp, layout.timestamp},
-                                    std::pair{keep_hostname, layout.hostname}})
+    for (const auto& [bit, span] :
+         {std::pair{keep_version, layout.version}, std::pair{keep_timestamp, layout.timestamp},
+          std::pair{keep_hostname, layout.hostname}})
       if ((keep_fields_ & bit) && span.length) composed_.append(frame.substr(span.offset, span.length));
     composed_.append(frame.substr(e.body_offset, e.body_length));
     e.body_offset = builder.append_to_last(composed_);

@@ -79,9 +79,9 @@ class Framer {
   const size_t max_count_;
   const bool detect_octets_;
   State state_ = State::frame_start;
-  std::string carry_;      // the start of a frame whose end has not arrived
-  uint64_t counted_ = 0;   // octet counting: the frame's declared length
-  uint64_t remaining_ = 0; // octet counting: bytes of the frame still to come
+  std::string carry_;       // the start of a frame whose end has not arrived
+  uint64_t counted_ = 0;    // octet counting: the frame's declared length
+  uint64_t remaining_ = 0;  // octet counting: bytes of the frame still to come
 };
 
 inline size_t Framer::terminator(std::string_view data, bool& found) {
@@ -100,8 +100,10 @@ void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, Fra
     return;
   }
   ++counters.frames;
-  if (truncated) ++counters.truncated;
-  else if (cut) ++counters.cut;
+  if (truncated)
+    ++counters.truncated;
+  else if (cut)
+    ++counters.cut;
   on_frame(frame, truncated || cut);
 }
 
@@ -118,14 +120,10 @@ void Framer::feed(std::string_view data, OnFrame&& on_frame, FramerCounters& cou
         }
         break;
       case State::line:
-      case State::skip_line:
-        feed_line(data, on_frame, counters);
-        break;
+      case State::skip_line: feed_line(data, on_frame, counters); break;
       case State::octet_length:
       case State::octet_space:
-      case State::octet_body:
-        feed_octets(data, on_frame, counters);
-        break;
+      case State::octet_body: feed_octets(data, on_frame, counters); break;
     }
   }
 }
@@ -139,8 +137,7 @@ void Framer::feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters
   } else {
     // The frame's length without the CR before its terminator; an unterminated chunk may end
     // in that CR, so one byte more than max_frame is kept until the terminator shows.
-    const bool cr_before_end =
-        ended && (chunk ? data[chunk - 1] == '\r' : !carry_.empty() && carry_.back() == '\r');
+    const bool cr_before_end = ended && (chunk ? data[chunk - 1] == '\r' : !carry_.empty() && carry_.back() == '\r');
     const size_t length = carry_.size() + chunk - (cr_before_end ? 1 : 0);
     const size_t limit = ended ? max_frame_ : max_frame_ + 1;
     if (length > limit) {

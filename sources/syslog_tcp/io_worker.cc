@@ -55,7 +55,10 @@ struct IoWorker::Connection {
   uint8_t client_ip_length = 0;
   uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
   Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
-      : worker(w), port(p), port_index(index), framer(c.event_size, c.detect_octet_counting()),
+      : worker(w),
+        port(p),
+        port_index(index),
+        framer(c.event_size, c.detect_octet_counting()),
         charset(c.charset_of(p)) {}
   std::string peer_text() {
     sockaddr_storage peer{};
@@ -88,8 +91,8 @@ IoWorker::IoWorker(IoShared& shared, int index)
     uv_timer_init(&loop_, idle_timer_.get());
     idle_timer_->data = this;
     const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(timeout / 4, 10, 1000));
-    uv_timer_start(idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every,
-                   every);
+    uv_timer_start(
+        idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every, every);
   }
 }
 
@@ -104,8 +107,8 @@ IoWorker::~IoWorker() {
 
 std::vector<uint16_t> IoWorker::start_accepting(const config::ComponentConfig& component,
                                                 const std::vector<uint16_t>& ports, Acceptor::Deal deal) {
-  acceptor_ = std::make_unique<Acceptor>(&loop_, config_, shared_.probe, counters_, shared_.open_connections,
-                                         std::move(deal));
+  acceptor_ =
+      std::make_unique<Acceptor>(&loop_, config_, shared_.probe, counters_, shared_.open_connections, std::move(deal));
   std::vector<uint16_t> bound;
   for (uint16_t port : ports) bound.push_back(acceptor_->listen_on(component, port));
   return bound;
@@ -302,18 +305,23 @@ void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
     }
     if (builder_.size() >= batch_size) flush();
   };
-  if (end != StreamEnd::none) conn.framer.finish(on_frame, framed, end == StreamEnd::cut);
-  else conn.framer.feed(data, on_frame, framed);
+  if (end != StreamEnd::none)
+    conn.framer.finish(on_frame, framed, end == StreamEnd::cut);
+  else
+    conn.framer.feed(data, on_frame, framed);
   shared_.probe.framed(counters_, conn.port_index, framed, invalid, invalid_utf8, conn.port,
                        [&] { return conn.peer_text(); });
 }
 
 // The arrival time for this read's events; the zone is looked up at most once a second.
 void IoWorker::refresh_clock() {
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
-  if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms) clock_ = ParseClock::now();
-  else clock_.now_ms = now_ms;
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms)
+    clock_ = ParseClock::now();
+  else
+    clock_.now_ms = now_ms;
 }
 
 // Puts the pending batch into every channel, waiting for room as long as it takes (that
@@ -340,10 +348,11 @@ void IoWorker::flush() {
       }
       if (now >= next_log) {
         next_log = now + kBlockedLogEvery;
-        spdlog::warn("source {}: channel {} has been full for {}s; io thread {} is not reading "
-                     "its sockets (TCP backpressure on the senders)",
-                     shared_.source_name, channels[i]->name(),
-                     std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(), index_);
+        spdlog::warn(
+            "source {}: channel {} has been full for {}s; io thread {} is not reading "
+            "its sockets (TCP backpressure on the senders)",
+            shared_.source_name, channels[i]->name(),
+            std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(), index_);
       }
     }
   }
@@ -354,7 +363,8 @@ void IoWorker::close_connection(Connection* conn) {
   if (conn->pending_lookup) conn->pending_lookup->data = nullptr;  // on_name must not touch it
   counters_.closed.add(1);
   shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle), [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+  uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
+           [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
 }
 
 void IoWorker::close_listeners() {
@@ -380,8 +390,10 @@ void IoWorker::shut_down() {
   {
     std::lock_guard lock(mutex_);
     if (shutdown_deadline_ != Deadline::max())
-      grace = std::min<int64_t>(grace, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                 shutdown_deadline_ - Clock::now()).count() / 2));
+      grace = std::min<int64_t>(
+          grace,
+          std::max<int64_t>(
+              0, std::chrono::duration_cast<std::chrono::milliseconds>(shutdown_deadline_ - Clock::now()).count() / 2));
   }
   // Lookups still queued would keep the loop (and the agent) waiting on a slow resolver:
   // cancelled, their connections go on with the address as name. One already running
@@ -394,7 +406,8 @@ void IoWorker::shut_down() {
   drain_timer_ = std::make_unique<uv_timer_t>();
   uv_timer_init(&loop_, drain_timer_.get());
   drain_timer_->data = this;
-  uv_timer_start(drain_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->drain_step(); }, 0, 10);
+  uv_timer_start(
+      drain_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->drain_step(); }, 0, 10);
 }
 
 void IoWorker::drain_step() {

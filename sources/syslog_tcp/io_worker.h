@@ -117,7 +117,7 @@ class IoWorker {
   bool stop_accepting_requested_ = false;
   bool accepting_stopped_flag_ = false;  // the listeners are closed (acceptor)
   bool stop_requested_ = false;
-  bool loop_ended_ = false;              // the last connection is closed: no more hand-overs
+  bool loop_ended_ = false;  // the last connection is closed: no more hand-overs
   Deadline shutdown_deadline_ = Deadline::max();
   std::condition_variable accepting_stopped_;
 

@@ -36,8 +36,10 @@ sockaddr_storage resolve(const config::ComponentConfig& component, const std::st
   }
   std::memcpy(&addr, found->ai_addr, found->ai_addrlen);
   freeaddrinfo(found);
-  if (addr.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(port);
-  else reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(port);
+  if (addr.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(port);
+  else
+    reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(port);
   return addr;
 }
 
@@ -51,8 +53,10 @@ void apply_receive_buffer(int fd, uint64_t bytes) {
   // Linux reports twice the usable size it granted; less than asked means rmem_max capped it.
   if (got / 2 < wanted)
     std::call_once(warned, [&] {
-      spdlog::warn("readBufferSize {} was capped by the kernel to {} bytes: raise "
-                   "net.core.rmem_max (see sysctl/)", wanted, got / 2);
+      spdlog::warn(
+          "readBufferSize {} was capped by the kernel to {} bytes: raise "
+          "net.core.rmem_max (see sysctl/)",
+          wanted, got / 2);
     });
 }
 
@@ -142,8 +146,10 @@ void Acceptor::accept_backlog() {
 
 bool Acceptor::admit(int fd, const sockaddr_storage& peer) {
   std::optional<Refusal> refusal;
-  if (config_.clients.filters() && !config_.clients.admits(peer)) refusal = Refusal::denied;
-  else if (open_connections_.load(std::memory_order_relaxed) >= config_.max_connections) refusal = Refusal::limit;
+  if (config_.clients.filters() && !config_.clients.admits(peer))
+    refusal = Refusal::denied;
+  else if (open_connections_.load(std::memory_order_relaxed) >= config_.max_connections)
+    refusal = Refusal::limit;
   if (!refusal) {
     open_connections_.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -161,11 +167,14 @@ void Acceptor::pause_accepting() {
     uv_timer_init(loop_, pause_timer_.get());
     pause_timer_->data = this;
   }
-  uv_timer_start(pause_timer_.get(), [](uv_timer_t* t) {
-    auto* self = static_cast<Acceptor*>(t->data);
-    if (self->closed_) return;
-    for (auto& l : self->listeners_) uv_poll_start(&l->poll, UV_READABLE, &Acceptor::on_acceptable);
-  }, 100, 0);
+  uv_timer_start(
+      pause_timer_.get(),
+      [](uv_timer_t* t) {
+        auto* self = static_cast<Acceptor*>(t->data);
+        if (self->closed_) return;
+        for (auto& l : self->listeners_) uv_poll_start(&l->poll, UV_READABLE, &Acceptor::on_acceptable);
+      },
+      100, 0);
 }
 
 void Acceptor::close() {

@@ -101,8 +101,8 @@ size_t parse_rfc3339(std::string_view s, size_t pos, int64_t& ms) {
   } else {
     return npos;
   }
-  ms = clock_ms(days_of(year, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute,
-                second) - offset_minutes * int64_t{60'000} + fraction;
+  ms = clock_ms(days_of(year, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute, second) -
+       offset_minutes * int64_t{60'000} + fraction;
   return i;
 }
 
@@ -110,14 +110,15 @@ int month_of(std::string_view m) {
   if (m.size() != 3) return 0;
   // The three letters, lower-cased, as one number: one comparison per month.
   const uint32_t key = (uint32_t(m[0] | 0x20) << 16) | (uint32_t(m[1] | 0x20) << 8) | uint32_t(m[2] | 0x20);
-  constexpr auto k = [](const char* name) { return (uint32_t(name[0]) << 16) | (uint32_t(name[1]) << 8) | uint32_t(name[2]); };
+  constexpr auto k = [](const char* name) {
+    return (uint32_t(name[0]) << 16) | (uint32_t(name[1]) << 8) | uint32_t(name[2]);
+  };
   static constexpr uint32_t kMonths[] = {k("jan"), k("feb"), k("mar"), k("apr"), k("may"), k("jun"),
                                          k("jul"), k("aug"), k("sep"), k("oct"), k("nov"), k("dec")};
   for (int i = 0; i < 12; ++i)
     if (kMonths[i] == key) return i + 1;
   return 0;
 }
-
 
 // BSD: "Mmm dd hh:mm:ss", "Mmm  d hh:mm:ss", "Mmm dd yyyy hh:mm:ss", each with an optional
 // ".fff" (Cisco), in the agent's zone; the year, when absent, is the one that puts the time
@@ -140,15 +141,17 @@ size_t parse_bsd(std::string_view s, size_t pos, const ParseClock& clock, int64_
   i += 8;
   const int fraction = parse_fraction(s, i);
   auto at = [&](int y) {
-    return clock_ms(days_of(y, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute,
-                    second) - clock.local_offset_s * int64_t{1000} + fraction;
+    return clock_ms(days_of(y, static_cast<unsigned>(month), static_cast<unsigned>(day)), hour, minute, second) -
+           clock.local_offset_s * int64_t{1000} + fraction;
   };
   if (year >= 0) {
     ms = at(year);
   } else {
     ms = at(clock.local_year);
-    if (ms > clock.now_ms + 31 * kDayMs) ms = at(clock.local_year - 1);        // December's line in January
-    else if (ms < clock.now_ms - 334 * kDayMs) ms = at(clock.local_year + 1);  // a fast clock at New Year
+    if (ms > clock.now_ms + 31 * kDayMs)
+      ms = at(clock.local_year - 1);  // December's line in January
+    else if (ms < clock.now_ms - 334 * kDayMs)
+      ms = at(clock.local_year + 1);  // a fast clock at New Year
   }
   return i;
 }
@@ -308,7 +311,8 @@ ParseClock ParseClock::at(int64_t now_ms, int32_t offset_s) {
 
 ParseClock ParseClock::now() {
   const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   const std::time_t seconds = static_cast<std::time_t>(now_ms / 1000);
   std::tm local{};
   localtime_r(&seconds, &local);

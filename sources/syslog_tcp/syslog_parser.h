@@ -43,8 +43,7 @@ struct HeaderLayout {
 };
 
 // Fills everything but offset/length/port/client of `event` from `frame`.
-void parse_syslog(std::string_view frame, const ParseClock& clock, EventRecord& event,
-                  HeaderLayout* layout = nullptr);
+void parse_syslog(std::string_view frame, const ParseClock& clock, EventRecord& event, HeaderLayout* layout = nullptr);
 
 // Days since 1970-01-01 of a proleptic Gregorian date (month 1..12).
 int64_t days_from_civil(int64_t year, unsigned month, unsigned day);

@@ -24,6 +24,8 @@ constexpr const char* kNetwork = "a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/
 
 }  // namespace
 
+// A table, one row per property, laid out for reading rather than by clang-format.
+// clang-format off
 const config::PropertyTable<C> kSyslogTcpProperties{
     {"host", &C::host, "0.0.0.0", "Address to listen on (an IPv4 or IPv6 literal, or a name resolved at start)."},
     {"ports", config::list_of(&C::ports, "an integer in [0, 65535]", parse_port), "",
@@ -80,7 +82,7 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "listen() backlog: connections the kernel queues before the source accepts them (capped by net.core.somaxconn).",
      {.min = 1, .max = 1'000'000}},
 };
-
+// clang-format on
 
 SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component) {
   std::vector<std::pair<std::string, std::string>> port_charsets;  // charset.port.<port> = name
@@ -97,7 +99,8 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
     if (!charset) ctx.fail(name, kCharset);
     c.port_charsets[port] = *charset;
   }
-  c.header_names = std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, c.client_hostname_header});
+  c.header_names =
+      std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, c.client_hostname_header});
   if (c.ports.empty()) component.fail("ports", "is missing: list at least one TCP port to listen on");
   c.clients = ClientFilter(c.allow, c.deny);
   for (const auto& [port, charset] : c.port_charsets)

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/api/property_table.h"
 #include "agent/api/event_batch.h"
+#include "agent/api/property_table.h"
 #include "sources/syslog_tcp/charset.h"
 #include "sources/syslog_tcp/client_filter.h"
 
@@ -46,7 +46,7 @@ struct SyslogTcpConfig {
   std::chrono::milliseconds hostname_cache_ttl{0};
 
   // Made by parse_syslog_tcp_config from the above and the charset.port.<port> keys:
-  ClientFilter clients;  // allow and deny
+  ClientFilter clients;                       // allow and deny
   std::map<uint16_t, Charset> port_charsets;  // charset.port.<port>
   std::shared_ptr<const HeaderNames> header_names;
 
@@ -57,7 +57,6 @@ struct SyslogTcpConfig {
     return it == port_charsets.end() ? default_charset : it->second;
   }
 };
-
 
 extern const config::PropertyTable<SyslogTcpConfig> kSyslogTcpProperties;
 

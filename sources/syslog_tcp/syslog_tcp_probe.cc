@@ -32,21 +32,27 @@ void SyslogTcpProbe::idle_closed(IoCounters& io, uint64_t connections) {
 void SyslogTcpProbe::unread_at_shutdown(IoCounters& io, uint64_t bytes) {
   io.unread_at_shutdown.add(bytes);
   if (auto note = io.unread_log.next())
-    spdlog::error("source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
-                  "lost (counted as bytes_unread_at_shutdown){}", source_name_, bytes, *note);
+    spdlog::error(
+        "source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
+        "lost (counted as bytes_unread_at_shutdown){}",
+        source_name_, bytes, *note);
 }
 
 void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
   if (auto note = io.dropped_log.next())
-    spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
-                  "dropped_at_shutdown){}", source_name_, channel, events, *note);
+    spdlog::error(
+        "source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
+        "dropped_at_shutdown){}",
+        source_name_, channel, events, *note);
 }
 
 // A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
 void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note) {
-  spdlog::warn("source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
-               "and counted (frames_truncated){}", source_name_, frames, peer, port, event_size_, note);
+  spdlog::warn(
+      "source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
+      "and counted (frames_truncated){}",
+      source_name_, frames, peer, port, event_size_, note);
 }
 
 SyslogTcpCounters SyslogTcpProbe::counters() const {
@@ -108,7 +114,8 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
               p.truncated);
     w.counter("sluice_source_frames_cut_total",
               "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status "
-              "Incomplete.", l, p.cut);
+              "Incomplete.",
+              l, p.cut);
     w.counter("sluice_source_blank_lines_total", "Empty frames skipped.", l, p.blank_lines);
     w.counter("sluice_source_frames_octet_counted_total", "Frames that came RFC 6587 octet-counted.", l,
               p.octet_counted);

@@ -27,7 +27,7 @@ struct PortCounters {
   uint64_t bytes = 0;
   uint64_t invalid = 0;
   uint64_t truncated = 0;
-  uint64_t cut = 0;            // partial frames cut by the agent closing the connection
+  uint64_t cut = 0;  // partial frames cut by the agent closing the connection
   uint64_t blank_lines = 0;
   uint64_t octet_counted = 0;  // frames that came RFC 6587 octet-counted
   uint64_t invalid_utf8 = 0;   // events whose invalid UTF-8 was replaced by U+FFFD
@@ -78,7 +78,8 @@ enum class Refusal { denied, limit };
 class SyslogTcpProbe {
  public:
   SyslogTcpProbe(std::string source_name, const SyslogTcpConfig& config, int io_threads)
-      : source_name_(std::move(source_name)), event_size_(config.event_size),
+      : source_name_(std::move(source_name)),
+        event_size_(config.event_size),
         idle_timeout_ms_(config.idle_timeout.count()) {
     for (int i = 0; i < io_threads; ++i) io_.emplace_back(config.ports.size());
   }

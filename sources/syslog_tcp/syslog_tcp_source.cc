@@ -5,8 +5,8 @@
 namespace sluice::syslog_tcp {
 namespace {
 
-std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component,
-                                               std::vector<Channel*> channels, BuildContext&) {
+std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
+                                               BuildContext&) {
   SyslogTcpConfig c = parse_syslog_tcp_config(component);
   for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
   return std::make_unique<SyslogTcpSource>(component, std::move(c), std::move(channels));
@@ -51,8 +51,7 @@ void SyslogTcpSource::start() {
   started_ = true;
   std::string ports;
   for (uint16_t p : shared_.bound_ports) ports += (ports.empty() ? "" : " ") + std::to_string(p);
-  spdlog::info("source {}: listening on {} port(s) {} with {} io thread(s)", name(), config_.host, ports,
-               io_threads_);
+  spdlog::info("source {}: listening on {} port(s) {} with {} io thread(s)", name(), config_.host, ports, io_threads_);
 }
 
 void SyslogTcpSource::stop(Deadline deadline) {

@@ -1,5 +1,5 @@
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -13,16 +13,16 @@ using Catch::Contains;
 namespace {
 
 const std::string kValid =
-    "a.sources = s\n"                          // 1
-    "a.channels = c\n"                         // 2
-    "a.sinks = k\n"                            // 3
-    "a.sources.s.type = multiport_syslogtcp\n" // 4
-    "a.sources.s.ports = 0\n"                  // 5
-    "a.sources.s.channels = c\n"               // 6
-    "a.channels.c.type = memory\n"             // 7
-    "a.sinks.k.type = kafka\n"                 // 8
-    "a.sinks.k.channel = c\n"                  // 9
-    "a.sinks.k.brokerList = 127.0.0.1:9\n";    // 10
+    "a.sources = s\n"                           // 1
+    "a.channels = c\n"                          // 2
+    "a.sinks = k\n"                             // 3
+    "a.sources.s.type = multiport_syslogtcp\n"  // 4
+    "a.sources.s.ports = 0\n"                   // 5
+    "a.sources.s.channels = c\n"                // 6
+    "a.channels.c.type = memory\n"              // 7
+    "a.sinks.k.type = kafka\n"                  // 8
+    "a.sinks.k.channel = c\n"                   // 9
+    "a.sinks.k.brokerList = 127.0.0.1:9\n";     // 10
 
 // Builds the agent exactly as `sluice --check` does; returns the error text, "" when valid.
 std::string check(const std::string& text) {
@@ -42,9 +42,10 @@ TEST_CASE("an unknown component type names the key and the known types", "[confi
   const std::string e = check(kValid + "a.channels.c.type = file\n");
   // The later line wins the type (and a duplicate key is an error anyway):
   CHECK_THAT(e, Contains("f.properties:11") && Contains("a.channels.c.type is set twice (first at f.properties:7)"));
-  const std::string typo = check("a.sources = s\na.channels = c\na.sinks = k\na.sources.s.type = syslogudp\n"
-                                 "a.sources.s.channels = c\na.channels.c.type = memory\na.sinks.k.type = null\n"
-                                 "a.sinks.k.channel = c\n");
+  const std::string typo = check(
+      "a.sources = s\na.channels = c\na.sinks = k\na.sources.s.type = syslogudp\n"
+      "a.sources.s.channels = c\na.channels.c.type = memory\na.sinks.k.type = null\n"
+      "a.sinks.k.channel = c\n");
   CHECK_THAT(typo, Contains("f.properties:4: a.sources.s.type: \"syslogudp\" is not a known source type") &&
                        Contains("multiport_syslogtcp"));
 }
@@ -105,7 +106,8 @@ TEST_CASE("a Kafka property librdkafka refuses stops with its message and the li
   CHECK_THAT(check(kValid + "a.sinks.k.kafka.producer.no.such.thing = 1\n"),
              Contains("f.properties:11: a.sinks.k.kafka.producer.no.such.thing: librdkafka refused no.such.thing") &&
                  Contains("No such configuration property"));
-  CHECK_THAT(check(kValid + "a.sinks.k.kafka.compression.codec = zip\n"), Contains("librdkafka refused compression.codec"));
+  CHECK_THAT(check(kValid + "a.sinks.k.kafka.compression.codec = zip\n"),
+             Contains("librdkafka refused compression.codec"));
   CHECK_THAT(check(kValid + "a.sinks.k.kafka.producer.type = turbo\n"), Contains("\"turbo\" is not one of async sync"));
 }
 

@@ -61,7 +61,8 @@ TEST_CASE("conf/agent.properties is the seed pointed at loopback and the embedde
   CHECK(syslog_tcp::parse_syslog_tcp_config(model.sources[0]).ports == std::vector<uint16_t>{5140, 5141});
 }
 
-TEST_CASE("properties syntax accepts every separator and comments and continuation lines and escapes", "[config][properties]") {
+TEST_CASE("properties syntax accepts every separator and comments and continuation lines and escapes",
+          "[config][properties]") {
   const auto flat = config::parse_properties(
       "# comment\n"
       "! also a comment\n"
@@ -83,7 +84,9 @@ TEST_CASE("properties syntax accepts every separator and comments and continuati
   CHECK(flat[2].value == "3");
   CHECK(flat[3].value == "one two");
   CHECK(flat[3].where.line == 6);
-  CHECK(flat[4].value == "tab\there" "A");
+  CHECK(flat[4].value ==
+        "tab\there"
+        "A");
   CHECK(flat[5].key == "a=b");
   CHECK(flat[6].value == "");
 }
@@ -108,8 +111,7 @@ TEST_CASE("readBufferSize is also accepted under Flume's code name readBufferByt
             .read_buffer_size.bytes == 32768);
   CHECK(syslog_tcp::parse_syslog_tcp_config(load(base + "a.sources.s.readBufferSize = 1m\n").sources[0])
             .read_buffer_size.bytes == 1048576);
-  CHECK_THROWS_WITH(
-      syslog_tcp::parse_syslog_tcp_config(
-          load(base + "a.sources.s.readBufferSize = 1m\na.sources.s.readBufferBytes = 2m\n").sources[0]),
-      Catch::Contains("a second time"));
+  CHECK_THROWS_WITH(syslog_tcp::parse_syslog_tcp_config(
+                        load(base + "a.sources.s.readBufferSize = 1m\na.sources.s.readBufferBytes = 2m\n").sources[0]),
+                    Catch::Contains("a second time"));
 }

@@ -65,8 +65,8 @@ TEST_CASE("YAML may nest property names and write lists as sequences", "[config]
   CHECK(c.sources[0].properties.at("ports").value == "5140 5141");
   CHECK(c.sinks[0].properties.at("kafka.topic").value == "t");
   CHECK(c.sinks[0].properties.at("kafka.topic").where.line == 11);
-  CHECK_THROWS_WITH(parse_yaml("a:\n  sources: [unclosed\n", "bad.yaml"), Catch::Contains("bad.yaml:") &&
-                                                                           Catch::Contains("not valid YAML"));
+  CHECK_THROWS_WITH(parse_yaml("a:\n  sources: [unclosed\n", "bad.yaml"),
+                    Catch::Contains("bad.yaml:") && Catch::Contains("not valid YAML"));
 }
 
 TEST_CASE("${VAR} is taken from the environment and an unset one is an error naming the key", "[config][env]") {
@@ -80,7 +80,8 @@ TEST_CASE("${VAR} is taken from the environment and an unset one is an error nam
   CHECK(flat[0].value == "10.1.2.3:9092,other:9092");
   CHECK(flat[1].value == "fallback");
   FlatConfig unset = parse_properties("a.x = 1\na.sinks.k.brokerList = ${SLUICE_TEST_UNSET}\n", "f.properties");
-  CHECK_THROWS_WITH(substitute_environment(unset),
-                    Catch::Contains("f.properties:2: a.sinks.k.brokerList: environment variable SLUICE_TEST_UNSET is not set"));
+  CHECK_THROWS_WITH(
+      substitute_environment(unset),
+      Catch::Contains("f.properties:2: a.sinks.k.brokerList: environment variable SLUICE_TEST_UNSET is not set"));
   ::unsetenv("SLUICE_TEST_BROKERS");
 }

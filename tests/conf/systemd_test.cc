@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 
 TEST_CASE("systemd-analyze verify accepts sluice.service and an instance of sluice@.service", "[systemd]") {
   TempDir dir;
-  for (const auto& [unit, as] : {std::pair{"sluice.service", "sluice.service"},
-                                 std::pair{"sluice@.service", "sluice@tier1.service"}}) {
+  for (const auto& [unit, as] :
+       {std::pair{"sluice.service", "sluice.service"}, std::pair{"sluice@.service", "sluice@tier1.service"}}) {
     // The installed paths, pointed at this build so that verify finds the executables.
     std::string text = read_file(source_path(std::string("conf/") + unit));
     text = std::regex_replace(text, std::regex("/usr/bin/sluice"), bin("sluice"));
@@ -44,10 +44,11 @@ TEST_CASE("the agent tells systemd READY, feeds the watchdog, and says STOPPING 
   timeval timeout{0, 200'000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
 
-  std::ofstream(dir.file("a.properties")) << "a.sources = s\na.channels = c\na.sinks = k\n"
-                                             "a.sources.s.type = multiport_syslogtcp\na.sources.s.host = 127.0.0.1\n"
-                                             "a.sources.s.ports = 0\na.sources.s.channels = c\n"
-                                             "a.channels.c.type = memory\na.sinks.k.type = null\na.sinks.k.channel = c\n";
+  std::ofstream(dir.file("a.properties"))
+      << "a.sources = s\na.channels = c\na.sinks = k\n"
+         "a.sources.s.type = multiport_syslogtcp\na.sources.s.host = 127.0.0.1\n"
+         "a.sources.s.ports = 0\na.sources.s.channels = c\n"
+         "a.channels.c.type = memory\na.sinks.k.type = null\na.sinks.k.channel = c\n";
   ::setenv("NOTIFY_SOCKET", path.c_str(), 1);
   ::setenv("WATCHDOG_USEC", "400000", 1);
   ChildProcess agent({bin("sluice"), "-f", dir.file("a.properties"), "-n", "a"}, dir.file("agent.log"));

@@ -33,8 +33,8 @@ std::string with_ports(std::string config, const std::vector<uint16_t>& ports) {
   const std::string any = "t.sources.r1.ports = 0 0\n";
   const auto at = config.find(any);
   REQUIRE(at != std::string::npos);
-  return config.replace(at, any.size(),
-                        "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
+  return config.replace(
+      at, any.size(), "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
 }
 
 }  // namespace
@@ -63,8 +63,10 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
   config = with_ports(config, p.agent_ports());  // restarts listen where the sender reconnects
 
   int sent = -1;
-  std::thread sender([&] { sent = p.send({"-c", "4", "-r", std::to_string(rate), "-d", std::to_string(seconds) + "s"},
-                                         std::chrono::seconds(seconds + 60)); });
+  std::thread sender([&] {
+    sent = p.send({"-c", "4", "-r", std::to_string(rate), "-d", std::to_string(seconds) + "s"},
+                  std::chrono::seconds(seconds + 60));
+  });
   // The last fault ends 5 s before the sender does: time for it to reconnect (its backoff
   // reaches 2 s) to a restarted agent, so that no connection is down at its end.
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds) - 5s;
@@ -105,7 +107,8 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
     CHECK(a.balances());
     CHECK(a.lost == 0);
   }
-  INFO(report << "\noutages " << outages << ", restarts " << restarts << ", possibly duplicated " << possibly_duplicated);
+  INFO(report << "\noutages " << outages << ", restarts " << restarts << ", possibly duplicated "
+              << possibly_duplicated);
   std::fprintf(stderr, "chaos: seed %llu: %d outages, %d restarts; %s", static_cast<unsigned long long>(seed), outages,
                restarts, report.c_str());
   // The faults happened: a schedule that drew none would prove nothing.

@@ -46,8 +46,7 @@ TEST_CASE("transient produce errors are retried without loss or duplicates", "[e
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
 
-TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and memory stays bounded",
-          "[e2e][faults]") {
+TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and memory stays bounded", "[e2e][faults]") {
   Pipeline p;
   p.start_broker();
   p.control_broker("rtt 200");

@@ -64,21 +64,24 @@ TEST_CASE("with brokerList = embedded the agent runs its own Kafka that can be r
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
 
-TEST_CASE("sluice --check accepts the seed's file and refuses a broken one naming file and line and key", "[e2e][cli]") {
+TEST_CASE("sluice --check accepts the seed's file and refuses a broken one naming file and line and key",
+          "[e2e][cli]") {
   TempDir dir;
   CHECK(run({bin("sluice"), "--check", "-f", source_path("tests/data/seed.properties"), "-n", "tier2"},
             dir.file("ok.log"), 30s) == 0);
   CHECK_THAT(read_file(dir.file("ok.log")), Catch::Contains("is valid (1 source(s), 1 channel(s), 10 sink(s))"));
-  std::ofstream(dir.file("bad.properties")) << "a.sources = s\na.channels = c\na.sinks = k\n"
-                                               "a.sources.s.type = multiport_syslogtcp\na.sources.s.ports = 0\n"
-                                               "a.sources.s.channels = c\na.channels.c.type = memory\n"
-                                               "a.channels.c.capacity = lots\na.sinks.k.type = null\na.sinks.k.channel = c\n";
+  std::ofstream(dir.file("bad.properties"))
+      << "a.sources = s\na.channels = c\na.sinks = k\n"
+         "a.sources.s.type = multiport_syslogtcp\na.sources.s.ports = 0\n"
+         "a.sources.s.channels = c\na.channels.c.type = memory\n"
+         "a.channels.c.capacity = lots\na.sinks.k.type = null\na.sinks.k.channel = c\n";
   CHECK(run({bin("sluice"), "--check", "-f", dir.file("bad.properties"), "-n", "a"}, dir.file("bad.log"), 30s) == 1);
   CHECK_THAT(read_file(dir.file("bad.log")),
              Catch::Contains("bad.properties:8: a.channels.c.capacity: \"lots\" is not an integer"));
 }
 
-TEST_CASE("10000 concurrent connections are served at once and every event of each lands in Kafka", "[e2e][connections]") {
+TEST_CASE("10000 concurrent connections are served at once and every event of each lands in Kafka",
+          "[e2e][connections]") {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
   if (limit.rlim_max < 10'200) {  // the agent and the load generator each need 10,000 descriptors
@@ -92,7 +95,8 @@ TEST_CASE("10000 concurrent connections are served at once and every event of ea
   std::atomic<bool> sending{true};
   std::thread watcher([&] {
     while (sending) {
-      most_open = std::max(most_open, prometheus_sum(http_get(p.metrics_port(), "/metrics"), "sluice_source_connections"));
+      most_open =
+          std::max(most_open, prometheus_sum(http_get(p.metrics_port(), "/metrics"), "sluice_source_connections"));
       std::this_thread::sleep_for(200ms);
     }
   });
@@ -111,13 +115,15 @@ TEST_CASE("10000 concurrent connections are served at once and every event of ea
 TEST_CASE("octet-counted RFC 5424 input leaves as one JSON object per event keyed by host", "[e2e][format]") {
   Pipeline p;
   p.start_broker();
-  p.start_agent("t.sources = r1\nt.channels = c1\nt.sinks = k1\n"
-                "t.sources.r1.type = multiport_syslogtcp\nt.sources.r1.host = 127.0.0.1\nt.sources.r1.ports = 0\n"
-                "t.sources.r1.channels = c1\nt.sources.r1.portHeader = port\n"
-                "t.channels.c1.type = memory\nt.channels.c1.capacity = 10000\n"
-                "t.sinks.k1.type = kafka\nt.sinks.k1.channel = c1\nt.sinks.k1.brokerList = " + p.bootstrap() +
-                "\nt.sinks.k1.topic = ApacheLog\nt.sinks.k1.format = json\nt.sinks.k1.keyField = host\n"
-                "t.sinks.k1.kafka.producer.acks = 1\n");
+  p.start_agent(
+      "t.sources = r1\nt.channels = c1\nt.sinks = k1\n"
+      "t.sources.r1.type = multiport_syslogtcp\nt.sources.r1.host = 127.0.0.1\nt.sources.r1.ports = 0\n"
+      "t.sources.r1.channels = c1\nt.sources.r1.portHeader = port\n"
+      "t.channels.c1.type = memory\nt.channels.c1.capacity = 10000\n"
+      "t.sinks.k1.type = kafka\nt.sinks.k1.channel = c1\nt.sinks.k1.brokerList = " +
+      p.bootstrap() +
+      "\nt.sinks.k1.topic = ApacheLog\nt.sinks.k1.format = json\nt.sinks.k1.keyField = host\n"
+      "t.sinks.k1.kafka.producer.acks = 1\n");
   REQUIRE(p.send({"-c", "2", "-n", "5000", "--template", "rfc5424", "--framing", "octet"}) == 0);
   std::string report;
   CHECK(p.verify(report) == 0);
@@ -130,8 +136,9 @@ TEST_CASE("octet-counted RFC 5424 input leaves as one JSON object per event keye
   reader.read_all([&](int32_t, int64_t, int64_t, std::string_view payload) { payloads.emplace_back(payload); },
                   sluice::kafka::ReadOptions{});
   REQUIRE(payloads.size() == 5000);
-  const std::regex shape(R"(\{"timestamp":\d+,"Facility":16,"Severity":6,"version":1,"host":"lg","app":"httpd",)"
-                         R"("procid":"4242","msgid":"access","port":\d+,"message":"GET /lg/\d+/\d+\?a* HTTP/1.1 200 512"\})");
+  const std::regex shape(
+      R"(\{"timestamp":\d+,"Facility":16,"Severity":6,"version":1,"host":"lg","app":"httpd",)"
+      R"("procid":"4242","msgid":"access","port":\d+,"message":"GET /lg/\d+/\d+\?a* HTTP/1.1 200 512"\})");
   for (const std::string& payload : payloads) {
     INFO(payload);
     REQUIRE(std::regex_match(payload, shape));

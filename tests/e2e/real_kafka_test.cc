@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <librdkafka/rdkafka.h>
@@ -59,10 +59,12 @@ struct Landed {
 Landed read_topic(const std::string& bootstrap, const std::string& topic) {
   Landed landed;
   sluice::kafka::TopicReader(bootstrap, topic)
-      .read_all([&](int32_t partition, int64_t, int64_t, std::string_view payload) {
-        ++landed.per_partition[partition];
-        landed.payloads.emplace(payload);
-      }, sluice::kafka::ReadOptions{1500ms, 60s});
+      .read_all(
+          [&](int32_t partition, int64_t, int64_t, std::string_view payload) {
+            ++landed.per_partition[partition];
+            landed.payloads.emplace(payload);
+          },
+          sluice::kafka::ReadOptions{1500ms, 60s});
   return landed;
 }
 
@@ -77,15 +79,16 @@ std::string one_sink_config(const std::string& bootstrap, const std::string& top
                             const std::vector<std::string>& sink_lines) {
   std::string config =
       "t.sources = r1\nt.channels = c1\nt.sinks = k1\nt.sources.r1.type = syslogtcp\nt.sources.r1.host = 127.0.0.1\n"
-      "t.sources.r1.ports = 0 0\nt.sources.r1.channels = c1\n" + channel_lines +
-      "t.sinks.k1.type = kafka\nt.sinks.k1.channel = c1\nt.sinks.k1.brokerList = " + bootstrap +
+      "t.sources.r1.ports = 0 0\nt.sources.r1.channels = c1\n" +
+      channel_lines + "t.sinks.k1.type = kafka\nt.sinks.k1.channel = c1\nt.sinks.k1.brokerList = " + bootstrap +
       "\nt.sinks.k1.topic = " + topic + "\n";
   for (const std::string& line : sink_lines) config += "t.sinks.k1." + line + "\n";
   return config;
 }
 
-const std::string kMemoryChannel = "t.channels.c1.type = memory\nt.channels.c1.capacity = 60000\n"
-                                   "t.channels.c1.transactionCapacity = 8000\n";
+const std::string kMemoryChannel =
+    "t.channels.c1.type = memory\nt.channels.c1.capacity = 60000\n"
+    "t.channels.c1.transactionCapacity = 8000\n";
 
 std::string testing_join(const std::vector<std::string>& lines) {
   std::string out;
@@ -126,8 +129,10 @@ TEST_CASE("the seed's configuration into Apache Kafka 4.4: every event once, eac
   std::vector<std::string> differing;  // the first few, to show
   uint64_t exact = 0;
   for (const std::string& payload : landed.payloads) {
-    if (expected.count(payload)) ++exact;
-    else if (differing.size() < 5) differing.push_back(payload);
+    if (expected.count(payload))
+      ++exact;
+    else if (differing.size() < 5)
+      differing.push_back(payload);
   }
   INFO("first payloads that differ: " << testing_join(differing));
   CHECK(exact == 100000);
@@ -159,23 +164,26 @@ TEST_CASE("keyField = host puts each event in the partition Kafka's own Java pro
     std::ofstream keyed(p.dir().file("keyed.txt"));
     for (const std::string& host : hosts) keyed << host << "\tfrom java " << host << "\n";
     std::ofstream lines(p.dir().file("hosts.txt"));
-    for (const std::string& host : hosts) lines << "<13>Nov 30 11:07:06 " << host << " app: from sluice " << host << "\n";
+    for (const std::string& host : hosts)
+      lines << "<13>Nov 30 11:07:06 " << host << " app: from sluice " << host << "\n";
   }
   // Kafka's console producer: keys parsed from "key<TAB>value", partitioned by its own partitioner.
   k.console_produce("java-keys", p.dir().file("keyed.txt"));
   std::map<std::string, int32_t> java, ours;
   sluice::kafka::TopicReader(k.bootstrap(), "java-keys")
-      .read_all([&](int32_t partition, int64_t, int64_t, std::string_view payload) { java[host_of(payload)] = partition; },
-                sluice::kafka::ReadOptions{1500ms, 60s});
+      .read_all(
+          [&](int32_t partition, int64_t, int64_t, std::string_view payload) { java[host_of(payload)] = partition; },
+          sluice::kafka::ReadOptions{1500ms, 60s});
   REQUIRE(java.size() == hosts.size());
 
-  p.start_agent(one_sink_config(k.bootstrap(), "sluice-keys", kMemoryChannel,
-                                {"keyField = host", "kafka.producer.acks = all"}));
+  p.start_agent(
+      one_sink_config(k.bootstrap(), "sluice-keys", kMemoryChannel, {"keyField = host", "kafka.producer.acks = all"}));
   REQUIRE(p.send({"-c", "1", "-n", std::to_string(hosts.size()), "--replay", p.dir().file("hosts.txt")}) == 0);
   CHECK(p.stop_agent(30s) == std::optional<int>(0));
   sluice::kafka::TopicReader(k.bootstrap(), "sluice-keys")
-      .read_all([&](int32_t partition, int64_t, int64_t, std::string_view payload) { ours[host_of(payload)] = partition; },
-                sluice::kafka::ReadOptions{1500ms, 60s});
+      .read_all(
+          [&](int32_t partition, int64_t, int64_t, std::string_view payload) { ours[host_of(payload)] = partition; },
+          sluice::kafka::ReadOptions{1500ms, 60s});
   CHECK(ours == java);
   std::set<int32_t> used;
   for (const auto& [host, partition] : ours) used.insert(partition);
@@ -227,15 +235,18 @@ TEST_CASE("the broker stopped for 30 s under load with spillablememory: everythi
   std::string report;
   p.verify(report);  // the verdict: nothing missing, a duplicate only where the sink counted one
   INFO(report << p.agent_log());
-  std::fprintf(stderr, "outage: spilled %.0f, possibly duplicated %.0f; %s", p.metric("sluice_channel_events_spilled_total"),
+  std::fprintf(stderr, "outage: spilled %.0f, possibly duplicated %.0f; %s",
+               p.metric("sluice_channel_events_spilled_total"),
                p.metric("sluice_sink_events_possibly_duplicated_total"), report.c_str());
   CHECK(missing_in(report) == 0);
   CHECK(duplicates_in(report) <= p.metric("sluice_sink_events_possibly_duplicated_total"));
   CHECK(p.stop_agent(30s) == std::optional<int>(0));
 }
 
-TEST_CASE("a topic missing with auto-creation off: a clear error every 10 s, counted, and delivery starts by itself "
-          "once it is created", "[kafka-real]") {
+TEST_CASE(
+    "a topic missing with auto-creation off: a clear error every 10 s, counted, and delivery starts by itself "
+    "once it is created",
+    "[kafka-real]") {
   KafkaCluster& k = kafka();
   Pipeline p;
   p.use_kafka(k.bootstrap(), "late");
@@ -272,12 +283,14 @@ TEST_CASE("a topic missing with auto-creation off: a clear error every 10 s, cou
   CHECK(p.stop_agent(30s) == std::optional<int>(0));
 }
 
-TEST_CASE("SASL_SSL to Apache Kafka 4.4: PLAIN is delivered, a wrong password and SCRAM are clear errors within seconds",
-          "[kafka-real]") {
+TEST_CASE(
+    "SASL_SSL to Apache Kafka 4.4: PLAIN is delivered, a wrong password and SCRAM are clear errors within seconds",
+    "[kafka-real]") {
   KafkaCluster& k = kafka();
   k.create_topic("secure", 3);
   const auto secure = [&](const std::string& mechanism, const std::string& password) {
-    return std::vector<std::string>{"kafka.producer.acks = all", "kafka.producer.security.protocol = SASL_SSL",
+    return std::vector<std::string>{"kafka.producer.acks = all",
+                                    "kafka.producer.security.protocol = SASL_SSL",
                                     "kafka.producer.sasl.mechanism = " + mechanism,
                                     "kafka.producer.sasl.username = sluice",
                                     "kafka.producer.sasl.password = " + password,
@@ -324,11 +337,15 @@ TEST_CASE("SASL_SSL to Apache Kafka 4.4: PLAIN is delivered, a wrong password an
   for (const auto& [mechanism, password] : refused) {
     INFO(mechanism << " / " << password << " with librdkafka " << rd_kafka_version_str());
     Pipeline p;
-    p.start_agent(one_sink_config(k.sasl_bootstrap(), "secure", kMemoryChannel, secure(mechanism, password)),
-                  "t", {"--metrics", "127.0.0.1:0"});
+    p.start_agent(one_sink_config(k.sasl_bootstrap(), "secure", kMemoryChannel, secure(mechanism, password)), "t",
+                  {"--metrics", "127.0.0.1:0"});
     const auto started = std::chrono::steady_clock::now();
-    CHECK(eventually([&] { return p.agent_log().find("Authentication failed") != std::string::npos ||
-                                  p.agent_log().find("_AUTHENTICATION") != std::string::npos; }, 20s, 100ms));
+    CHECK(eventually(
+        [&] {
+          return p.agent_log().find("Authentication failed") != std::string::npos ||
+                 p.agent_log().find("_AUTHENTICATION") != std::string::npos;
+        },
+        20s, 100ms));
     CHECK(std::chrono::steady_clock::now() - started < 15s);
     // Kafka's answer names the mechanism: the SCRAM exchange itself failed, not the connection.
     if (mechanism != "PLAIN") CHECK(p.agent_log().find("SASL mechanism " + mechanism) != std::string::npos);

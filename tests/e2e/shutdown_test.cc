@@ -30,9 +30,10 @@ void shutdown_with_kafka_down(const Case& c) {
   if (std::string(c.acks) == "all") producer.push_back("enable.idempotence = true");
   std::string config = ten_sink_config(p.bootstrap(), producer);
   if (c.spillable)
-    config = with_channel(config, "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                                  "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                                      p.dir().file("spill") + "\n");
+    config = with_channel(config,
+                          "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
+                          "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                              p.dir().file("spill") + "\n");
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "4s"};
   p.start_agent(config, "t", args);
   p.control_broker("down");

@@ -27,9 +27,10 @@ void wait_until_put(Pipeline& p, double events) {
 TEST_CASE("spillablememory with acks=all: Kafka down for 30 s under load and every event arrives", "[e2e][spill]") {
   Pipeline p;
   p.start_broker();
-  p.start_agent(with_channel(ten_sink_config(p.bootstrap(), kAcksAll), "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                                            "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                                                p.dir().file("spill") + "\n"),
+  p.start_agent(with_channel(ten_sink_config(p.bootstrap(), kAcksAll),
+                             "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
+                             "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                                 p.dir().file("spill") + "\n"),
                 "t", {"--metrics", "127.0.0.1:0"});
   // 38 s at 10,000 events/s: 300,000 arrive during the outage, 15 times the memory.
   CHECK(p.send_through_outage(3s, 30s, {"-c", "4", "-r", "10000", "-d", "38s"}) == 0);
@@ -52,9 +53,10 @@ TEST_CASE("spillablememory with acks=all: Kafka down for 30 s under load and eve
 TEST_CASE("file channel: SIGKILL with every event on disk and after a restart all of them arrive", "[e2e][spill]") {
   Pipeline p;
   p.start_broker();
-  const std::string config = with_channel(
-      ten_sink_config(p.bootstrap(), kAcksAll), "t.channels.c1.type = file\nt.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                         p.dir().file("spill") + "\n");
+  const std::string config =
+      with_channel(ten_sink_config(p.bootstrap(), kAcksAll),
+                   "t.channels.c1.type = file\nt.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                       p.dir().file("spill") + "\n");
   p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
   p.control_broker("down");
   REQUIRE(p.send({"-c", "4", "-n", "50000", "-r", "25000"}) == 0);
@@ -76,9 +78,10 @@ TEST_CASE("file channel: SIGKILL with every event on disk and after a restart al
 TEST_CASE("spillablememory: SIGKILL loses exactly what memory held and no event that was on disk", "[e2e][spill]") {
   Pipeline p;
   p.start_broker();
-  const std::string config = with_channel(
-      ten_sink_config(p.bootstrap(), kAcksAll), "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                     "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " + p.dir().file("spill") + "\n");
+  const std::string config = with_channel(ten_sink_config(p.bootstrap(), kAcksAll),
+                                          "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
+                                          "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                                              p.dir().file("spill") + "\n");
   p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
   p.control_broker("down");
   REQUIRE(p.send({"-c", "4", "-n", "50000", "-r", "25000"}) == 0);
@@ -95,4 +98,3 @@ TEST_CASE("spillablememory: SIGKILL loses exactly what memory held and no event 
   CHECK_THAT(report, Catch::Contains("unique " + std::to_string(static_cast<uint64_t>(on_disk)) + ", duplicates 0"));
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
-

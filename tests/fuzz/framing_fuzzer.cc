@@ -38,7 +38,8 @@ std::vector<Frame> frame(std::string_view stream, size_t max_frame, bool octets,
     HeaderLayout layout;
     parse_syslog(f, ParseClock::at(1'764'504'000'000), e, &layout);
     if (size_t{e.body_offset} + e.body_length != e.length || e.message_offset > e.length) __builtin_trap();
-    for (Span s : {e.host, e.app, e.procid, e.msgid, e.structured_data, layout.version, layout.timestamp, layout.hostname})
+    for (Span s :
+         {e.host, e.app, e.procid, e.msgid, e.structured_data, layout.version, layout.timestamp, layout.hostname})
       if (s.length && size_t{s.offset} + s.length > e.length) __builtin_trap();
     if (layout.pri_end > e.length) __builtin_trap();
     // The json writer and the charset conversion see every frame too, and give UTF-8.

@@ -22,7 +22,8 @@ std::string one_event(uint32_t conn, uint64_t seq) {
   return out;
 }
 
-SendResult send_to(const CountingReceiver& receiver, double rate, std::chrono::milliseconds duration, int connections = 2) {
+SendResult send_to(const CountingReceiver& receiver, double rate, std::chrono::milliseconds duration,
+                   int connections = 2) {
   SendOptions options;
   options.targets = {{"127.0.0.1", receiver.port()}};
   options.connections = connections;
@@ -34,7 +35,8 @@ SendResult send_to(const CountingReceiver& receiver, double rate, std::chrono::m
 
 }  // namespace
 
-TEST_CASE("every template writes events of exactly --size bytes that carry their connection and sequence", "[loadgen]") {
+TEST_CASE("every template writes events of exactly --size bytes that carry their connection and sequence",
+          "[loadgen]") {
   for (const char* name : {"apache", "rfc5424"}) {
     EventFormat format;
     format.template_name = name;
@@ -65,7 +67,7 @@ TEST_CASE("octet-counting framing prefixes each message with its length instead 
   EventWriter writer(format, 1, 9);
   std::string out;
   writer.write(out, 2);
-  REQUIRE(out.rfind("119 <134>", 0) == 0);   // --size 120 = a 119-byte message plus its LF
+  REQUIRE(out.rfind("119 <134>", 0) == 0);  // --size 120 = a 119-byte message plus its LF
   REQUIRE(out.size() == 2 * (4 + 119));
   CHECK(out.find('\n') == std::string::npos);
   CHECK(parse_event_id(std::string_view(out).substr(4 + 119))->sequence == 10);
@@ -78,8 +80,9 @@ TEST_CASE("replayed lines are sent in turn with the id appended", "[loadgen]") {
   EventWriter writer(format, 3, 0);
   std::string out;
   writer.write(out, 3);
-  CHECK(out == "<13>first line /lg/00003/0000000000\n<14>second /lg/00003/0000000001\n"
-               "<13>first line /lg/00003/0000000002\n");
+  CHECK(out ==
+        "<13>first line /lg/00003/0000000000\n<14>second /lg/00003/0000000001\n"
+        "<13>first line /lg/00003/0000000002\n");
 }
 
 TEST_CASE("the verifier detects loss and duplication and reordering", "[loadgen][verifier]") {

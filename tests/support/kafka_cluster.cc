@@ -20,16 +20,15 @@ KafkaCluster& KafkaCluster::shared(Options options) {
 KafkaCluster::KafkaCluster(Options options) : options_(options) {
   // --owner: should this program die without its destructors (a crash, ctest's timeout), the
   // script's watchdog stops the nodes.
-  std::vector<std::string> args{"start", dir_.path(), "--nodes", std::to_string(options.nodes), "--owner",
-                                std::to_string(::getpid())};
+  std::vector<std::string> args{
+      "start", dir_.path(), "--nodes", std::to_string(options.nodes), "--owner", std::to_string(::getpid())};
   if (options.sasl) args.push_back("--sasl");
   try {
     script(args, 180s);  // the script gives up after 150 s and stops what it started
   } catch (const std::exception&) {
     try {
       script({"stop", dir_.path()}, 60s);  // killed at the timeout: what it had launched
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     throw;
   }
   bootstrap_ = read_file(dir_.file("bootstrap"));
@@ -55,8 +54,9 @@ std::string KafkaCluster::script(const std::vector<std::string>& args, std::chro
   std::remove(out.c_str());
   const int code = run(argv, out, timeout);
   const std::string text = read_file(out);
-  if (code != 0) throw std::runtime_error("tests/kafka/cluster.sh " + args.front() + " failed (" + std::to_string(code) +
-                                          "): " + text);
+  if (code != 0)
+    throw std::runtime_error("tests/kafka/cluster.sh " + args.front() + " failed (" + std::to_string(code) +
+                             "): " + text);
   return text;
 }
 
@@ -88,8 +88,7 @@ void KafkaCluster::console_produce(const std::string& topic, const std::string& 
 }
 
 std::string KafkaCluster::console_consume(const std::string& topic, int max, std::chrono::milliseconds timeout) const {
-  return script({"consume", dir_.path(), topic, std::to_string(max), std::to_string(timeout.count())},
-                timeout + 60s);
+  return script({"consume", dir_.path(), topic, std::to_string(max), std::to_string(timeout.count())}, timeout + 60s);
 }
 
 }  // namespace sluice::test

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 
 namespace sluice::test {
 
@@ -51,9 +51,21 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   std::vector<ShutdownAccount> accounts;
   for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
     ShutdownAccount& a = accounts.emplace_back();
-    uint64_t* fields[] = {&a.read, &a.in, &a.replayed, &a.sent, &a.lost_after_handover, &a.discarded, &a.failed,
-                          &a.lost, &a.lost_in_channels, &a.never_put, &a.kept, &a.unreadable, &a.possibly_duplicated,
-                          &a.unread_bytes, &a.cut};
+    uint64_t* fields[] = {&a.read,
+                          &a.in,
+                          &a.replayed,
+                          &a.sent,
+                          &a.lost_after_handover,
+                          &a.discarded,
+                          &a.failed,
+                          &a.lost,
+                          &a.lost_in_channels,
+                          &a.never_put,
+                          &a.kept,
+                          &a.unreadable,
+                          &a.possibly_duplicated,
+                          &a.unread_bytes,
+                          &a.cut};
     for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull((*it)[i + 1]);
     a.found = true;
   }
@@ -121,8 +133,9 @@ void Pipeline::start_agent(const std::string& config, const std::string& agent_n
                            const std::vector<std::string>& extra_args) {
   std::ofstream(dir_.file("agent.properties")) << config;
   std::remove(dir_.file("ready").c_str());
-  std::vector<std::string> argv{bin("sluice"), "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file",
-                                dir_.file("ready"), "--status-interval", "1s"};
+  std::vector<std::string> argv{
+      bin("sluice"),       "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file", dir_.file("ready"),
+      "--status-interval", "1s"};
   if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-timeout") == extra_args.end())
     argv.insert(argv.end(), {"--shutdown-timeout", "20s"});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
@@ -182,8 +195,7 @@ int Pipeline::send(const std::vector<std::string>& args, std::chrono::millisecon
 int Pipeline::verify(std::string& report, const std::string& bootstrap) {
   std::remove(dir_.file("verify.log").c_str());
   const int code = run({bin("sluice-loadgen"), "--verify", "--bootstrap", bootstrap.empty() ? bootstrap_ : bootstrap,
-                        "--topic", topic_, "--expect", dir_.file("sent.json"), "--idle", "1500ms", "--timeout",
-                        "90s"},
+                        "--topic", topic_, "--expect", dir_.file("sent.json"), "--idle", "1500ms", "--timeout", "90s"},
                        dir_.file("verify.log"), 120s);
   report = read_file(dir_.file("verify.log"));
   return code;

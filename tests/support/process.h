@@ -12,7 +12,7 @@
 
 namespace sluice::test {
 
-std::string bin(const std::string& program);          // build/bin/<program>
+std::string bin(const std::string& program);           // build/bin/<program>
 std::string source_path(const std::string& relative);  // <project root>/<relative>
 
 // A fresh directory under the system temp dir, removed with its files at destruction.

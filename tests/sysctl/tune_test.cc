@@ -57,7 +57,8 @@ TEST_CASE("tune.sh check reports an under-tuned kernel and exits 1", "[sysctl]")
   FakeKernel k;
   stock(k);
   CHECK(k.tune({"check"}) == 1);
-  CHECK_THAT(k.out(), Catch::Contains("net.core.rmem_max") && Catch::Contains("UNDER") && Catch::Contains("under-tuned"));
+  CHECK_THAT(k.out(),
+             Catch::Contains("net.core.rmem_max") && Catch::Contains("UNDER") && Catch::Contains("under-tuned"));
 }
 
 TEST_CASE("tune.sh apply sets the profile and check then passes and revert restores every value", "[sysctl]") {

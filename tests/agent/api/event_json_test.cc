@@ -18,6 +18,7 @@ TEST_CASE("json escapes control characters and writes ill-formed UTF-8 as U+FFFD
   std::string json;
   append_event_json(batch, batch[0], json);
   CHECK(is_valid_utf8(json));
-  CHECK_THAT(json, Catch::Contains(R"("message":"\uFFFD\uFFFD|)") || Catch::Contains("\"message\":\"\xEF\xBF\xBD\xEF\xBF\xBD|"));
+  CHECK_THAT(json, Catch::Contains(R"("message":"\uFFFD\uFFFD|)") ||
+                       Catch::Contains("\"message\":\"\xEF\xBF\xBD\xEF\xBF\xBD|"));
   CHECK_THAT(json, Catch::EndsWith("|\\\"\\\\\\t\\u0007|caf\xC3\xA9\"}"));
 }

@@ -12,8 +12,7 @@
 using namespace sluice;
 using namespace std::chrono_literals;
 
-TEST_CASE("a log limiter lets the first line through, holds the rest back and then says how many it held",
-          "[log]") {
+TEST_CASE("a log limiter lets the first line through, holds the rest back and then says how many it held", "[log]") {
   LogLimiter limiter(1s);  // long enough that the two calls right after the first fall inside it
   const std::optional<std::string> first = limiter.next();
   REQUIRE(first.has_value());
@@ -24,7 +23,12 @@ TEST_CASE("a log limiter lets the first line through, holds the rest back and th
   // The interval passes: the next line is let through, with the count of the ones held back
   // meanwhile (the two above, and those this wait itself asked about).
   uint64_t asked = 0;
-  REQUIRE(sluice::test::eventually([&] { ++asked; return (later = limiter.next()).has_value(); }, 5s));
+  REQUIRE(sluice::test::eventually(
+      [&] {
+        ++asked;
+        return (later = limiter.next()).has_value();
+      },
+      5s));
   CHECK(*later == " [" + std::to_string(2 + asked - 1) + " similar lines suppressed]");
   CHECK_FALSE(limiter.next().has_value());  // and the interval starts again
 }

@@ -45,7 +45,8 @@ std::string payload(int i) { return "record " + std::to_string(i) + std::string(
 
 }  // namespace
 
-TEST_CASE("segment store replays unreleased records in order after reopening and deletes released segments", "[spill]") {
+TEST_CASE("segment store replays unreleased records in order after reopening and deletes released segments",
+          "[spill]") {
   TempDir dir;
   std::vector<RecordRef> written;
   {
@@ -53,7 +54,7 @@ TEST_CASE("segment store replays unreleased records in order after reopening and
     for (int i = 0; i < 40; ++i) written.push_back(o.store->append(payload(i), static_cast<uint32_t>(i + 1)));
     CHECK(segments(dir).size() > 3);
     for (int i = 0; i < 10; ++i) o.store->release(written[static_cast<size_t>(i)]);  // the oldest ten
-    o.store->release(written[20]);                                                    // and one in the middle
+    o.store->release(written[20]);                                                   // and one in the middle
   }
   Opened o = open_store(dir, 1024);
   CHECK(o.report.records_replayed == 29);

@@ -118,7 +118,8 @@ TEST_CASE("maxBytesOnDisk bounds the segment files", "[spill][channel]") {
   CHECK(channel->put(big, Clock::now() + 1s));
 }
 
-TEST_CASE("a record split across takes and rolled back is released only when all its events are committed", "[spill][channel]") {
+TEST_CASE("a record split across takes and rolled back is released only when all its events are committed",
+          "[spill][channel]") {
   TempDir dir;
   auto channel = open_channel("file", dir, {});
   put(*channel, 0, 10);
@@ -185,7 +186,8 @@ TEST_CASE("a record partly delivered and partly rolled back replays only its und
   CHECK(reopened->counters().events_on_disk == 0);
 }
 
-TEST_CASE("a record split across takes and killed half way replays only the events never committed", "[spill][channel]") {
+TEST_CASE("a record split across takes and killed half way replays only the events never committed",
+          "[spill][channel]") {
   TempDir dir;
   {
     auto channel = open_channel("file", dir, {});
@@ -221,7 +223,7 @@ TEST_CASE("a record that fails its CRC in a take smaller than the record is coun
           "[spill][channel]") {
   TempDir dir;
   auto channel = open_channel("file", dir, {});
-  put(*channel, 0, 100);   // the record that will be corrupt
+  put(*channel, 0, 100);  // the record that will be corrupt
   put(*channel, 100, 100);
   corrupt_first_record(dir);
   Take take = channel->take(50, Clock::now());  // smaller than either record: the split path
@@ -235,7 +237,8 @@ TEST_CASE("a record that fails its CRC in a take smaller than the record is coun
   CHECK(channel->counters().events_on_disk == 0);
 }
 
-TEST_CASE("a commit log write error (disk full) is logged and counted and the channel keeps running", "[spill][channel]") {
+TEST_CASE("a commit log write error (disk full) is logged and counted and the channel keeps running",
+          "[spill][channel]") {
   TempDir dir;
   {
     auto channel = open_channel("file", dir, {});
@@ -272,5 +275,6 @@ TEST_CASE("spillable channel configuration errors name the key", "[spill][channe
   CHECK_THROWS_WITH(kSpillableChannelSpec.make_channel(no_dir), Catch::Contains("a.channels.c.dataDir: is missing"));
   auto first = open_channel("file", dir, {});
   auto second = kFileChannelSpec.make_channel(channel_component("file", dir, {}));
-  CHECK_THROWS_WITH(second->open(), Catch::Contains("a.channels.c.dataDir: ") && Catch::Contains("is in use by another agent"));
+  CHECK_THROWS_WITH(second->open(),
+                    Catch::Contains("a.channels.c.dataDir: ") && Catch::Contains("is in use by another agent"));
 }

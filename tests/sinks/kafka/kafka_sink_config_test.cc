@@ -32,8 +32,10 @@ TEST_CASE("Kafka topic names follow Kafka's rule", "[kafka][config]") {
   for (const char* bad : {"", ".", "..", "postfix/smtpd", "a:b", "a b"}) CHECK_FALSE(is_valid_topic_name(bad));
 }
 
-TEST_CASE("the sink's defaults: acks 1, statistics each second, and librdkafka retrying for as long as an outage "
-          "lasts when acks >= 1", "[kafka][config]") {
+TEST_CASE(
+    "the sink's defaults: acks 1, statistics each second, and librdkafka retrying for as long as an outage "
+    "lasts when acks >= 1",
+    "[kafka][config]") {
   const KafkaSinkConfig c = parse({});
   CHECK(c.acks == "1");
   CHECK(c.wait_for_delivery);
@@ -65,7 +67,8 @@ TEST_CASE("Kafka 0.8 names, Flume's and librdkafka's map onto one setting each",
 }
 
 TEST_CASE("a setting given twice, under two of its names, is refused naming both lines", "[kafka][config]") {
-  CHECK_THROWS_WITH(parse({{"requiredAcks", "1"}, {"kafka.producer.acks", "all"}}), Contains("sets acks, already set at"));
+  CHECK_THROWS_WITH(parse({{"requiredAcks", "1"}, {"kafka.producer.acks", "all"}}),
+                    Contains("sets acks, already set at"));
   CHECK_THROWS_WITH(parse({{"kafka.producer.acks", "1"}, {"kafka.producer.request.required.acks", "all"}}),
                     Contains("acks is set twice"));
 }

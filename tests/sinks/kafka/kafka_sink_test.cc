@@ -42,15 +42,16 @@ struct SinkUnderTest {
 
 EventBatch parsed_batch(const std::vector<std::string>& lines) {
   EventBatchBuilder builder;
-  for (const std::string& line : lines) syslog_tcp::parse_syslog(line, syslog_tcp::ParseClock::now(), builder.append(line));
+  for (const std::string& line : lines)
+    syslog_tcp::parse_syslog(line, syslog_tcp::ParseClock::now(), builder.append(line));
   return builder.seal();
 }
 
 // Puts the lines through a sink built from `properties`; returns payload → partition per topic.
 std::map<std::string, std::map<std::string, int32_t>> route(kafka::MockCluster& cluster,
-                                                           const std::vector<std::string>& topics,
-                                                           std::map<std::string, std::string> properties,
-                                                           const std::vector<std::string>& lines) {
+                                                            const std::vector<std::string>& topics,
+                                                            std::map<std::string, std::string> properties,
+                                                            const std::vector<std::string>& lines) {
   SinkUnderTest t(cluster, properties);
   auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch(lines);
@@ -60,9 +61,9 @@ std::map<std::string, std::map<std::string, int32_t>> route(kafka::MockCluster& 
   std::map<std::string, std::map<std::string, int32_t>> landed;
   for (const std::string& topic : topics) {
     kafka::TopicReader reader(cluster.bootstrap_servers(), topic);
-    reader.read_all([&](int32_t partition, int64_t, int64_t, std::string_view payload) {
-      landed[topic][std::string(payload)] = partition;
-    }, kafka::ReadOptions{500ms, 30s});
+    reader.read_all([&](int32_t partition, int64_t, int64_t,
+                        std::string_view payload) { landed[topic][std::string(payload)] = partition; },
+                    kafka::ReadOptions{500ms, 30s});
   }
   return landed;
 }
@@ -73,8 +74,11 @@ TEST_CASE("keyField = host puts events in the partitions the Java producer's mur
   kafka::MockCluster cluster;
   cluster.create_topic("t", 10);
   // Kafka's UtilsTest.testMurmur2 vectors; Java's partition is (murmur2(key) & 0x7fffffff) % 10.
-  const std::map<std::string, int32_t> java{{"21", 0},  {"foobar", 6}, {"a-little-bit-long-string", 2},
-                                            {"a-little-bit-longer-string", 9}, {"abc", 7},
+  const std::map<std::string, int32_t> java{{"21", 0},
+                                            {"foobar", 6},
+                                            {"a-little-bit-long-string", 2},
+                                            {"a-little-bit-longer-string", 9},
+                                            {"abc", 7},
                                             {"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", 7}};
   std::vector<std::string> lines;
   for (const auto& [host, partition] : java) lines.push_back("<134>Nov 30 11:07:06 " + host + " app: from " + host);
@@ -90,7 +94,8 @@ TEST_CASE("partitionIdHeader = Severity sends each event to the partition of its
   cluster.create_topic("t", 8);
   std::vector<std::string> lines;
   for (int severity = 0; severity < 8; ++severity)
-    lines.push_back("<" + std::to_string(128 + severity) + ">Nov 30 11:07:06 h app: severity " + std::to_string(severity));
+    lines.push_back("<" + std::to_string(128 + severity) + ">Nov 30 11:07:06 h app: severity " +
+                    std::to_string(severity));
   const auto landed = route(cluster, {"t"}, {{"partitionIdHeader", "Severity"}, {"kafka.producer.acks", "1"}}, lines);
   for (int severity = 0; severity < 8; ++severity)
     CHECK(landed.at("t").at("app: severity " + std::to_string(severity)) == severity);
@@ -144,7 +149,7 @@ TEST_CASE("events whose delivery failed go back to the channel and are retried u
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   // At least two attempts, with backoff between them.
   CHECK(eventually([&] { return sink->counters().events_rolled_back >= 6; }, 20s, 20ms));
-  CHECK(channel.counters().events_held == 3);       // never committed while undelivered
+  CHECK(channel.counters().events_held == 3);  // never committed while undelivered
   cluster.set_broker_down(0, false);
   CHECK(eventually([&] { return sink->counters().events_sent >= 3; }, 40s, 20ms));
   sink->stop(Clock::now() + 20s);
@@ -162,8 +167,8 @@ TEST_CASE("a full librdkafka queue makes the sink wait and deliver everything ra
   cluster.create_topic("t", 1);
   std::vector<std::string> lines;
   for (int i = 0; i < 2000; ++i) lines.push_back("<13>event " + std::to_string(i));
-  const auto landed = route(cluster, {"t"},
-                            {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}}, lines);
+  const auto landed = route(
+      cluster, {"t"}, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}}, lines);
   CHECK(landed.at("t").size() == 2000);
 }
 
@@ -229,7 +234,8 @@ TEST_CASE("an explicit partition the topic lacks is discarded and counted, and t
   CHECK(read_topic(cluster, "t").size() == good);
 }
 
-TEST_CASE("the sink's own partition missing from the topic is retried and kept, not discarded", "[kafka][sink][faults]") {
+TEST_CASE("the sink's own partition missing from the topic is retried and kept, not discarded",
+          "[kafka][sink][faults]") {
   // key = 12 on a 10-partition topic: every event of the sink would go; it is a misconfiguration
   // to log and retry (backpressure), not a reason to drop everything.
   kafka::MockCluster cluster;
@@ -274,9 +280,9 @@ TEST_CASE("an event whose topic (from topicHeader) Kafka refuses as a name is di
   SinkUnderTest t(cluster, {{"topicHeader", "app"}, {"kafka.producer.topic.metadata.propagation.max.ms", "500"}});
   auto& [channel, shared, context, sink] = t;
   // "bad": the broker refuses it; "postfix/smtpd": not a topic name at all, refused without asking.
-  EventBatch batch = parsed_batch({"<13>Nov 30 11:07:06 h good: one", "<13>Nov 30 11:07:06 h bad: two",
-                                   "<13>Nov 30 11:07:06 h good: three",
-                                   "<13>Nov 30 11:07:06 h postfix/smtpd[42]: connect from x"});
+  EventBatch batch =
+      parsed_batch({"<13>Nov 30 11:07:06 h good: one", "<13>Nov 30 11:07:06 h bad: two",
+                    "<13>Nov 30 11:07:06 h good: three", "<13>Nov 30 11:07:06 h postfix/smtpd[42]: connect from x"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return channel.counters().events_held == 0; }, 20s));
   sink->stop(Clock::now() + 5s);
@@ -315,8 +321,10 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);  // exactly once
 }
 
-TEST_CASE("with Kafka down and librdkafka's queue full, stop returns by its deadline and what was not taken goes back "
-          "to the channel (acks=0)", "[kafka][sink][faults][shutdown]") {
+TEST_CASE(
+    "with Kafka down and librdkafka's queue full, stop returns by its deadline and what was not taken goes back "
+    "to the channel (acks=0)",
+    "[kafka][sink][faults][shutdown]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
   cluster.set_broker_down(0, true);
@@ -326,7 +334,7 @@ TEST_CASE("with Kafka down and librdkafka's queue full, stop returns by its dead
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
-  CHECK(c.events_sent == 10);              // handed over: what acks=0 promises, then purged (counted)
+  CHECK(c.events_sent == 10);  // handed over: what acks=0 promises, then purged (counted)
   CHECK(failed_for(*sink, "purged") == 10);
   CHECK(channel.counters().events_held == 90);  // never taken by librdkafka: still the channel's
 }
@@ -378,8 +386,10 @@ TEST_CASE("with maxTakesInFlight 4 a sink keeps four takes waiting for their rep
           "[kafka][sink]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"},
-                            {"batchSize", "10"}, {"maxTakesInFlight", "4"}});
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
+                            {"kafka.producer.enable.idempotence", "true"},
+                            {"batchSize", "10"},
+                            {"maxTakesInFlight", "4"}});
   auto& [channel, shared, context, sink] = t;
   EventBatch warm = parsed_batch({"<13>connected"});
   REQUIRE(channel.put(warm, Clock::now() + 5s));
@@ -390,7 +400,7 @@ TEST_CASE("with maxTakesInFlight 4 a sink keeps four takes waiting for their rep
   EventBatch batch = parsed_batch(lines);
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return sink->counters().events_taken == 41; }, 1500ms));  // 4 takes of 10
-  CHECK(sink->counters().events_sent == 1);  // none answered yet
+  CHECK(sink->counters().events_sent == 1);                                        // none answered yet
   // And no fifth take while the window is full (the answers are still 1.5 s away).
   CHECK_FALSE(eventually([&] { return sink->counters().events_taken > 41; }, 500ms));
   cluster.set_broker_rtt(0, 0);
@@ -405,7 +415,9 @@ TEST_CASE("with maxTakesInFlight 3 and every take failing, the channel gets them
           "[kafka][sink][faults]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"batchSize", "10"}, {"maxTakesInFlight", "3"},
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
+                            {"batchSize", "10"},
+                            {"maxTakesInFlight", "3"},
                             {"kafka.producer.message.timeout.ms", "300"},
                             {"kafka.producer.reconnect.backoff.max.ms", "200"}});
   auto& [channel, shared, context, sink] = t;

@@ -33,7 +33,8 @@ struct Outcomes final : DeliveryTracker {
   std::atomic<int> delivered{0}, failed{0};
   std::atomic<int> last_error{0};
   void on_delivery(const DeliveryReport& report) override {
-    if (report.error == DeliveryError::none) ++delivered;
+    if (report.error == DeliveryError::none)
+      ++delivered;
     else {
       ++failed;
       last_error = static_cast<int>(report.error);
@@ -123,10 +124,13 @@ TEST_CASE("the producer delivers a batch, tells each message's tracker, and the 
     std::vector<std::string> read_payloads;
     options.idle = 300ms;
     options.timeout = 20s;
-    TopicReader(cluster.bootstrap_servers(), "t").read_all([&](int32_t, int64_t offset, int64_t, std::string_view p) {
-      offsets.push_back(offset);
-      read_payloads.emplace_back(p);
-    }, options);
+    TopicReader(cluster.bootstrap_servers(), "t")
+        .read_all(
+            [&](int32_t, int64_t offset, int64_t, std::string_view p) {
+              offsets.push_back(offset);
+              read_payloads.emplace_back(p);
+            },
+            options);
     return std::pair{offsets, read_payloads};
   };
   CHECK(read({}).second == payloads);
@@ -134,8 +138,10 @@ TEST_CASE("the producer delivers a batch, tells each message's tracker, and the 
   from_offset.from_offset = 6;
   CHECK(read(from_offset).first == std::vector<int64_t>{6, 7, 8, 9});
   ReadOptions from_time;
-  from_time.from_time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count() + 3'600'000;
+  from_time.from_time_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count() +
+      3'600'000;
   CHECK(read(from_time).first.empty());  // nothing at or after an hour from now
   from_time.from_time_ms = 0;
   CHECK(read(from_time).first.size() == 10);
@@ -155,10 +161,12 @@ TEST_CASE("with the broker down, what the producer holds is purged and each trac
   REQUIRE(producer.queue_length() == 5);  // the fault: nothing can leave
   CHECK(outcomes.delivered + outcomes.failed == 0);
   producer.purge(true);
-  REQUIRE(eventually([&] {
-    producer.poll(50);
-    return outcomes.failed == 5;
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        producer.poll(50);
+        return outcomes.failed == 5;
+      },
+      10s));
   CHECK(outcomes.last_error == static_cast<int>(DeliveryError::purged));
   CHECK(outcomes.delivered == 0);
 }

@@ -12,8 +12,8 @@
 #include "sources/syslog_tcp/client_filter.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
-#include "tests/support/process.h"
 #include "tests/support/eventually.h"
+#include "tests/support/process.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -71,7 +71,8 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
   MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
   SECTION("allow") {
     SyslogTcpSource source(test::syslog_source_component({{"allow", "10.0.0.0/8"}}),
-                           parse_syslog_tcp_config(test::syslog_source_component({{"allow", "10.0.0.0/8"}})), {&channel});
+                           parse_syslog_tcp_config(test::syslog_source_component({{"allow", "10.0.0.0/8"}})),
+                           {&channel});
     source.start();
     const int fd = test::connect_loopback(source.listening_ports()[0]);
     CHECK(closed_by_peer(fd, 5s));
@@ -83,7 +84,8 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
     const auto component = test::syslog_source_component({{"maxConnections", "2"}});
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
-    const int a = test::connect_loopback(source.listening_ports()[0]), b = test::connect_loopback(source.listening_ports()[0]);
+    const int a = test::connect_loopback(source.listening_ports()[0]),
+              b = test::connect_loopback(source.listening_ports()[0]);
     REQUIRE(test::eventually([&] { return source.tcp_counters().connections_accepted == 2; }, 5s));  // before the third
     const int c = test::connect_loopback(source.listening_ports()[0]);
     CHECK(closed_by_peer(c, 5s));

@@ -77,7 +77,8 @@ TEST_CASE("framer never buffers more than eventSize for a sender that never send
   FramerCounters counters;
   int frames = 0;
   for (int i = 0; i < 1000; ++i) {
-    framer.feed(std::string(64, 'y'), [&](std::string_view, bool) { ++frames; }, counters);
+    framer.feed(
+        std::string(64, 'y'), [&](std::string_view, bool) { ++frames; }, counters);
     REQUIRE(framer.buffered() <= 101);
   }
   CHECK(frames == 1);  // the first 100 bytes, truncated; the rest is skipped until a newline
@@ -98,7 +99,8 @@ void check_all_splits(const std::string& stream, const std::vector<std::string>&
   for (size_t a = 0; a <= stream.size(); ++a) {
     INFO("cut at " << a);
     REQUIRE(frame_in_pieces(stream, {a}, max_frame).frames == expected);
-    for (size_t b = a; b <= stream.size(); b += 7) REQUIRE(frame_in_pieces(stream, {a, b}, max_frame).frames == expected);
+    for (size_t b = a; b <= stream.size(); b += 7)
+      REQUIRE(frame_in_pieces(stream, {a, b}, max_frame).frames == expected);
   }
 }
 
@@ -202,7 +204,8 @@ TEST_CASE("framer with octet detection off reads digit-led frames as lines", "[f
   Framer framer(2500, false);
   FramerCounters counters;
   std::vector<std::string> frames;
-  framer.feed("5 <13>x\n", [&](std::string_view f, bool) { frames.emplace_back(f); }, counters);
+  framer.feed(
+      "5 <13>x\n", [&](std::string_view f, bool) { frames.emplace_back(f); }, counters);
   CHECK(frames == std::vector<std::string>{"5 <13>x"});
   CHECK(counters.octet_counted == 0);
 }

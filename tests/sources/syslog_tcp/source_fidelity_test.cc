@@ -18,8 +18,8 @@
 #include "sources/syslog_tcp/syslog_parser.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
-#include "tests/support/process.h"
 #include "tests/support/eventually.h"
+#include "tests/support/process.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -91,7 +91,8 @@ TEST_CASE("keepFields chooses which header fields stay in the body as Flume's do
   CHECK(run_source({}, {k5424 + k3164}).bodies() == std::vector<std::string>{"su - ID47 - failed", "su: failed"});
   CHECK(run_source({{"keepFields", "all"}}, {k5424 + k3164}).bodies() ==
         std::vector<std::string>{k5424.substr(0, k5424.size() - 1), k3164.substr(0, k3164.size() - 1)});
-  CHECK(run_source({{"keepFields", "true"}}, {k3164}).bodies() == std::vector<std::string>{k3164.substr(0, k3164.size() - 1)});
+  CHECK(run_source({{"keepFields", "true"}}, {k3164}).bodies() ==
+        std::vector<std::string>{k3164.substr(0, k3164.size() - 1)});
   CHECK(run_source({{"keepFields", "hostname"}}, {k5424 + k3164}).bodies() ==
         std::vector<std::string>{"mymachine su - ID47 - failed", "mymachine su: failed"});
   CHECK(run_source({{"keepFields", "priority timestamp"}}, {k5424 + k3164}).bodies() ==
@@ -100,7 +101,8 @@ TEST_CASE("keepFields chooses which header fields stay in the body as Flume's do
                     Catch::Contains("a.sources.s.keepFields: \"pid\": expected none, all"));
 }
 
-TEST_CASE("the source reads octet-counted and NUL-terminated frames over TCP and counts per port", "[source][fidelity]") {
+TEST_CASE("the source reads octet-counted and NUL-terminated frames over TCP and counts per port",
+          "[source][fidelity]") {
   auto octet = [](const std::string& frame) { return std::to_string(frame.size()) + " " + frame; };
   const std::string octets = octet("<13>1 - h a - - - x") + octet("<13>multi\nline");
   const Received r = run_source({}, {octets, std::string("<13>nul one\0<13>nul two\0", 24), "<13>line\n\n\n"});
@@ -112,7 +114,8 @@ TEST_CASE("the source reads octet-counted and NUL-terminated frames over TCP and
   CHECK(r.counters.blank_lines == 2);
 }
 
-TEST_CASE("the source counts truncated and invalid frames per port and skips the rest of an oversized one", "[source][fidelity]") {
+TEST_CASE("the source counts truncated and invalid frames per port and skips the rest of an oversized one",
+          "[source][fidelity]") {
   const std::string big = "<13>" + std::string(5000, 'x') + "\nno pri\n<13>after\n";
   const Received r = run_source({{"eventSize", "100"}}, {big});
   const auto events = r.events();
@@ -161,14 +164,17 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
   SECTION("bad charsets are refused naming the key") {
     CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"charset.default", "EBCDIC"}})),
                       Catch::Contains("a.sources.s.charset.default: \"EBCDIC\" is not a supported charset"));
-    CHECK_THROWS_WITH(parse_syslog_tcp_config(test::syslog_source_component({{"ports", "5140"}, {"charset.port.5999", "UTF-8"}})),
-                      Catch::Contains("charset.port.5999: names a port that is not in ports"));
+    CHECK_THROWS_WITH(
+        parse_syslog_tcp_config(test::syslog_source_component({{"ports", "5140"}, {"charset.port.5999", "UTF-8"}})),
+        Catch::Contains("charset.port.5999: names a port that is not in ports"));
   }
 }
 
-TEST_CASE("portHeader clientIPHeader and clientHostnameHeader put the connection's facts on each event", "[source][fidelity]") {
-  const Received r = run_source({{"portHeader", "port"}, {"clientIPHeader", "client_ip"}, {"clientHostnameHeader", "client_host"}},
-                                {"<13>Nov 30 11:07:06 h app[7]: one\n<13>Nov 30 11:07:07 h app[7]: two\n"});
+TEST_CASE("portHeader clientIPHeader and clientHostnameHeader put the connection's facts on each event",
+          "[source][fidelity]") {
+  const Received r =
+      run_source({{"portHeader", "port"}, {"clientIPHeader", "client_ip"}, {"clientHostnameHeader", "client_host"}},
+                 {"<13>Nov 30 11:07:06 h app[7]: one\n<13>Nov 30 11:07:07 h app[7]: two\n"});
   const auto events = r.events();
   REQUIRE(events.size() == 2);
   for (auto [batch, e] : events) {

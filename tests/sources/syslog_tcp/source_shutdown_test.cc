@@ -92,8 +92,10 @@ TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing i
   CHECK(events.back() == "<13>app: event " + std::to_string(written.load() - 1));
 }
 
-TEST_CASE("what a sender delivered but could not go into the channel by the deadline is counted, never dropped "
-          "silently", "[source][shutdown]") {
+TEST_CASE(
+    "what a sender delivered but could not go into the channel by the deadline is counted, never dropped "
+    "silently",
+    "[source][shutdown]") {
   // A channel of 10 with nobody taking: the io thread blocks on its second batch, and what the
   // sender writes next waits in the kernel's buffer.
   SourceUnderTest t(10, {{"batchSize", "10"}});
@@ -157,16 +159,18 @@ TEST_CASE("a connection handed to a busy io thread just before the stop is drain
   std::thread stopper([&] { t.source.stop(Clock::now() + 10s); });
   // Once the listeners are closed, make room: thread 1 goes on and finds d among its
   // connections to drain.
-  REQUIRE(eventually([&] {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(t.port());
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0;
-    ::close(fd);
-    return refused;
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(t.port());
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0;
+        ::close(fd);
+        return refused;
+      },
+      10s));
   std::vector<std::string> events;
   std::atomic<bool> stopped{false};
   std::thread consumer([&] {

@@ -21,7 +21,8 @@ int64_t utc_ms(const std::string& text) {
   std::tm t{};
   REQUIRE(strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &t) != nullptr);
   int64_t ms = static_cast<int64_t>(timegm(&t)) * 1000;
-  if (const auto dot = text.find('.'); dot != std::string::npos) ms += std::stoi((text.substr(dot + 1) + "00").substr(0, 3));
+  if (const auto dot = text.find('.'); dot != std::string::npos)
+    ms += std::stoi((text.substr(dot + 1) + "00").substr(0, 3));
   return ms;
 }
 
@@ -65,6 +66,8 @@ void check(const Expected& x) {
 
 }  // namespace
 
+// The expected fields of each line, laid out as a table rather than by clang-format.
+// clang-format off
 TEST_CASE("parser reads the RFC 5424 examples", "[parser]") {
   const std::string sd1 = R"([exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"])";
   const std::string sd2 = sd1 + R"([examplePriority@32473 class="high"])";
@@ -224,6 +227,7 @@ TEST_CASE("parser reads real-world lines from Linux daemons network gear and app
     check(x);
 }
 
+// clang-format on
 TEST_CASE("parser marks a line without a valid PRI invalid with priority 13 and keeps it whole", "[parser]") {
   for (const std::string line : {"no pri here", "<192>too big", "<01>leading zero", "<>empty", "<1234>long", "<13"}) {
     INFO(line);
@@ -255,14 +259,15 @@ TEST_CASE("parser reads RFC 3164 time in the agent's zone and RFC 3339 offsets e
   const ParseClock paris = ParseClock::at(kNowMs, 3600);
   CHECK(parse("<13>Nov 30 12:00:00 h a: x", paris).e.timestamp_ms == utc_ms("2026-11-30T11:00:00"));
   CHECK(parse("<189>1: Nov 30 12:00:00.250 UTC: %X-1-Y: z", paris).e.timestamp_ms == utc_ms("2026-11-30T12:00:00.250"));
-  CHECK(parse("<13>1 2026-11-30T12:00:00.5-05:30 h a - - - x", paris).e.timestamp_ms == utc_ms("2026-11-30T17:30:00.500"));
+  CHECK(parse("<13>1 2026-11-30T12:00:00.5-05:30 h a - - - x", paris).e.timestamp_ms ==
+        utc_ms("2026-11-30T17:30:00.500"));
   CHECK(ParseClock::at(utc_ms("2026-12-31T23:30:00"), 3600).local_year == 2027);
 }
 
 TEST_CASE("parser leaves the arrival time on a timestamp that does not parse", "[parser]") {
   for (const std::string line : {"<13>1 2026-13-01T00:00:00Z h a - - - x", "<13>1 2026-11-30T25:00:00Z h a - - - x",
-                                 "<13>1 2026-11-30 h a - - - x", "<13>Nov 32 11:07:06 h a: x", "<13>Foo 30 11:07:06 h a: x",
-                                 "<13>1 2026-11-30T12:00:00+0100 h a - - - x"}) {
+                                 "<13>1 2026-11-30 h a - - - x", "<13>Nov 32 11:07:06 h a: x",
+                                 "<13>Foo 30 11:07:06 h a: x", "<13>1 2026-11-30T12:00:00+0100 h a - - - x"}) {
     INFO(line);
     const Parsed p = parse(line);
     CHECK_FALSE(p.e.timestamp_from_header);
@@ -282,10 +287,13 @@ TEST_CASE("parser reports where the header fields are for keepFields", "[parser]
 }
 
 TEST_CASE("days_from_civil agrees with libc across eras", "[parser]") {
-  for (const char* date : {"1970-01-01T00:00:00", "2000-02-29T00:00:00", "2026-11-30T00:00:00", "2100-03-01T00:00:00", "1969-12-31T00:00:00"}) {
+  for (const char* date : {"1970-01-01T00:00:00", "2000-02-29T00:00:00", "2026-11-30T00:00:00", "2100-03-01T00:00:00",
+                           "1969-12-31T00:00:00"}) {
     INFO(date);
     const std::string d(date);
     CHECK(days_from_civil(std::stoi(d.substr(0, 4)), static_cast<unsigned>(std::stoi(d.substr(5, 2))),
-                          static_cast<unsigned>(std::stoi(d.substr(8, 2)))) * 86'400'000 == utc_ms(d));
+                          static_cast<unsigned>(std::stoi(d.substr(8, 2)))) *
+              86'400'000 ==
+          utc_ms(d));
   }
 }
