@@ -18,6 +18,7 @@
 
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -63,7 +64,7 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
   config = with_ports(config, p.agent_ports());  // restarts listen where the sender reconnects
 
   int sent = -1;
-  std::thread sender([&] {
+  TestThread sender([&] {
     sent = p.send({"-c", "4", "-r", std::to_string(rate), "-d", std::to_string(seconds) + "s"},
                   std::chrono::seconds(seconds + 60));
   });

@@ -8,7 +8,9 @@
 #include <regex>
 #include <thread>
 
+#include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -50,8 +52,11 @@ TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and m
   Pipeline p;
   p.start_broker();
   p.control_broker("rtt 200");
-  p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll));
+  p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll), "t", {"--metrics", "127.0.0.1:0"});
   REQUIRE(p.send({"-c", "4", "-r", "0", "-d", "8s"}) == 0);
+  // The fault took effect: the producers measured the round trips slow (10 sinks, one broker:
+  // the sum of their averages is ~2 s at 200 ms each, ~0.01 s without the delay).
+  CHECK(eventually([&] { return p.metric("sluice_kafka_broker_rtt_avg_seconds") > 1.0; }, 10s, 200ms));
   // Bound: the channel (60,000 events x ~300 bytes with records) plus librdkafka's queue of
   // one take per sink (10 x 8,000 x ~120 bytes) plus the program (~40 MB): well under 256 MB.
   const long rss_kb = p.agent_peak_rss_kb();
@@ -73,8 +78,8 @@ TEST_CASE("SIGTERM under full load: the agent drains and accounts for every even
   Pipeline p;
   p.start_broker();
   p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 0", "compression.codec = snappy", "linger.ms = 5"}));
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(2s);
+  TestThread stopper([&] {
+    std::this_thread::sleep_for(2s);  // the schedule: SIGTERM 2 s into the load
     p.agent().signal(SIGTERM);
   });
   p.send({"-c", "4", "-r", "0", "-d", "6s"});  // its connections break when the agent goes: that is expected

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -35,8 +36,9 @@ TEST_CASE("the counters on /metrics and /metrics.json equal what was sent and wh
   // when that is.
   std::string during;
   std::atomic<bool> sending{true};
-  std::thread scraper([&] {
-    while (sending) {
+  TestThread scraper([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 120s;  // bounded even if the send never returns
+    while (sending && std::chrono::steady_clock::now() < give_up) {
       std::string text = http_get(p.metrics_port(), "/metrics");
       const double received = prometheus_sum(text, "sluice_source_events_received_total");
       if (received > 0 && received < 100000) {

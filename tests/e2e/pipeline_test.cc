@@ -12,6 +12,7 @@
 
 #include "sinks/kafka/topic_reader.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -93,8 +94,9 @@ TEST_CASE("10000 concurrent connections are served at once and every event of ea
   p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 1", "linger.ms = 5"}), "t", {"--metrics", "127.0.0.1:0"});
   double most_open = 0;
   std::atomic<bool> sending{true};
-  std::thread watcher([&] {
-    while (sending) {
+  TestThread watcher([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 120s;  // bounded even if the send never returns
+    while (sending && std::chrono::steady_clock::now() < give_up) {
       most_open =
           std::max(most_open, prometheus_sum(http_get(p.metrics_port(), "/metrics"), "sluice_source_connections"));
       std::this_thread::sleep_for(200ms);

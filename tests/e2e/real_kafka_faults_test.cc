@@ -7,9 +7,9 @@
 
 #include <thread>
 
-#include "tests/support/fault_thread.h"
 #include "tests/support/kafka_cluster.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -25,7 +25,7 @@ std::string under_load(const std::string& topic, const std::function<void(KafkaC
   Pipeline p;
   p.use_kafka(k.bootstrap(), topic);
   p.start_agent(ten_sink_config(k.bootstrap(), kAcksAll, topic));
-  FaultThread faulty([&] {
+  TestThread faulty([&] {
     std::this_thread::sleep_for(5s);  // the schedule of the fault, not a synchronisation
     fault(k);
   });

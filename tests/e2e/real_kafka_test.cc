@@ -16,9 +16,9 @@
 #include "loadgen/verifier.h"
 #include "sinks/kafka/topic_reader.h"
 #include "tests/support/eventually.h"
-#include "tests/support/fault_thread.h"
 #include "tests/support/kafka_cluster.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -221,7 +221,7 @@ TEST_CASE("the broker stopped for 30 s under load with spillablememory: everythi
                              "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
                                  p.dir().file("spill") + "\n"),
                 "t", {"--metrics", "127.0.0.1:0"});
-  FaultThread outage([&] {
+  TestThread outage([&] {
     std::this_thread::sleep_for(3s);  // the schedule of the fault, not a synchronisation
     k.stop_node(1);
     std::this_thread::sleep_for(30s);

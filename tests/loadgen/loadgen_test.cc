@@ -9,6 +9,7 @@
 #include "loadgen/verifier.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::loadgen;
 using namespace std::chrono_literals;
@@ -147,8 +148,9 @@ TEST_CASE("a rate-limited send stops at its duration and everything it counts as
 
 TEST_CASE("connections that the receiver drops are reconnected with backoff", "[loadgen]") {
   CountingReceiver receiver;
-  std::thread dropper([&] {
-    std::this_thread::sleep_for(500ms);
+  sluice::test::TestThread dropper([&] {
+    // Once both connections are up and sending (no assertion here: Catch2 is not thread-safe).
+    sluice::test::eventually([&] { return receiver.connections_accepted() >= 2 && receiver.events() > 0; }, 10s);
     receiver.drop_connections();
   });
   const SendResult result = send_to(receiver, 20000, 2500ms);
@@ -161,8 +163,8 @@ TEST_CASE("connections that the receiver drops are reconnected with backoff", "[
 
 TEST_CASE("a receiver that half-closes (an agent shutting down) is left cleanly and nothing is lost", "[loadgen]") {
   CountingReceiver receiver;
-  std::thread closer([&] {
-    std::this_thread::sleep_for(500ms);
+  sluice::test::TestThread closer([&] {
+    sluice::test::eventually([&] { return receiver.connections_accepted() >= 2 && receiver.events() > 0; }, 10s);
     receiver.half_close_connections();
   });
   const SendResult result = send_to(receiver, 20000, 2000ms);

@@ -1,6 +1,7 @@
 #include "tests/support/pipeline.h"
 
 #include "tests/support/eventually.h"
+#include "tests/support/test_thread.h"
 
 #include <signal.h>
 
@@ -170,8 +171,8 @@ std::optional<int> Pipeline::stop_agent(std::chrono::milliseconds timeout) {
 
 int Pipeline::send_through_outage(std::chrono::milliseconds after, std::chrono::milliseconds outage,
                                   const std::vector<std::string>& args) {
-  std::thread broker_outage([&] {
-    std::this_thread::sleep_for(after);
+  TestThread broker_outage([&] {         // control_broker() throws when the broker does not answer
+    std::this_thread::sleep_for(after);  // the schedule, not a synchronisation
     control_broker("down");
     std::this_thread::sleep_for(outage);
     control_broker("up");

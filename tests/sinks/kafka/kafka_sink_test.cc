@@ -123,6 +123,8 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
     EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
     REQUIRE(channel.put(batch, Clock::now() + 5s));
     REQUIRE(eventually([&] { return channel.counters().events_taken >= 3; }, 10s));
+    // The fault: all three wait in librdkafka, which cannot reach the broker.
+    REQUIRE(eventually([&] { return sink->counters().events_queued == 3; }, 5s));
     // The broker is down: nothing can have been acknowledged. acks=0 commits on hand-over; acks=all
     // holds all three for as long as one cares to look.
     if (std::string(acks) == "0")
@@ -165,11 +167,24 @@ TEST_CASE("events whose delivery failed go back to the channel and are retried u
 TEST_CASE("a full librdkafka queue makes the sink wait and deliver everything rather than drop", "[kafka][sink]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  std::vector<std::string> lines;
-  for (int i = 0; i < 2000; ++i) lines.push_back("<13>event " + std::to_string(i));
-  const auto landed = route(
-      cluster, {"t"}, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}}, lines);
-  CHECK(landed.at("t").size() == 2000);
+  cluster.set_broker_down(0, true);  // so that the 10-message queue surely fills
+  std::set<std::string> landed;
+  {
+    SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
+    std::vector<std::string> lines;
+    for (int i = 0; i < 2000; ++i) lines.push_back("<13>event " + std::to_string(i));
+    EventBatch batch = parsed_batch(lines);
+    REQUIRE(t.channel.put(batch, Clock::now() + 5s));
+    REQUIRE(eventually([&] { return t.sink->counters().events_queued == 10; }, 10s));  // the fault: full
+    CHECK(t.channel.counters().events_held > 0);  // the rest waits in the channel, not dropped
+    cluster.set_broker_down(0, false);
+    t.sink->stop(Clock::now() + 30s);
+    CHECK(t.channel.counters().events_held == 0);
+  }
+  kafka::TopicReader(cluster.bootstrap_servers(), "t")
+      .read_all([&](int32_t, int64_t, int64_t, std::string_view payload) { landed.emplace(payload); },
+                kafka::ReadOptions{500ms, 30s});
+  CHECK(landed.size() == 2000);
 }
 
 namespace {
@@ -331,6 +346,7 @@ TEST_CASE(
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
   auto& [channel, shared, context, sink] = t;
   put_until_taken(t, 100);
+  REQUIRE(eventually([&] { return sink->counters().events_queued == 10; }, 5s));  // the fault: the queue is full
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
@@ -347,6 +363,7 @@ TEST_CASE("with Kafka down, stop with acks=all returns by its deadline and every
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
   auto& [channel, shared, context, sink] = t;
   put_until_taken(t, 50);
+  REQUIRE(eventually([&] { return sink->counters().events_queued == 50; }, 5s));  // the fault: nothing can leave
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();

@@ -16,6 +16,7 @@
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -68,7 +69,7 @@ TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing i
   SourceUnderTest t(1'000'000, {});
   const int fd = test::connect_loopback(t.port());
   std::atomic<uint64_t> written{0};
-  std::thread sender([&] {
+  test::TestThread sender([&] {
     // Up to 200,000 events (the channel holds them all), checking for our FIN before each write.
     const auto give_up = Clock::now() + 20s;
     while (Clock::now() < give_up && !peer_closed(fd) && written < 200'000) {
@@ -156,7 +157,7 @@ TEST_CASE("a connection handed to a busy io thread just before the stop is drain
   const int d = test::connect_loopback(t.port());  // thread 1, which is blocked: it waits in its hand-over queue
   REQUIRE(send_all(d, "<13>app: from d\n"));
   REQUIRE(eventually([&] { return t.source.tcp_counters().connections_accepted == 4; }, 10s));
-  std::thread stopper([&] { t.source.stop(Clock::now() + 10s); });
+  test::TestThread stopper([&] { t.source.stop(Clock::now() + 10s); });
   // Once the listeners are closed, make room: thread 1 goes on and finds d among its
   // connections to drain.
   REQUIRE(eventually(
@@ -173,8 +174,9 @@ TEST_CASE("a connection handed to a busy io thread just before the stop is drain
       10s));
   std::vector<std::string> events;
   std::atomic<bool> stopped{false};
-  std::thread consumer([&] {
-    while (!stopped) {
+  test::TestThread consumer([&] {
+    const auto give_up = Clock::now() + 60s;
+    while (!stopped && Clock::now() < give_up) {
       auto more = drain_channel(t.channel);
       events.insert(events.end(), more.begin(), more.end());
       std::this_thread::sleep_for(5ms);

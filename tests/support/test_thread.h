@@ -1,8 +1,10 @@
 #pragma once
-// A fault schedule run beside the load (stop a broker, wait, start it again). What it throws
+// Work a test runs beside its main thread (a fault schedule, a sender, a stop). What it throws
 // is kept and thrown again by join(), in the test's thread: an exception must fail the test,
 // not std::terminate the program, which would leave the agent and the brokers without anyone
-// to stop them.
+// to stop them. And a REQUIRE that fails on the main thread meanwhile unwinds through the
+// destructor, which joins (the work must be bounded in time), instead of destroying a joinable
+// std::thread. The work itself asserts nothing: Catch2 v2 is not thread-safe.
 
 #include <exception>
 #include <functional>
@@ -10,9 +12,9 @@
 
 namespace sluice::test {
 
-class FaultThread {
+class TestThread {
  public:
-  explicit FaultThread(std::function<void()> schedule)
+  explicit TestThread(std::function<void()> schedule)
       : thread_([this, schedule = std::move(schedule)] {
           try {
             schedule();
@@ -20,11 +22,11 @@ class FaultThread {
             error_ = std::current_exception();
           }
         }) {}
-  ~FaultThread() {
+  ~TestThread() {
     if (thread_.joinable()) thread_.join();
   }
-  FaultThread(const FaultThread&) = delete;
-  FaultThread& operator=(const FaultThread&) = delete;
+  TestThread(const TestThread&) = delete;
+  TestThread& operator=(const TestThread&) = delete;
 
   void join() {
     thread_.join();
