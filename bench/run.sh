@@ -5,6 +5,7 @@
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
 #                                  acks-all-seed ramp rsyslog syslog-ng flume"] [--sink-property "k = v"]...
+#                     [--reference DIR]
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
 # kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (metrics endpoint on, both
@@ -16,7 +17,9 @@
 # 3.38 (Debian's packages unpacked into build/peers/, not installed) and Apache Flume 1.11 (from
 # Maven Central, .ci/install-java --flume) running the seed's topology. --sink-property adds a line
 # to every Sluice sink (BENCH_BATCH=N changes the seed's batch.num.messages 500, BENCH_CAPACITY=N
-# the channel's capacity 60,000).
+# the channel's capacity 60,000). --reference DIR (a build directory of another commit) adds, for
+# every Sluice variant V, a variant V@ref run by DIR/bin/sluice on the same load in the same run:
+# the regression check of a change is the ratio V / V@ref.
 #
 # Per run: the broker ← agent (or a peer) ← sluice-loadgen. The broker is sluice-kafka-mock (a
 # process of its own per run) or, with --kafka real, Apache Kafka 4.4 (tests/kafka/cluster.sh, one
@@ -27,6 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only="" sink_properties=() kafka=mock
+reference=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
@@ -37,10 +41,20 @@ while [ $# -gt 0 ]; do
     --sink-property) sink_properties+=("$2"); shift 2 ;;
     --kafka) kafka=$2; shift 2 ;;
     --summarize) summarize_only=$2; shift 2 ;;
+    --reference) reference=$2; shift 2 ;;
     *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
 case "$kafka" in mock|real) ;; *) echo "bench: --kafka is mock or real, not $kafka" >&2; exit 2 ;; esac
+if [ -n "$reference" ]; then
+  [ -x "$reference/bin/sluice" ] || { echo "bench: no $reference/bin/sluice to compare with" >&2; exit 2; }
+  with_references=""
+  for v in $variants; do
+    with_references+=" $v"
+    case "$v" in rsyslog|syslog-ng|flume) ;; *) with_references+=" $v@ref" ;; esac
+  done
+  variants=${with_references# }
+fi
 
 bash .ci/install-deps gnuplot-nox
 [ -x build/bin/sluice ] || bash .ci/build
@@ -141,6 +155,10 @@ start_real_kafka() {
 
 one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local variant=$1 n=$2 dir="$out/$1-$2"
+  # V@ref: variant V, run by the reference build's agent.
+  local agent_bin=$bin/sluice
+  if [[ $variant == *@ref ]]; then agent_bin=$reference/bin/sluice; fi
+  local shape=${variant%@ref}
   mkdir -p "$dir"
   local broker bootstrap topic=ApacheLog
   if [ "$kafka" = real ]; then
@@ -156,7 +174,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   fi
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
   local idempotence=false capacity=${BENCH_CAPACITY:-60000} window=""
-  case "$variant" in
+  case "$shape" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
     acks-all-sized) acks=all linger=5 capacity=240000 window=4 ;;
@@ -197,7 +215,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         fi
       done
     } > "$dir/agent.properties"
-    "$bin/sluice" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s "${metrics[@]}" \
+    "$agent_bin" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s "${metrics[@]}" \
       >"$dir/agent.log" 2>&1 &
     agent=$!; started "$agent"
     wait_file "$dir/ready" || { cat "$dir/agent.log"; exit 1; }
@@ -215,7 +233,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   fi
   local cpu0 bcpu0; cpu0=$(cpu_seconds "$agent"); bcpu0=$(cpu_seconds "$broker")
   local watcher=""
-  if [ "$variant" != null ]; then  # (not `[ ] || cmd &`: that backgrounds a subshell, and $! would be its PID)
+  if [ "$shape" != null ]; then  # (not `[ ] || cmd &`: that backgrounds a subshell, and $! would be its PID)
     "$bin/sluice-loadgen" --watch-offsets --bootstrap "$bootstrap" --topic "$topic" -d "$((duration + 70))s" \
       --csv "$dir/offsets.csv" -q >/dev/null 2>&1 &
     watcher=$!; started "$watcher"
@@ -233,7 +251,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   seconds=$(sed -n 's/.*"seconds":\([0-9.e+]*\),.*/\1/p' "$dir/sent.json" | head -1)
   sender_cpu=$(sed -n 's/.*"cpu_seconds":\([0-9.e+]*\),.*/\1/p' "$dir/sent.json" | head -1)
   local stored=0 previous=-1
-  if [ "$variant" = null ]; then
+  if [ "$shape" = null ]; then
     sleep 2
   else
     local still=0
@@ -254,7 +272,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   else
     stop_pid "$broker"; wait "$broker" 2>/dev/null || true
   fi
-  if [ "$variant" = null ]; then stored=$(sed -n 's/.* \([0-9]*\) sent,.*/\1/p' "$dir/agent.log" | tail -1); fi
+  if [ "$shape" = null ]; then stored=$(sed -n 's/.* \([0-9]*\) sent,.*/\1/p' "$dir/agent.log" | tail -1); fi
   # A broker slower than the sender keeps storing after the sender stops: the rate is over the time
   # until the last event was stored, never shorter than the sender's. The watcher samples once a
   # second: from the last sample short of the final count, the rest is taken at the rate of the
@@ -297,6 +315,14 @@ for peer in rsyslog syslog-ng flume; do
       if (r > 0 && rc > 0) printf "\nsluice (kafka) / %s: %.2fx the stored events/s, %.2fx the CPU per event\n", p, k / r, kc / rc }' \
       "$out/summary.md" | tee -a "$out/summary.md"
   fi
+done
+
+# Against the reference build, measured in the same run: each variant V over V@ref.
+for variant in $variants; do
+  [[ $variant == *@ref ]] || continue
+  awk -F'|' -v v=" ${variant%@ref} " -v r=" $variant " '$2 == v {k = $3; kc = $6} $2 == r {b = $3; bc = $6} END {
+    if (b > 0 && bc > 0) printf "\n%s / reference: %.3fx the stored events/s, %.3fx the CPU per event\n", v, k / b, kc / bc }' \
+    "$out/summary.md" | tee -a "$out/summary.md"
 done
 
 # A plot of Kafka's stored rate per second, one line per run.

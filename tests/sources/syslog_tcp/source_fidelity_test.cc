@@ -58,8 +58,7 @@ struct Received {
 
 // Starts a source with `properties`, sends each chunk on its own connection (in order, one
 // connection per chunk), stops the source and returns what reached the channel.
-Received run_source(const std::map<std::string, std::string>& properties, const std::vector<std::string>& chunks,
-                    std::chrono::milliseconds linger = 0ms) {
+Received run_source(const std::map<std::string, std::string>& properties, const std::vector<std::string>& chunks) {
   MemoryChannel channel("c", MemoryChannelConfig{100000, 100000, {}, 20});
   const auto component = test::syslog_source_component(properties);
   SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
@@ -67,7 +66,6 @@ Received run_source(const std::map<std::string, std::string>& properties, const 
   for (const std::string& chunk : chunks) {
     const int fd = test::connect_loopback(source.listening_ports()[0]);
     send_all(fd, chunk);
-    if (linger.count()) std::this_thread::sleep_for(linger);
     ::close(fd);
   }
   // The source has read everything once it has counted every byte.
