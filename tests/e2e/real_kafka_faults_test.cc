@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "tests/support/eventually.h"
 #include "tests/support/kafka_cluster.h"
 #include "tests/support/pipeline.h"
 #include "tests/support/test_thread.h"
@@ -18,13 +19,18 @@ namespace {
 
 KafkaCluster& kafka() { return KafkaCluster::shared({.nodes = 3}); }
 
-// 20,000 events/s for 20 s into `topic` while `fault` runs 5 s in; the verifier's report.
-std::string under_load(const std::string& topic, const std::function<void(KafkaCluster&)>& fault) {
+struct UnderLoad {
+  std::string report;        // the verifier's, and the agent's log
+  double client_errors = 0;  // what librdkafka reported about the cluster: the agent saw the fault
+};
+
+// 20,000 events/s for 20 s into `topic` while `fault` runs 5 s in.
+UnderLoad under_load(const std::string& topic, const std::function<void(KafkaCluster&)>& fault) {
   KafkaCluster& k = kafka();
   k.create_topic(topic, 10);
   Pipeline p;
   p.use_kafka(k.bootstrap(), topic);
-  p.start_agent(ten_sink_config(k.bootstrap(), kAcksAll, topic));
+  p.start_agent(ten_sink_config(k.bootstrap(), kAcksAll, topic), "t", {"--metrics", "127.0.0.1:0"});
   TestThread faulty([&] {
     std::this_thread::sleep_for(5s);  // the schedule of the fault, not a synchronisation
     fault(k);
@@ -32,10 +38,12 @@ std::string under_load(const std::string& topic, const std::function<void(KafkaC
   const int sent = p.send({"-c", "4", "-r", "20000", "-d", "20s"});
   faulty.join();
   CHECK(sent == 0);
-  std::string report;
-  p.verify(report);
+  UnderLoad result;
+  result.client_errors = p.metric("sluice_kafka_client_errors_total");
+  p.verify(result.report);
   CHECK(p.stop_agent(30s) == std::optional<int>(0));
-  return report + p.agent_log();
+  result.report += p.agent_log();
+  return result;
 }
 
 }  // namespace
@@ -43,25 +51,32 @@ std::string under_load(const std::string& topic, const std::function<void(KafkaC
 TEST_CASE("the leader of a partition killed with SIGKILL under load on three nodes: nothing lost, nothing duplicated",
           "[kafka-real][faults]") {
   int killed = -1;
-  const std::string report = under_load("leader-killed", [&](KafkaCluster& k) {
+  bool leader_moved = false;
+  const UnderLoad run = under_load("leader-killed", [&](KafkaCluster& k) {
     killed = k.leader("leader-killed", 0);
     k.kill_node(killed);
-    std::this_thread::sleep_for(5s);
+    // The fault took: another node leads the partition (asserted on the test's thread).
+    leader_moved = eventually([&] { return k.leader("leader-killed", 0) != killed; }, 20s, 500ms);
     k.restart_node(killed);  // back, with its data, for the next case
   });
+  const std::string& report = run.report;
   INFO(report);
   CHECK(killed >= 1);
+  CHECK(leader_moved);
+  CHECK(run.client_errors > 0);
   CHECK(missing_in(report) == 0);
   CHECK(duplicates_in(report) == 0);
 }
 
 TEST_CASE("a broker stopped and restarted with its data under load on three nodes: nothing lost, nothing duplicated",
           "[kafka-real][faults]") {
-  const std::string report = under_load("broker-restarted", [](KafkaCluster& k) {
+  const UnderLoad run = under_load("broker-restarted", [](KafkaCluster& k) {
     k.stop_node(2);
     k.restart_node(2);
   });
+  const std::string& report = run.report;
   INFO(report);
+  CHECK(run.client_errors > 0);  // the producers saw the broker go
   CHECK(missing_in(report) == 0);
   CHECK(duplicates_in(report) == 0);
 }
