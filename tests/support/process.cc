@@ -19,6 +19,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/support/eventually.h"
+
 extern char** environ;
 
 namespace sluice::test {
@@ -85,11 +87,7 @@ bool ChildProcess::running() {
 }
 
 std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (running()) {
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  if (!eventually([&] { return !running(); }, timeout, std::chrono::milliseconds(20))) return std::nullopt;
   return status_;
 }
 
@@ -109,13 +107,9 @@ std::string read_file(const std::string& path) {
 }
 
 std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::string text = read_file(path);
-    if (!text.empty()) return text;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return "";
+  std::string text;
+  eventually([&] { return !(text = read_file(path)).empty(); }, timeout, std::chrono::milliseconds(20));
+  return text;
 }
 
 int connect_loopback(uint16_t port) {

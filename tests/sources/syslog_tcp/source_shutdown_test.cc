@@ -78,7 +78,8 @@ TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing i
       if (!send_all(fd, chunk)) break;
       written += 10;
     }
-    while (Clock::now() < give_up && !peer_closed(fd)) std::this_thread::sleep_for(1ms);
+    eventually([&] { return peer_closed(fd); },
+               std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()), 1ms);
     ::close(fd);  // as rsyslog does when it finds the connection closed
   });
   REQUIRE(eventually([&] { return t.source.tcp_counters().events_received > 10000; }, 20s));
