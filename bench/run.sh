@@ -41,11 +41,15 @@ while [ $# -gt 0 ]; do
     --sink-property) sink_properties+=("$2"); shift 2 ;;
     --kafka) kafka=$2; shift 2 ;;
     --summarize) summarize_only=$2; shift 2 ;;
-    --reference) reference=$2; shift 2 ;;
-    *) sed -n '2,26p' "$0"; exit 2 ;;
+    --reference) reference=$(cd "$OLDPWD" && cd "$2" && pwd) || { echo "bench: no directory $2" >&2; exit 2; }
+                 shift 2 ;;
+    *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
   esac
 done
 case "$kafka" in mock|real) ;; *) echo "bench: --kafka is mock or real, not $kafka" >&2; exit 2 ;; esac
+case " $variants " in *@ref*)
+  echo "bench: name the plain variants; --reference DIR adds their @ref runs" >&2; exit 2 ;;
+esac
 if [ -n "$reference" ]; then
   [ -x "$reference/bin/sluice" ] || { echo "bench: no $reference/bin/sluice to compare with" >&2; exit 2; }
   with_references=""
@@ -162,7 +166,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   mkdir -p "$dir"
   local broker bootstrap topic=ApacheLog
   if [ "$kafka" = real ]; then
-    topic="run-$1-$2"
+    topic="run-${1//@/-}-$2"  # no @ in a Kafka topic name
     tests/kafka/cluster.sh topic "$kafka_dir" "$topic" 10
     broker=$(cat "$kafka_dir/node-1/pid")
     bootstrap=$(cat "$kafka_dir/bootstrap")
@@ -320,8 +324,8 @@ done
 # Against the reference build, measured in the same run: each variant V over V@ref.
 for variant in $variants; do
   [[ $variant == *@ref ]] || continue
-  awk -F'|' -v v=" ${variant%@ref} " -v r=" $variant " '$2 == v {k = $3; kc = $6} $2 == r {b = $3; bc = $6} END {
-    if (b > 0 && bc > 0) printf "\n%s / reference: %.3fx the stored events/s, %.3fx the CPU per event\n", v, k / b, kc / bc }' \
+  awk -F'|' -v v=" ${variant%@ref} " -v r=" $variant " -v name="${variant%@ref}" '$2 == v {k = $3; kc = $6} $2 == r {b = $3; bc = $6} END {
+    if (b > 0 && bc > 0) printf "\n%s / reference: %.3fx the stored events/s, %.3fx the CPU per event\n", name, k / b, kc / bc }' \
     "$out/summary.md" | tee -a "$out/summary.md"
 done
 

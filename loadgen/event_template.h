@@ -2,9 +2,11 @@
 // The events sluice-loadgen sends. Each carries its connection id and sequence number behind
 // the marker "/lg/", where the verifier finds them again:
 //
-//   apache:  <134>Nov 30 11:07:06 lg httpd: 127.0.0.1 - - [30/Nov/2026:11:07:06 +0000] "GET /lg/00003/0000000042?aa
-//   HTTP/1.1" 200 512 rfc5424: <134>1 2026-11-30T11:07:06.000Z lg httpd 4242 access - GET /lg/00003/0000000042?aa
-//   HTTP/1.1 200 512 file:    each line of the file in turn, with " /lg/00003/0000000042" appended
+// clang-format off
+//   apache:  <134>Nov 30 11:07:06 lg httpd: 127.0.0.1 - - [30/Nov/2026:11:07:06 +0000] "GET /lg/00003/0000000042?aa HTTP/1.1" 200 512
+//   rfc5424: <134>1 2026-11-30T11:07:06.000Z lg httpd 4242 access - GET /lg/00003/0000000042?aa HTTP/1.1 200 512
+//   file:    each line of the file in turn, with " /lg/00003/0000000042" appended
+// clang-format on
 //
 // --size is the syslog message plus its LF (apache, rfc5424: exactly; padded after the
 // sequence number). With RFC 6587 octet counting the LF is replaced by a "LEN " prefix.

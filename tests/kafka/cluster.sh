@@ -67,7 +67,7 @@ launch() {  # DIR NODE: start the node's JVM in the background, its PID to node-
 wait_started() {  # DIR NODE STARTS [DEADLINE (in $SECONDS; default 120 s from now)]
   local deadline=${4:-$((SECONDS + 120))}
   until node_started "$1" "$2" "$3"; do
-    [ -n "$(node_pid "$1" "$2")" ] || die "node $2 exited: $(tail -n 20 "$1/node-$2/stdout.log" "$1/node-$2/server.log" 2>/dev/null)"
+    node_alive "$1" "$2" || die "node $2 exited: $(tail -n 20 "$1/node-$2/stdout.log" "$1/node-$2/server.log" 2>/dev/null)"
     [ $SECONDS -lt "$deadline" ] || die "node $2 did not start in time (see $1/node-$2/server.log)"
     sleep 0.2
   done
@@ -78,6 +78,14 @@ node_pid() {  # DIR NODE: the node's PID if that process is still the node's JVM
   pid=$(cat "$1/node-$2/pid" 2>/dev/null) || return 0
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$1/node-$2/server.properties" && echo "$pid"
   return 0
+}
+
+# DIR NODE: the node we just launched is still running. Not node_pid: between the fork and the
+# exec of its JVM the process's command line is still this script's, which would read as "exited".
+node_alive() {
+  local pid
+  pid=$(cat "$1/node-$2/pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
 }
 
 stop_cluster() {  # DIR: every node still running, by PID, and the watchdog unless it is us

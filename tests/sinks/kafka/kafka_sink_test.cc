@@ -124,7 +124,7 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
     REQUIRE(channel.put(batch, Clock::now() + 5s));
     REQUIRE(eventually([&] { return channel.counters().events_taken >= 3; }, 10s));
     // The fault: all three wait in librdkafka, which cannot reach the broker.
-    REQUIRE(eventually([&] { return sink->counters().events_queued == 3; }, 5s));
+    REQUIRE(eventually([&] { return sink->counters().events_queued >= 3; }, 5s));
     // The broker is down: nothing can have been acknowledged. acks=0 commits on hand-over; acks=all
     // holds all three for as long as one cares to look.
     if (std::string(acks) == "0")
@@ -175,7 +175,7 @@ TEST_CASE("a full librdkafka queue makes the sink wait and deliver everything ra
     for (int i = 0; i < 2000; ++i) lines.push_back("<13>event " + std::to_string(i));
     EventBatch batch = parsed_batch(lines);
     REQUIRE(t.channel.put(batch, Clock::now() + 5s));
-    REQUIRE(eventually([&] { return t.sink->counters().events_queued == 10; }, 10s));  // the fault: full
+    REQUIRE(eventually([&] { return t.sink->counters().events_queued >= 10; }, 10s));  // the fault: full
     CHECK(t.channel.counters().events_held > 0);  // the rest waits in the channel, not dropped
     cluster.set_broker_down(0, false);
     t.sink->stop(Clock::now() + 30s);
@@ -346,7 +346,7 @@ TEST_CASE(
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
   auto& [channel, shared, context, sink] = t;
   put_until_taken(t, 100);
-  REQUIRE(eventually([&] { return sink->counters().events_queued == 10; }, 5s));  // the fault: the queue is full
+  REQUIRE(eventually([&] { return sink->counters().events_queued >= 10; }, 5s));  // the fault: the queue is full
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
@@ -363,7 +363,7 @@ TEST_CASE("with Kafka down, stop with acks=all returns by its deadline and every
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
   auto& [channel, shared, context, sink] = t;
   put_until_taken(t, 50);
-  REQUIRE(eventually([&] { return sink->counters().events_queued == 50; }, 5s));  // the fault: nothing can leave
+  REQUIRE(eventually([&] { return sink->counters().events_queued >= 50; }, 5s));  // the fault: nothing can leave
   const auto took = timed_stop(*sink, 1s);
   CHECK(took < 3s);
   const SinkCounters c = sink->counters();
