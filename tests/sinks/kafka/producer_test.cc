@@ -158,7 +158,7 @@ TEST_CASE("with the broker down, what the producer holds is purged and each trac
   StopDeadline never;
   REQUIRE(producer.produce("t", 0, batch, never) == 0);
   producer.poll(200);
-  REQUIRE(producer.queue_length() == 5);  // the fault: nothing can leave
+  REQUIRE(producer.queue_length() >= 5);  // the fault: nothing can leave (the queue also counts error events)
   CHECK(outcomes.delivered + outcomes.failed == 0);
   producer.purge(true);
   REQUIRE(eventually(
