@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "sources/syslog_tcp/event_decoder.h"
+#include "sources/syslog/event_decoder.h"
 #include "sources/syslog_tcp/framer.h"
 
 using namespace sluice;

@@ -26,9 +26,11 @@
 #include <string>
 #include <string_view>
 
-#include "sources/syslog_tcp/byte_scan.h"
+#include "sources/syslog/byte_scan.h"
 
 namespace sluice::syslog_tcp {
+
+using namespace ::sluice::syslog;
 
 struct FramerCounters {
   uint64_t frames = 0;

@@ -23,7 +23,7 @@
 
 #include "agent/api/channel.h"
 #include "agent/api/event_batch.h"
-#include "sources/syslog_tcp/event_decoder.h"
+#include "sources/syslog/event_decoder.h"
 #include "sources/syslog_tcp/hostname_cache.h"
 #include "sources/syslog_tcp/listener.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"

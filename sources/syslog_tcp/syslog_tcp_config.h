@@ -8,19 +8,14 @@
 
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
-#include "sources/syslog_tcp/charset.h"
-#include "sources/syslog_tcp/client_filter.h"
+#include "sources/syslog/charset.h"
+#include "sources/syslog/client_filter.h"
+#include "sources/syslog/event_decoder.h"
 
 namespace sluice::syslog_tcp {
 
-// Header fields that keepFields keeps in the body (Flume's names).
-enum KeepField : uint8_t {
-  keep_priority = 1,
-  keep_version = 2,
-  keep_timestamp = 4,
-  keep_hostname = 8,
-  keep_all = 15,
-};
+// The syslog parsing the syslog sources share (sources/syslog/).
+using namespace ::sluice::syslog;
 
 // framing: auto (octet counting detected per frame) or non-transparent (lines only).
 enum class Framing { detect, lines };

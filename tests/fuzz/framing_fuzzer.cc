@@ -12,9 +12,9 @@
 
 #include "agent/api/event_batch.h"
 #include "agent/api/event_json.h"
-#include "sources/syslog_tcp/charset.h"
+#include "sources/syslog/charset.h"
+#include "sources/syslog/syslog_parser.h"
 #include "sources/syslog_tcp/framer.h"
-#include "sources/syslog_tcp/syslog_parser.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;

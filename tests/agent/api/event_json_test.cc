@@ -2,11 +2,11 @@
 
 #include "agent/api/event_batch.h"
 #include "agent/api/event_json.h"
-#include "sources/syslog_tcp/charset.h"
-#include "sources/syslog_tcp/syslog_parser.h"
+#include "sources/syslog/charset.h"
+#include "sources/syslog/syslog_parser.h"
 
 using namespace sluice;
-using namespace sluice::syslog_tcp;
+using namespace sluice::syslog;
 
 TEST_CASE("json escapes control characters and writes ill-formed UTF-8 as U+FFFD", "[source][fidelity]") {
   EventBatchBuilder builder;

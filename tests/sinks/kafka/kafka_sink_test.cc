@@ -11,7 +11,7 @@
 #include "sinks/kafka/kafka_sink.h"
 #include "sinks/kafka/mock_cluster.h"
 #include "sinks/kafka/topic_reader.h"
-#include "sources/syslog_tcp/syslog_parser.h"
+#include "sources/syslog/syslog_parser.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 
@@ -42,8 +42,7 @@ struct SinkUnderTest {
 
 EventBatch parsed_batch(const std::vector<std::string>& lines) {
   EventBatchBuilder builder;
-  for (const std::string& line : lines)
-    syslog_tcp::parse_syslog(line, syslog_tcp::ParseClock::now(), builder.append(line));
+  for (const std::string& line : lines) syslog::parse_syslog(line, syslog::ParseClock::now(), builder.append(line));
   return builder.seal();
 }
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "channels/memory/memory_channel.h"
-#include "sources/syslog_tcp/client_filter.h"
+#include "sources/syslog/client_filter.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"

@@ -14,8 +14,8 @@
 
 #include "agent/api/event_json.h"
 #include "channels/memory/memory_channel.h"
-#include "sources/syslog_tcp/charset.h"
-#include "sources/syslog_tcp/syslog_parser.h"
+#include "sources/syslog/charset.h"
+#include "sources/syslog/syslog_parser.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"

@@ -5,10 +5,10 @@
 #include <ctime>
 #include <string>
 
-#include "sources/syslog_tcp/syslog_parser.h"
+#include "sources/syslog/syslog_parser.h"
 
 using namespace sluice;
-using namespace sluice::syslog_tcp;
+using namespace sluice::syslog;
 
 namespace {
 

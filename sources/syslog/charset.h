@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 
 enum class Charset : uint8_t { utf8, latin1, bytes };
 
@@ -27,4 +27,4 @@ bool needs_conversion(Charset charset, std::string_view frame);
 // sequences were replaced by U+FFFD (utf8 only).
 size_t convert_to_utf8(Charset charset, std::string_view frame, std::string& out);
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

@@ -7,11 +7,19 @@
 #include <string_view>
 
 #include "agent/api/event_batch.h"
-#include "sources/syslog_tcp/charset.h"
-#include "sources/syslog_tcp/syslog_parser.h"
-#include "sources/syslog_tcp/syslog_tcp_config.h"
+#include "sources/syslog/charset.h"
+#include "sources/syslog/syslog_parser.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
+
+// Header fields that keepFields keeps in the body (Flume's names).
+enum KeepField : uint8_t {
+  keep_priority = 1,
+  keep_version = 2,
+  keep_timestamp = 4,
+  keep_hostname = 8,
+  keep_all = 15,
+};
 
 class EventDecoder {
  public:
@@ -60,4 +68,4 @@ class EventDecoder {
   std::string composed_;   // a body composed for keepFields
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

@@ -1,11 +1,11 @@
-#include "sources/syslog_tcp/charset.h"
+#include "sources/syslog/charset.h"
 
 #include <cctype>
 #include <cstring>
 
 #include "agent/api/utf8.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -94,4 +94,4 @@ size_t convert_to_utf8(Charset charset, std::string_view frame, std::string& out
   return replaced;
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

@@ -1,12 +1,12 @@
-#include "sources/syslog_tcp/syslog_parser.h"
+#include "sources/syslog/syslog_parser.h"
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 
-#include "sources/syslog_tcp/byte_scan.h"
+#include "sources/syslog/byte_scan.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 namespace {
 
 constexpr size_t npos = std::string_view::npos;
@@ -343,4 +343,4 @@ void parse_syslog(std::string_view frame, const ParseClock& clock, EventRecord& 
   e.body_length = static_cast<uint32_t>(frame.size()) - e.body_offset;
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

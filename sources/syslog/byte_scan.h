@@ -8,7 +8,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 
 // The position of the first byte equal to a or b at or after pos, or s.size().
 inline size_t find_either(std::string_view s, size_t pos, char a, char b) {
@@ -26,4 +26,4 @@ inline size_t find_either(std::string_view s, size_t pos, char a, char b) {
   return s.size();
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

@@ -19,7 +19,7 @@
 
 #include "agent/api/event_batch.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 
 // "Now" for one read's worth of frames: the arrival time and what 3164 timestamps need.
 struct ParseClock {
@@ -48,4 +48,4 @@ void parse_syslog(std::string_view frame, const ParseClock& clock, EventRecord& 
 // Days since 1970-01-01 of a proleptic Gregorian date (month 1..12).
 int64_t days_from_civil(int64_t year, unsigned month, unsigned day);
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 
 struct Network {
   int family = 0;  // AF_INET or AF_INET6
@@ -35,4 +35,4 @@ class ClientFilter {
   std::vector<Network> allow_, deny_;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/client_filter.h"
+#include "sources/syslog/client_filter.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace sluice::syslog_tcp {
+namespace sluice::syslog {
 namespace {
 
 // The peer's address as its family and bytes; an IPv4-mapped IPv6 address counts as IPv4.
@@ -70,4 +70,4 @@ bool ClientFilter::admits(const sockaddr_storage& peer) const {
   return std::any_of(allow_.begin(), allow_.end(), [&](const Network& n) { return n.contains(peer); });
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::syslog

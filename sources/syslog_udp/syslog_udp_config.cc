@@ -1,0 +1,67 @@
+#include "sources/syslog_udp/syslog_udp_config.h"
+
+#include <charconv>
+#include <optional>
+
+namespace sluice::syslog_udp {
+namespace {
+
+std::optional<uint16_t> parse_port(std::string_view text) {
+  uint32_t port = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (error != std::errc() || end != text.data() + text.size() || port > 65535) return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+std::optional<Network> parse_cidr(std::string_view text) { return parse_network(std::string(text)); }
+constexpr const char* kCharset = "a supported charset (UTF-8, ISO-8859-1, none)";
+constexpr const char* kNetwork = "a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)";
+
+}  // namespace
+
+using C = SyslogUdpConfig;
+// A table, one row per property, laid out for reading rather than by clang-format.
+// clang-format off
+const config::PropertyTable<C> kSyslogUdpProperties{
+    {"host", &C::host, "0.0.0.0", "Address to listen on (an IPv4 or IPv6 literal)."},
+    {"ports", config::list_of(&C::ports, "an integer in [0, 65535]", parse_port), "",
+     "Space-separated UDP ports, all feeding this source; 0 picks a free port (tests). Each io thread has its own "
+     "socket on every port (SO_REUSEPORT), and the kernel spreads the senders over them.",
+     {}, {}, {"port"}},
+    {"batchSize", &C::batch_size, "100",
+     "Max events per put into the channel; a partial batch is put whenever the sockets have nothing more to read.",
+     {.min = 1, .max = 1'000'000}},
+    {"eventSize", &C::event_size, "2500",
+     "Max bytes of one datagram kept; a longer one is cut here, marked Incomplete and counted.",
+     {.min = 16, .max = 65535}},
+    {"readBufferSize", &C::read_buffer_size, "16m",
+     "Kernel receive buffer (SO_RCVBUF) per socket: what absorbs a burst while the channel is full, since UDP has "
+     "no backpressure (capped by net.core.rmem_max: see sysctl/).",
+     {.min = 0, .max = 1LL << 31}, {}, {"readBufferBytes"}},
+    {"numProcessors", &C::num_processors, "0",
+     "io threads, each with its own socket per port; 0 = half the CPUs (at least 1).", {.min = 0, .max = 256}},
+    {"allow", config::list_of(&C::allow, kNetwork, parse_cidr), "",
+     "Client networks whose datagrams are taken (CIDR); empty: any. Others are dropped and counted."},
+    {"deny", config::list_of(&C::deny, kNetwork, parse_cidr), "", "Client networks dropped even if allowed (CIDR)."},
+    {"keepFields",
+     config::flags_of(&C::keep_fields,
+              {{"none", 0}, {"false", 0}, {"all", keep_all}, {"true", keep_all}, {"priority", keep_priority},
+               {"version", keep_version}, {"timestamp", keep_timestamp}, {"hostname", keep_hostname}},
+              "none, all, or some of priority version timestamp hostname"),
+     "none", "Header fields kept in the body, as for the TCP source (Flume's)."},
+    {"portHeader", &C::port_header, "", "If set, the name under which each event carries the local port."},
+    {"clientIPHeader", &C::client_ip_header, "", "If set, the name under which each event carries the sender's IP."},
+    {"charset.default", config::parsed_as(&C::charset, kCharset, charset_from_name), "UTF-8",
+     "Encoding of the datagrams: UTF-8 (invalid sequences become U+FFFD and are counted), ISO-8859-1, or none."},
+};
+// clang-format on
+
+SyslogUdpConfig parse_syslog_udp_config(const config::ComponentConfig& component) {
+  SyslogUdpConfig c = config::bind(kSyslogUdpProperties, component);
+  if (c.ports.empty()) component.fail("ports", "is missing: list at least one UDP port to listen on");
+  c.clients = ClientFilter(c.allow, c.deny);
+  c.header_names = std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, ""});
+  return c;
+}
+
+}  // namespace sluice::syslog_udp

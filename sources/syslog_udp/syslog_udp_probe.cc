@@ -1,0 +1,97 @@
+#include "sources/syslog_udp/syslog_udp_probe.h"
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::syslog_udp {
+
+void SyslogUdpProbe::kernel_dropped(UdpIoCounters& io, size_t port_index, uint64_t count) {
+  io.per_port[port_index].kernel_drops.add(count);
+  if (auto note = io.drop_log.next())
+    spdlog::warn("source {}: the kernel dropped {} datagram(s) on port {} for want of buffer room (UDP has no "
+                 "backpressure: counted as udp_kernel_drops; raise readBufferSize and net.core.rmem_max){}",
+                 source_name_, count, port_index < bound_ports_.size() ? bound_ports_[port_index] : 0, *note);
+}
+
+void SyslogUdpProbe::denied(UdpIoCounters& io, size_t port_index, const std::string& peer) {
+  io.per_port[port_index].denied.add(1);
+  if (auto note = io.denied_log.next())
+    spdlog::warn("source {}: dropped a datagram from {}: not in allow or in deny{}", source_name_, peer, *note);
+}
+
+void SyslogUdpProbe::read_failed(UdpIoCounters& io, int error) {
+  io.read_errors.add(1);
+  if (auto note = io.read_error_log.next())
+    spdlog::error("source {}: recvmmsg() failed: {}{}", source_name_, std::strerror(error), *note);
+}
+
+void SyslogUdpProbe::dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel) {
+  io.dropped.add(events);
+  if (auto note = io.dropped_log.next())
+    spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
+                  "dropped_at_shutdown){}", source_name_, channel, events, *note);
+}
+
+SyslogUdpCounters SyslogUdpProbe::counters() const {
+  SyslogUdpCounters c;
+  for (uint16_t port : bound_ports_) c.per_port.push_back(UdpPortCounters{.port = port});
+  for (const UdpIoCounters& io : io_) {
+    for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
+      const UdpIoCounters::Port& from = io.per_port[i];
+      UdpPortCounters& to = c.per_port[i];
+      to.events += from.events.get();
+      to.bytes += from.bytes.get();
+      to.invalid += from.invalid.get();
+      to.truncated += from.truncated.get();
+      to.invalid_utf8 += from.invalid_utf8.get();
+      to.denied += from.denied.get();
+      to.kernel_drops += from.kernel_drops.get();
+    }
+    c.read_errors += io.read_errors.get();
+    c.events_dropped_at_shutdown += io.dropped.get();
+  }
+  for (const UdpPortCounters& p : c.per_port) {
+    c.events_received += p.events;
+    c.bytes_received += p.bytes;
+    c.events_truncated += p.truncated;
+    c.datagrams_denied += p.denied;
+    c.kernel_drops += p.kernel_drops;
+  }
+  return c;
+}
+
+SourceCounters SyslogUdpProbe::source_counters() const {
+  const SyslogUdpCounters c = counters();
+  return {.events_received = c.events_received,
+          .bytes_received = c.bytes_received,
+          .events_dropped_at_shutdown = c.events_dropped_at_shutdown};
+}
+
+void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
+  const SyslogUdpCounters c = counters();
+  for (const UdpPortCounters& p : c.per_port) {
+    const MetricLabels l{{"source", source_name_}, {"port", std::to_string(p.port)}};
+    w.counter("sluice_source_events_received_total", "Events read from senders.", l, p.events);
+    w.counter("sluice_source_bytes_received_total", "Bytes read from senders.", l, p.bytes);
+    w.counter("sluice_source_frames_invalid_total", "Frames without a valid PRI (kept, status Invalid).", l, p.invalid);
+    w.counter("sluice_source_frames_truncated_total", "Frames longer than eventSize (cut, status Incomplete).", l,
+              p.truncated);
+    w.counter("sluice_source_events_invalid_utf8_total", "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
+              p.invalid_utf8);
+    w.counter("sluice_source_datagrams_denied_total", "Datagrams from clients not allowed (allow/deny): dropped.", l,
+              p.denied);
+    w.counter("sluice_source_udp_kernel_drops_total",
+              "Datagrams the kernel dropped for want of socket buffer room (SO_MEMINFO): UDP has no backpressure.", l,
+              p.kernel_drops);
+  }
+  const MetricLabels l{{"source", source_name_}};
+  w.counter("sluice_source_read_errors_total", "recvmmsg() failures.", l, c.read_errors);
+  w.counter("sluice_source_events_dropped_at_shutdown_total",
+            "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
+  w.flume("EventReceivedCount", std::to_string(c.events_received));
+  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown));
+  w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown + c.kernel_drops));
+}
+
+}  // namespace sluice::syslog_udp

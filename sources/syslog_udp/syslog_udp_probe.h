@@ -1,0 +1,68 @@
+#pragma once
+// What the syslog UDP source counts and logs, and the metrics it writes. Per io thread, as for
+// TCP: each thread's counters are written by it alone and summed when read.
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "agent/api/log_limiter.h"
+#include "agent/api/metrics_writer.h"
+#include "agent/api/source.h"
+
+namespace sluice::syslog_udp {
+
+struct UdpPortCounters {
+  uint16_t port = 0;
+  uint64_t events = 0, bytes = 0, invalid = 0, truncated = 0, invalid_utf8 = 0, denied = 0, kernel_drops = 0;
+};
+
+struct SyslogUdpCounters {
+  uint64_t events_received = 0, bytes_received = 0, events_truncated = 0, datagrams_denied = 0, kernel_drops = 0;
+  uint64_t read_errors = 0, events_dropped_at_shutdown = 0;
+  std::vector<UdpPortCounters> per_port;
+};
+
+struct UdpCounter {
+  std::atomic<uint64_t> value{0};
+  void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+struct alignas(64) UdpIoCounters {
+  struct alignas(64) Port {
+    UdpCounter events, bytes, invalid, truncated, invalid_utf8, denied, kernel_drops;
+  };
+  explicit UdpIoCounters(size_t ports) : per_port(ports) {}
+  std::deque<Port> per_port;
+  UdpCounter read_errors, dropped;
+  LogLimiter drop_log, denied_log, read_error_log, dropped_log;
+};
+
+class SyslogUdpProbe {
+ public:
+  SyslogUdpProbe(std::string source_name, size_t ports, int io_threads) : source_name_(std::move(source_name)) {
+    for (int i = 0; i < io_threads; ++i) io_.emplace_back(ports);
+  }
+  UdpIoCounters& io(int index) { return io_[static_cast<size_t>(index)]; }
+  void set_ports(std::vector<uint16_t> ports) { bound_ports_ = std::move(ports); }
+
+  // The kernel dropped `count` datagrams on this socket for want of room (its SK_MEMINFO_DROPS).
+  void kernel_dropped(UdpIoCounters& io, size_t port_index, uint64_t count);
+  void denied(UdpIoCounters& io, size_t port_index, const std::string& peer);
+  void read_failed(UdpIoCounters& io, int error);
+  void dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel);
+
+  SyslogUdpCounters counters() const;
+  SourceCounters source_counters() const;
+  void write_metrics(MetricsWriter& writer) const;
+
+ private:
+  const std::string source_name_;
+  std::vector<uint16_t> bound_ports_;
+  std::deque<UdpIoCounters> io_;
+};
+
+}  // namespace sluice::syslog_udp

@@ -1,0 +1,320 @@
+#include "sources/syslog_udp/syslog_udp_source.h"
+
+#include <arpa/inet.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::syslog_udp {
+namespace {
+
+constexpr size_t kDatagramsPerRead = 64;
+constexpr auto kPutSlice = std::chrono::milliseconds(500);
+constexpr int kPollMs = 100;
+// How often each socket's drop count is read. SO_MEMINFO rather than SO_RXQ_OVFL: the latter
+// reports a drop only with a datagram queued after it, so drops at the end of a burst (or before
+// a stop) would go unseen; SO_MEMINFO reads the socket's count at any time.
+constexpr auto kDropCheckEvery = std::chrono::milliseconds(100);
+
+std::unique_ptr<Source> make_syslog_udp_source(const config::ComponentConfig& component,
+                                               std::vector<Channel*> channels, BuildContext&) {
+  SyslogUdpConfig c = parse_syslog_udp_config(component);
+  for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
+  return std::make_unique<SyslogUdpSource>(component, std::move(c), std::move(channels));
+}
+
+int io_threads_for(int64_t configured) {
+  if (configured > 0) return static_cast<int>(configured);
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+}
+
+std::string address_text(const sockaddr_storage& peer) {
+  char address[INET6_ADDRSTRLEN] = "?";
+  if (peer.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
+  else if (peer.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
+  return address;
+}
+
+// A UDP socket on host:port shared with the other io threads (SO_REUSEPORT); the port bound (0
+// resolved) in `bound`. Throws ConfigError.
+int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig& c, uint16_t port, uint16_t& bound) {
+  sockaddr_storage addr{};
+  socklen_t length = 0;
+  if (auto* v4 = reinterpret_cast<sockaddr_in*>(&addr); inet_pton(AF_INET, c.host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    length = sizeof(sockaddr_in);
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr); inet_pton(AF_INET6, c.host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    length = sizeof(sockaddr_in6);
+  } else {
+    component.fail("host", "\"" + c.host + "\" is not an IPv4 or IPv6 address");
+  }
+  const int fd = ::socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw config::ConfigError(std::string("socket(): ") + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (c.read_buffer_size.bytes) {
+    const int wanted = static_cast<int>(c.read_buffer_size.bytes);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
+    int got = 0;
+    socklen_t got_length = sizeof got;
+    ::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &got_length);
+    static std::once_flag warned;
+    if (got / 2 < wanted)  // Linux reports twice what it granted
+      std::call_once(warned, [&] {
+        spdlog::warn("readBufferSize {} was capped by the kernel to {} bytes: raise net.core.rmem_max (see sysctl/)",
+                     wanted, got / 2);
+      });
+  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0) {
+    const int err = errno;
+    ::close(fd);
+    component.fail("ports", "cannot listen on " + c.host + " UDP port " + std::to_string(port) + ": " +
+                                std::strerror(err));
+  }
+  sockaddr_storage actual{};
+  socklen_t actual_length = sizeof actual;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&actual), &actual_length);
+  bound = ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
+                                            : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
+  return fd;
+}
+
+}  // namespace
+
+const ComponentSpec kSyslogUdpSourceSpec{
+    .kind = config::Kind::source,
+    .type = "syslogudp",
+    .aliases = {"multiport_syslogudp", "org.apache.flume.source.SyslogUDPSource"},
+    .doc = "Syslog over UDP on one or more ports: one datagram is one event (RFC 3164/5424 headers). UDP has no "
+           "backpressure: what the kernel drops for want of buffer room is counted (the sockets' drop counts).",
+    .describe = [] { return config::describe(kSyslogUdpProperties); },
+    .make_source = &make_syslog_udp_source,
+};
+
+// One io thread: its socket on each port, its batch.
+class SyslogUdpSource::IoThread {
+ public:
+  IoThread(SyslogUdpSource& source, int index)
+      : source_(source),
+        config_(source.config_),
+        counters_(source.probe_.io(index)),
+        builder_(config_.batch_size, config_.batch_size * 128),
+        decoder_(config_.keep_fields),
+        buffers_(kDatagramsPerRead * config_.event_size),
+        clock_(ParseClock::now()) {
+    builder_.set_header_names(config_.header_names);
+    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_ < 0) throw config::ConfigError(std::string("eventfd(): ") + std::strerror(errno));
+  }
+  ~IoThread() {
+    if (thread_.joinable()) thread_.join();
+    for (const Socket& s : sockets_) ::close(s.fd);
+    ::close(wake_);
+  }
+
+  // Before the threads run. Returns the port bound.
+  uint16_t listen_on(const config::ComponentConfig& component, uint16_t port) {
+    uint16_t bound = 0;
+    const int fd = open_socket(component, config_, port, bound);
+    sockets_.push_back({fd, bound, 0});
+    return bound;
+  }
+  void run() {
+    thread_ = std::thread([this] { loop(); });
+  }
+  void wake() {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wake_, &one, sizeof one);
+  }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Socket {
+    int fd;
+    uint16_t port;
+    uint32_t drops_seen;  // the socket's drop count (SK_MEMINFO_DROPS, a total) when last read
+  };
+
+  void loop() {
+    std::vector<pollfd> fds;
+    for (const Socket& s : sockets_) fds.push_back({s.fd, POLLIN, 0});
+    fds.push_back({wake_, POLLIN, 0});
+    while (true) {
+      const int ready = ::poll(fds.data(), fds.size(), kPollMs);
+      const bool stopping = source_.stop_.is_set();
+      refresh_clock();
+      for (size_t i = 0; i < sockets_.size(); ++i)
+        if (stopping || (ready > 0 && (fds[i].revents & POLLIN))) read_socket(i);
+      flush();
+      if (stopping || Clock::now() >= next_drop_check_) count_drops();
+      if (stopping) return;  // what the sockets held at the stop is read and put
+    }
+  }
+
+  // What the kernel dropped on each socket since the last look.
+  void count_drops() {
+    next_drop_check_ = Clock::now() + kDropCheckEvery;
+    for (size_t i = 0; i < sockets_.size(); ++i) {
+      uint32_t meminfo[SK_MEMINFO_VARS] = {};
+      socklen_t length = sizeof meminfo;
+      if (::getsockopt(sockets_[i].fd, SOL_SOCKET, SO_MEMINFO, meminfo, &length) != 0 ||
+          length <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+        continue;
+      const uint32_t total = meminfo[SK_MEMINFO_DROPS];
+      if (const uint32_t dropped = total - sockets_[i].drops_seen) source_.probe_.kernel_dropped(counters_, i, dropped);
+      sockets_[i].drops_seen = total;
+    }
+  }
+
+  // Reads the socket until it is empty (or the batch is put along the way).
+  void read_socket(size_t index) {
+    Socket& socket = sockets_[index];
+    mmsghdr messages[kDatagramsPerRead];
+    iovec vectors[kDatagramsPerRead];
+    sockaddr_storage peers[kDatagramsPerRead];
+    while (true) {
+      for (size_t j = 0; j < kDatagramsPerRead; ++j) {
+        vectors[j] = {buffers_.data() + j * config_.event_size, config_.event_size};
+        messages[j].msg_hdr = msghdr{};
+        messages[j].msg_hdr.msg_name = &peers[j];
+        messages[j].msg_hdr.msg_namelen = sizeof peers[j];
+        messages[j].msg_hdr.msg_iov = &vectors[j];
+        messages[j].msg_hdr.msg_iovlen = 1;
+        messages[j].msg_len = 0;
+      }
+      const int received = ::recvmmsg(socket.fd, messages, kDatagramsPerRead, MSG_DONTWAIT, nullptr);
+      if (received < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) source_.probe_.read_failed(counters_, errno);
+        return;
+      }
+      for (int j = 0; j < received; ++j) take(index, messages[j], vectors[j], peers[j]);
+      if (received < static_cast<int>(kDatagramsPerRead)) return;
+    }
+  }
+
+  void take(size_t index, const mmsghdr& message, const iovec& vector, const sockaddr_storage& peer) {
+    const Socket& socket = sockets_[index];
+    UdpIoCounters::Port& port = counters_.per_port[index];
+    if (config_.clients.filters() && !config_.clients.admits(peer)) {
+      source_.probe_.denied(counters_, index, address_text(peer));
+      return;
+    }
+    const bool truncated = (message.msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    std::string_view frame(static_cast<const char*>(vector.iov_base), std::min<size_t>(message.msg_len, vector.iov_len));
+    // Senders may end a datagram with a line end (or a NUL): not part of the message.
+    while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r' || frame.back() == '\0'))
+      frame.remove_suffix(1);
+    port.bytes.add(message.msg_len);
+    if (frame.empty()) return;
+    uint64_t invalid_utf8 = 0;
+    EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8);
+    e.port = socket.port;
+    if (!config_.client_ip_header.empty()) {
+      const std::string ip = address_text(peer);
+      e.client_offset = builder_.append_to_last(ip);
+      e.client_ip_length = static_cast<uint8_t>(ip.size());
+      e.client_host_length = 0;
+    }
+    port.events.add(1);
+    if (truncated) port.truncated.add(1);
+    if (e.status == EventStatus::invalid) port.invalid.add(1);
+    if (invalid_utf8) port.invalid_utf8.add(invalid_utf8);
+    if (builder_.size() >= config_.batch_size) flush();
+  }
+
+  void refresh_clock() {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms) clock_ = ParseClock::now();
+    else clock_.now_ms = now_ms;
+  }
+
+  // Puts the batch into every channel, waiting for room (the sockets' buffers absorb what comes
+  // meanwhile) until the stop deadline.
+  void flush() {
+    if (builder_.empty()) return;
+    EventBatch batch = builder_.seal();
+    const auto& channels = source_.channels_;
+    for (size_t i = 0; i < channels.size(); ++i) {
+      EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
+      while (true) {
+        const Deadline deadline = source_.stop_.get();
+        if (channels[i]->put(copy, std::min(deadline, Clock::now() + kPutSlice))) break;
+        if (Clock::now() >= source_.stop_.get()) {
+          source_.probe_.dropped_at_shutdown(counters_, copy.size(), channels[i]->name());
+          break;
+        }
+      }
+    }
+  }
+
+  SyslogUdpSource& source_;
+  const SyslogUdpConfig& config_;
+  UdpIoCounters& counters_;
+  std::vector<Socket> sockets_;
+  int wake_ = -1;
+  EventBatchBuilder builder_;
+  EventDecoder decoder_;
+  std::vector<char> buffers_;  // kDatagramsPerRead datagrams of eventSize
+  ParseClock clock_;
+  Clock::time_point next_drop_check_{};
+  std::thread thread_;
+};
+
+SyslogUdpSource::SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config,
+                                 std::vector<Channel*> channels)
+    : component_(std::move(component)),
+      config_(std::move(config)),
+      channels_(std::move(channels)),
+      io_threads_(io_threads_for(config_.num_processors)),
+      probe_(component_.name, config_.ports.size(), io_threads_) {}
+
+SyslogUdpSource::~SyslogUdpSource() {
+  if (started_) stop(Clock::now());
+}
+
+void SyslogUdpSource::start() {
+  for (int i = 0; i < io_threads_; ++i) threads_.push_back(std::make_unique<IoThread>(*this, i));
+  // The first thread resolves port 0; the others share the port it got.
+  for (uint16_t port : config_.ports) {
+    const uint16_t bound = threads_[0]->listen_on(component_, port);
+    for (size_t t = 1; t < threads_.size(); ++t) threads_[t]->listen_on(component_, bound);
+    bound_ports_.push_back(bound);
+  }
+  probe_.set_ports(bound_ports_);
+  for (auto& t : threads_) t->run();
+  started_ = true;
+  std::string ports;
+  for (uint16_t p : bound_ports_) ports += (ports.empty() ? "" : " ") + std::to_string(p);
+  spdlog::info("source {}: listening on {} UDP port(s) {} with {} io thread(s)", name(), config_.host, ports,
+               io_threads_);
+}
+
+void SyslogUdpSource::stop(Deadline deadline) {
+  if (!started_) return;
+  started_ = false;
+  stop_.set(deadline);
+  for (auto& t : threads_) t->wake();
+  for (auto& t : threads_) t->join();
+}
+
+}  // namespace sluice::syslog_udp

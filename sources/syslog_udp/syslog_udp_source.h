@@ -1,0 +1,56 @@
+#pragma once
+// syslogudp: syslog over UDP, one datagram one event, on several ports. Each of numProcessors io
+// threads has its own socket on every port (SO_REUSEPORT: the kernel spreads senders over them)
+// and reads them with recvmmsg, up to 64 datagrams a call, into its one EventBatchBuilder; the
+// batch goes into the channels at batchSize or when the sockets are empty.
+//
+// UDP has no backpressure: while a put waits for room the thread reads nothing and its sockets'
+// buffers (readBufferSize) fill; beyond that the kernel drops datagrams. Those drops are counted
+// from the sockets' drop counts (SO_MEMINFO; sluice_source_udp_kernel_drops_total) and logged, so the loss is visible.
+//
+// stop(deadline): each thread reads what its sockets hold once more, puts it, and ends; a datagram
+// that arrives after that is not read (lost, as for any UDP receiver that stops).
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/api/component_spec.h"
+#include "agent/api/source.h"
+#include "sources/syslog_udp/syslog_udp_config.h"
+#include "sources/syslog_udp/syslog_udp_probe.h"
+
+namespace sluice::syslog_udp {
+
+class SyslogUdpSource final : public Source {
+ public:
+  SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config, std::vector<Channel*> channels);
+  ~SyslogUdpSource() override;
+
+  const std::string& name() const override { return component_.name; }
+  void start() override;
+  void stop(Deadline deadline) override;
+  std::vector<uint16_t> listening_ports() const override { return bound_ports_; }
+  SourceCounters counters() const override { return probe_.source_counters(); }
+  SyslogUdpCounters udp_counters() const { return probe_.counters(); }
+  void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
+
+  class IoThread;
+
+ private:
+  const config::ComponentConfig component_;
+  const SyslogUdpConfig config_;
+  const std::vector<Channel*> channels_;
+  const int io_threads_;
+  SyslogUdpProbe probe_;
+  std::vector<uint16_t> bound_ports_;
+  std::vector<std::unique_ptr<IoThread>> threads_;
+  StopDeadline stop_;
+  bool started_ = false;
+};
+
+extern const ComponentSpec kSyslogUdpSourceSpec;
+
+}  // namespace sluice::syslog_udp

@@ -1,0 +1,151 @@
+// The UDP source against real datagrams on loopback: ours, and util-linux's logger.
+
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "channels/memory/memory_channel.h"
+#include "sources/syslog_udp/syslog_udp_source.h"
+#include "tests/support/component.h"
+#include "tests/support/eventually.h"
+#include "tests/support/process.h"
+
+using namespace sluice;
+using namespace sluice::syslog_udp;
+using namespace std::chrono_literals;
+using sluice::test::eventually;
+
+namespace {
+
+config::ComponentConfig udp_component(std::map<std::string, std::string> properties) {
+  properties.emplace("host", "127.0.0.1");
+  properties.emplace("ports", "0");
+  return test::component(config::Kind::source, "u", "syslogudp", properties);
+}
+
+// Sends each datagram from one socket to 127.0.0.1:port; `pace`: a millisecond's pause after
+// every 100, so that loopback's own queue (net.core.netdev_max_backlog, where drops are not the
+// socket's to see) does not overflow before the socket's buffer does.
+void send_datagrams(uint16_t port, const std::vector<std::string>& datagrams, bool pace = false) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (size_t i = 0; i < datagrams.size(); ++i) {
+    const std::string& d = datagrams[i];
+    REQUIRE(::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
+            static_cast<ssize_t>(d.size()));
+    if (pace && i % 100 == 99) std::this_thread::sleep_for(1ms);  // the load's shape, not a synchronisation
+  }
+  ::close(fd);
+}
+
+std::vector<std::string> drain(Channel& channel, bool raw = false) {
+  std::vector<std::string> out;
+  for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now())) {
+    for (const EventBatch& b : t.batches)
+      for (const EventRecord& e : b) out.emplace_back(raw ? b.raw(e) : b.body(e));
+    channel.commit(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("each datagram is one event, parsed as over TCP, and a line end is not part of it", "[source][udp]") {
+  MemoryChannel channel("c", MemoryChannelConfig{10000, 10000, {}, 20});
+  const auto component = udp_component({{"numProcessors", "2"}, {"portHeader", "port"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  send_datagrams(source.listening_ports()[0], {"<13>Nov 30 11:07:06 web01 app[1]: one",
+                                                "<13>1 2026-11-30T11:07:06Z web01 app 1 - - two\n",
+                                                "<13>Nov 30 11:07:06 web01 app[1]: three\r\n", ""});
+  REQUIRE(eventually([&] { return source.udp_counters().events_received == 3; }, 5s));
+  source.stop(Clock::now() + 5s);
+  CHECK(drain(channel) == std::vector<std::string>{"app[1]: one", "app 1 - - two", "app[1]: three"});
+  const SyslogUdpCounters c = source.udp_counters();
+  CHECK(c.kernel_drops == 0);
+  CHECK(c.per_port.at(0).port == source.listening_ports()[0]);
+}
+
+TEST_CASE("a datagram longer than eventSize is cut there, marked Incomplete and counted", "[source][udp]") {
+  MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
+  const auto component = udp_component({{"eventSize", "64"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  send_datagrams(source.listening_ports()[0], {"<13>app: " + std::string(500, 'x')});
+  REQUIRE(eventually([&] { return source.udp_counters().events_received == 1; }, 5s));
+  source.stop(Clock::now() + 5s);
+  const std::vector<std::string> events = drain(channel, true);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].size() == 64);
+  CHECK(source.udp_counters().events_truncated == 1);
+}
+
+TEST_CASE("datagrams from a client not allowed are dropped and counted", "[source][udp]") {
+  MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
+  const auto component = udp_component({{"allow", "10.0.0.0/8"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  send_datagrams(source.listening_ports()[0], {"<13>app: a", "<13>app: b"});
+  REQUIRE(eventually([&] { return source.udp_counters().datagrams_denied == 2; }, 5s));
+  source.stop(Clock::now() + 5s);
+  CHECK(drain(channel).empty());
+  CHECK(source.udp_counters().events_received == 0);
+}
+
+TEST_CASE("with the channel full the kernel drops datagrams, and every one is counted: stored + dropped = sent",
+          "[source][udp][faults]") {
+  // A channel of 100 that no sink drains, a small socket buffer: most of 20,000 datagrams find no room.
+  MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
+  const auto component = udp_component({{"numProcessors", "1"}, {"readBufferSize", "64k"}, {"batchSize", "10"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  constexpr int kSent = 20000;
+  std::vector<std::string> datagrams;
+  for (int i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
+  // The fault: the channel is full, the io thread blocked, the kernel dropping.
+  REQUIRE(eventually([&] { return channel.counters().events_held > 90; }, 5s));
+  // Room again: what the socket kept is read, and the drops it reports come with it.
+  std::vector<std::string> stored;
+  CHECK(eventually([&] {
+    for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+    const SyslogUdpCounters c = source.udp_counters();
+    return c.kernel_drops > 0 && stored.size() + c.kernel_drops == kSent;
+  }, 20s));
+  source.stop(Clock::now() + 5s);
+  for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+  INFO("stored " << stored.size() << " drops " << source.udp_counters().kernel_drops);
+  const SyslogUdpCounters c = source.udp_counters();
+  CHECK(c.events_received == stored.size());
+  CHECK(stored.size() + c.kernel_drops == kSent);
+}
+
+TEST_CASE("util-linux logger over UDP, RFC 5424 and RFC 3164, lands as sent", "[source][udp][senders]") {
+  MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
+  const auto component = udp_component({});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  const std::string port = std::to_string(source.listening_ports()[0]);
+  test::TempDir dir;
+  for (const char* format : {"--rfc5424", "--rfc3164"})
+    REQUIRE(test::run({"/usr/bin/logger", "--udp", "-n", "127.0.0.1", "-P", port, format, "-t", "sluicetest",
+                       std::string("hello over udp ") + format},
+                      dir.file("logger.log"), 10s) == 0);
+  REQUIRE(eventually([&] { return source.udp_counters().events_received == 2; }, 5s));
+  source.stop(Clock::now() + 5s);
+  const std::vector<std::string> raw = drain(channel, true);
+  REQUIRE(raw.size() == 2);
+  CHECK_THAT(raw[0], Catch::StartsWith("<13>1 ") && Catch::EndsWith("hello over udp --rfc5424"));
+  CHECK_THAT(raw[1], Catch::StartsWith("<13>") && Catch::EndsWith("sluicetest: hello over udp --rfc3164"));
+}
