@@ -9,9 +9,10 @@ namespace sluice::syslog_udp {
 void SyslogUdpProbe::kernel_dropped(UdpIoCounters& io, size_t port_index, uint64_t count) {
   io.per_port[port_index].kernel_drops.add(count);
   if (auto note = io.drop_log.next())
-    spdlog::warn("source {}: the kernel dropped {} datagram(s) on port {} for want of buffer room (UDP has no "
-                 "backpressure: counted as udp_kernel_drops; raise readBufferSize and net.core.rmem_max){}",
-                 source_name_, count, port_index < bound_ports_.size() ? bound_ports_[port_index] : 0, *note);
+    spdlog::warn(
+        "source {}: the kernel dropped {} datagram(s) on port {} for want of buffer room (UDP has no "
+        "backpressure: counted as udp_kernel_drops; raise readBufferSize and net.core.rmem_max){}",
+        source_name_, count, port_index < bound_ports_.size() ? bound_ports_[port_index] : 0, *note);
 }
 
 void SyslogUdpProbe::denied(UdpIoCounters& io, size_t port_index, const std::string& peer) {
@@ -29,8 +30,10 @@ void SyslogUdpProbe::read_failed(UdpIoCounters& io, int error) {
 void SyslogUdpProbe::dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
   if (auto note = io.dropped_log.next())
-    spdlog::error("source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
-                  "dropped_at_shutdown){}", source_name_, channel, events, *note);
+    spdlog::error(
+        "source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
+        "dropped_at_shutdown){}",
+        source_name_, channel, events, *note);
 }
 
 SyslogUdpCounters SyslogUdpProbe::counters() const {

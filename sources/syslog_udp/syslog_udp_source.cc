@@ -26,8 +26,8 @@ constexpr int kPollMs = 100;
 // a stop) would go unseen; SO_MEMINFO reads the socket's count at any time.
 constexpr auto kDropCheckEvery = std::chrono::milliseconds(100);
 
-std::unique_ptr<Source> make_syslog_udp_source(const config::ComponentConfig& component,
-                                               std::vector<Channel*> channels, BuildContext&) {
+std::unique_ptr<Source> make_syslog_udp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
+                                               BuildContext&) {
   SyslogUdpConfig c = parse_syslog_udp_config(component);
   for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
   return std::make_unique<SyslogUdpSource>(component, std::move(c), std::move(channels));
@@ -56,7 +56,8 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
     v4->sin_family = AF_INET;
     v4->sin_port = htons(port);
     length = sizeof(sockaddr_in);
-  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr); inet_pton(AF_INET6, c.host.c_str(), &v6->sin6_addr) == 1) {
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+             inet_pton(AF_INET6, c.host.c_str(), &v6->sin6_addr) == 1) {
     v6->sin6_family = AF_INET6;
     v6->sin6_port = htons(port);
     length = sizeof(sockaddr_in6);
@@ -83,8 +84,8 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0) {
     const int err = errno;
     ::close(fd);
-    component.fail("ports", "cannot listen on " + c.host + " UDP port " + std::to_string(port) + ": " +
-                                std::strerror(err));
+    component.fail("ports",
+                   "cannot listen on " + c.host + " UDP port " + std::to_string(port) + ": " + std::strerror(err));
   }
   sockaddr_storage actual{};
   socklen_t actual_length = sizeof actual;
@@ -100,8 +101,9 @@ const ComponentSpec kSyslogUdpSourceSpec{
     .kind = config::Kind::source,
     .type = "syslogudp",
     .aliases = {"multiport_syslogudp", "org.apache.flume.source.SyslogUDPSource"},
-    .doc = "Syslog over UDP on one or more ports: one datagram is one event (RFC 3164/5424 headers). UDP has no "
-           "backpressure: what the kernel drops for want of buffer room is counted (the sockets' drop counts).",
+    .doc =
+        "Syslog over UDP on one or more ports: one datagram is one event (RFC 3164/5424 headers). UDP has no "
+        "backpressure: what the kernel drops for want of buffer room is counted (the sockets' drop counts).",
     .describe = [] { return config::describe(kSyslogUdpProperties); },
     .make_source = &make_syslog_udp_source,
 };
@@ -218,7 +220,8 @@ class SyslogUdpSource::IoThread {
       return;
     }
     const bool truncated = (message.msg_hdr.msg_flags & MSG_TRUNC) != 0;
-    std::string_view frame(static_cast<const char*>(vector.iov_base), std::min<size_t>(message.msg_len, vector.iov_len));
+    std::string_view frame(static_cast<const char*>(vector.iov_base),
+                           std::min<size_t>(message.msg_len, vector.iov_len));
     // Senders may end a datagram with a line end (or a NUL): not part of the message.
     while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r' || frame.back() == '\0'))
       frame.remove_suffix(1);
@@ -241,11 +244,13 @@ class SyslogUdpSource::IoThread {
   }
 
   void refresh_clock() {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms) clock_ = ParseClock::now();
-    else clock_.now_ms = now_ms;
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms)
+      clock_ = ParseClock::now();
+    else
+      clock_.now_ms = now_ms;
   }
 
   // Puts the batch into every channel, waiting for room (the sockets' buffers absorb what comes

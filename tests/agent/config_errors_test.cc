@@ -43,10 +43,10 @@ TEST_CASE("an unknown component type names the key and the known types", "[confi
   // The later line wins the type (and a duplicate key is an error anyway):
   CHECK_THAT(e, Contains("f.properties:11") && Contains("a.channels.c.type is set twice (first at f.properties:7)"));
   const std::string typo = check(
-      "a.sources = s\na.channels = c\na.sinks = k\na.sources.s.type = syslogudp\n"
+      "a.sources = s\na.channels = c\na.sinks = k\na.sources.s.type = syslogtpc\n"
       "a.sources.s.channels = c\na.channels.c.type = memory\na.sinks.k.type = null\n"
       "a.sinks.k.channel = c\n");
-  CHECK_THAT(typo, Contains("f.properties:4: a.sources.s.type: \"syslogudp\" is not a known source type") &&
+  CHECK_THAT(typo, Contains("f.properties:4: a.sources.s.type: \"syslogtpc\" is not a known source type") &&
                        Contains("multiport_syslogtcp"));
 }
 

@@ -66,9 +66,9 @@ TEST_CASE("each datagram is one event, parsed as over TCP, and a line end is not
   const auto component = udp_component({{"numProcessors", "2"}, {"portHeader", "port"}});
   SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
   source.start();
-  send_datagrams(source.listening_ports()[0], {"<13>Nov 30 11:07:06 web01 app[1]: one",
-                                                "<13>1 2026-11-30T11:07:06Z web01 app 1 - - two\n",
-                                                "<13>Nov 30 11:07:06 web01 app[1]: three\r\n", ""});
+  send_datagrams(source.listening_ports()[0],
+                 {"<13>Nov 30 11:07:06 web01 app[1]: one", "<13>1 2026-11-30T11:07:06Z web01 app 1 - - two\n",
+                  "<13>Nov 30 11:07:06 web01 app[1]: three\r\n", ""});
   REQUIRE(eventually([&] { return source.udp_counters().events_received == 3; }, 5s));
   source.stop(Clock::now() + 5s);
   CHECK(drain(channel) == std::vector<std::string>{"app[1]: one", "app 1 - - two", "app[1]: three"});
@@ -118,11 +118,13 @@ TEST_CASE("with the channel full the kernel drops datagrams, and every one is co
   REQUIRE(eventually([&] { return channel.counters().events_held > 90; }, 5s));
   // Room again: what the socket kept is read, and the drops it reports come with it.
   std::vector<std::string> stored;
-  CHECK(eventually([&] {
-    for (std::string& e : drain(channel)) stored.push_back(std::move(e));
-    const SyslogUdpCounters c = source.udp_counters();
-    return c.kernel_drops > 0 && stored.size() + c.kernel_drops == kSent;
-  }, 20s));
+  CHECK(eventually(
+      [&] {
+        for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+        const SyslogUdpCounters c = source.udp_counters();
+        return c.kernel_drops > 0 && stored.size() + c.kernel_drops == kSent;
+      },
+      20s));
   source.stop(Clock::now() + 5s);
   for (std::string& e : drain(channel)) stored.push_back(std::move(e));
   INFO("stored " << stored.size() << " drops " << source.udp_counters().kernel_drops);
