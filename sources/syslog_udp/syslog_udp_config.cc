@@ -37,7 +37,7 @@ const config::PropertyTable<C> kSyslogUdpProperties{
     {"readBufferSize", &C::read_buffer_size, "16m",
      "Kernel receive buffer (SO_RCVBUF) per socket: what absorbs a burst while the channel is full, since UDP has "
      "no backpressure (capped by net.core.rmem_max: see sysctl/).",
-     {.min = 0, .max = 1LL << 31}, {}, {"readBufferBytes"}},
+     {.min = 0, .max = 1LL << 30}, {}, {"readBufferBytes"}},
     {"numProcessors", &C::num_processors, "0",
      "io threads, each with its own socket per port; 0 = half the CPUs (at least 1).", {.min = 0, .max = 256}},
     {"allow", config::list_of(&C::allow, kNetwork, parse_cidr), "",
@@ -59,6 +59,10 @@ const config::PropertyTable<C> kSyslogUdpProperties{
 SyslogUdpConfig parse_syslog_udp_config(const config::ComponentConfig& component) {
   SyslogUdpConfig c = config::bind(kSyslogUdpProperties, component);
   if (c.ports.empty()) component.fail("ports", "is missing: list at least one UDP port to listen on");
+  for (size_t i = 0; i < c.ports.size(); ++i)
+    for (size_t j = i + 1; j < c.ports.size(); ++j)
+      if (c.ports[i] != 0 && c.ports[i] == c.ports[j])
+        component.fail("ports", "lists port " + std::to_string(c.ports[i]) + " twice");
   c.clients = ClientFilter(c.allow, c.deny);
   c.header_names = std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, ""});
   return c;

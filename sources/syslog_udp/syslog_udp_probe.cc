@@ -36,6 +36,15 @@ void SyslogUdpProbe::dropped_at_shutdown(UdpIoCounters& io, uint64_t events, con
         source_name_, channel, events, *note);
 }
 
+void SyslogUdpProbe::unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams) {
+  io.unread.add(datagrams);
+  if (auto note = io.unread_log.next())
+    spdlog::error(
+        "source {}: shutdown: {} datagram(s) still queued on the sockets were not read and are lost "
+        "(counted as datagrams_unread_at_shutdown){}",
+        source_name_, datagrams, *note);
+}
+
 SyslogUdpCounters SyslogUdpProbe::counters() const {
   SyslogUdpCounters c;
   for (uint16_t port : bound_ports_) c.per_port.push_back(UdpPortCounters{.port = port});
@@ -50,9 +59,11 @@ SyslogUdpCounters SyslogUdpProbe::counters() const {
       to.invalid_utf8 += from.invalid_utf8.get();
       to.denied += from.denied.get();
       to.kernel_drops += from.kernel_drops.get();
+      to.blank += from.blank.get();
     }
     c.read_errors += io.read_errors.get();
     c.events_dropped_at_shutdown += io.dropped.get();
+    c.datagrams_unread_at_shutdown += io.unread.get();
   }
   for (const UdpPortCounters& p : c.per_port) {
     c.events_received += p.events;
@@ -82,6 +93,7 @@ void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
               p.truncated);
     w.counter("sluice_source_events_invalid_utf8_total", "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
               p.invalid_utf8);
+    w.counter("sluice_source_blank_lines_total", "Empty frames skipped.", l, p.blank);
     w.counter("sluice_source_datagrams_denied_total", "Datagrams from clients not allowed (allow/deny): dropped.", l,
               p.denied);
     w.counter("sluice_source_udp_kernel_drops_total",
@@ -92,6 +104,9 @@ void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   w.counter("sluice_source_read_errors_total", "recvmmsg() failures.", l, c.read_errors);
   w.counter("sluice_source_events_dropped_at_shutdown_total",
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
+  w.counter("sluice_source_datagrams_unread_at_shutdown_total",
+            "Datagrams still queued on the sockets when they closed at shutdown: lost.", l,
+            c.datagrams_unread_at_shutdown);
   w.flume("EventReceivedCount", std::to_string(c.events_received));
   w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown));
   w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown + c.kernel_drops));

@@ -16,12 +16,12 @@ namespace sluice::syslog_udp {
 
 struct UdpPortCounters {
   uint16_t port = 0;
-  uint64_t events = 0, bytes = 0, invalid = 0, truncated = 0, invalid_utf8 = 0, denied = 0, kernel_drops = 0;
+  uint64_t events = 0, bytes = 0, invalid = 0, truncated = 0, invalid_utf8 = 0, denied = 0, kernel_drops = 0, blank = 0;
 };
 
 struct SyslogUdpCounters {
   uint64_t events_received = 0, bytes_received = 0, events_truncated = 0, datagrams_denied = 0, kernel_drops = 0;
-  uint64_t read_errors = 0, events_dropped_at_shutdown = 0;
+  uint64_t read_errors = 0, events_dropped_at_shutdown = 0, datagrams_unread_at_shutdown = 0;
   std::vector<UdpPortCounters> per_port;
 };
 
@@ -33,12 +33,12 @@ struct UdpCounter {
 
 struct alignas(64) UdpIoCounters {
   struct alignas(64) Port {
-    UdpCounter events, bytes, invalid, truncated, invalid_utf8, denied, kernel_drops;
+    UdpCounter events, bytes, invalid, truncated, invalid_utf8, denied, kernel_drops, blank;
   };
   explicit UdpIoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;
-  UdpCounter read_errors, dropped;
-  LogLimiter drop_log, denied_log, read_error_log, dropped_log;
+  UdpCounter read_errors, dropped, unread;
+  LogLimiter drop_log, denied_log, read_error_log, dropped_log, unread_log;
 };
 
 class SyslogUdpProbe {
@@ -54,6 +54,8 @@ class SyslogUdpProbe {
   void denied(UdpIoCounters& io, size_t port_index, const std::string& peer);
   void read_failed(UdpIoCounters& io, int error);
   void dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel);
+  // At stop, after the last read: datagrams still queued on the sockets, which close.
+  void unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams);
 
   SyslogUdpCounters counters() const;
   SourceCounters source_counters() const;

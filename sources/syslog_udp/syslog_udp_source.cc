@@ -19,7 +19,11 @@ namespace sluice::syslog_udp {
 namespace {
 
 constexpr size_t kDatagramsPerRead = 64;
-constexpr auto kPutSlice = std::chrono::milliseconds(500);
+// recvmmsg calls per socket before the loop looks at its other sockets, the clock and the drops.
+constexpr int kReadsPerTurn = 16;
+// A sender's line end after a datagram of exactly eventSize is not a reason to cut it.
+constexpr size_t kLineEndRoom = 2;
+constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 constexpr int kPollMs = 100;
 // How often each socket's drop count is read. SO_MEMINFO rather than SO_RXQ_OVFL: the latter
 // reports a drop only with a datagram queued after it, so drops at the end of a burst (or before
@@ -47,9 +51,10 @@ std::string address_text(const sockaddr_storage& peer) {
   return address;
 }
 
-// A UDP socket on host:port shared with the other io threads (SO_REUSEPORT); the port bound (0
-// resolved) in `bound`. Throws ConfigError.
-int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig& c, uint16_t port, uint16_t& bound) {
+// A UDP socket on host:port, `shared` with the other io threads (SO_REUSEPORT); the port bound
+// (0 resolved) in `bound`. Throws ConfigError.
+int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig& c, uint16_t port, uint16_t& bound,
+                bool shared) {
   sockaddr_storage addr{};
   socklen_t length = 0;
   if (auto* v4 = reinterpret_cast<sockaddr_in*>(&addr); inet_pton(AF_INET, c.host.c_str(), &v4->sin_addr) == 1) {
@@ -67,7 +72,7 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
   const int fd = ::socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw config::ConfigError(std::string("socket(): ") + std::strerror(errno));
   const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (shared) ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   if (c.read_buffer_size.bytes) {
     const int wanted = static_cast<int>(c.read_buffer_size.bytes);
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
@@ -84,8 +89,8 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0) {
     const int err = errno;
     ::close(fd);
-    component.fail("ports",
-                   "cannot listen on " + c.host + " UDP port " + std::to_string(port) + ": " + std::strerror(err));
+    component.fail("ports", "cannot listen on " + c.host + " UDP port " + std::to_string(port) + ": " +
+                                std::strerror(err) + (err == EADDRINUSE ? " (another process has this port)" : ""));
   }
   sockaddr_storage actual{};
   socklen_t actual_length = sizeof actual;
@@ -111,13 +116,15 @@ const ComponentSpec kSyslogUdpSourceSpec{
 // One io thread: its socket on each port, its batch.
 class SyslogUdpSource::IoThread {
  public:
-  IoThread(SyslogUdpSource& source, int index)
+  IoThread(SyslogUdpSource& source, int index, bool shared_ports)
       : source_(source),
         config_(source.config_),
         counters_(source.probe_.io(index)),
+        shared_ports_(shared_ports),
+        slot_(config_.event_size + kLineEndRoom),
         builder_(config_.batch_size, config_.batch_size * 128),
         decoder_(config_.keep_fields),
-        buffers_(kDatagramsPerRead * config_.event_size),
+        buffers_(kDatagramsPerRead * slot_),
         clock_(ParseClock::now()) {
     builder_.set_header_names(config_.header_names);
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -125,14 +132,14 @@ class SyslogUdpSource::IoThread {
   }
   ~IoThread() {
     if (thread_.joinable()) thread_.join();
-    for (const Socket& s : sockets_) ::close(s.fd);
+    close_sockets();
     ::close(wake_);
   }
 
   // Before the threads run. Returns the port bound.
   uint16_t listen_on(const config::ComponentConfig& component, uint16_t port) {
     uint16_t bound = 0;
-    const int fd = open_socket(component, config_, port, bound);
+    const int fd = open_socket(component, config_, port, bound, shared_ports_);
     sockets_.push_back({fd, bound, 0});
     return bound;
   }
@@ -149,7 +156,7 @@ class SyslogUdpSource::IoThread {
 
  private:
   struct Socket {
-    int fd;
+    int fd;  // -1 once closed
     uint16_t port;
     uint32_t drops_seen;  // the socket's drop count (SK_MEMINFO_DROPS, a total) when last read
   };
@@ -158,22 +165,57 @@ class SyslogUdpSource::IoThread {
     std::vector<pollfd> fds;
     for (const Socket& s : sockets_) fds.push_back({s.fd, POLLIN, 0});
     fds.push_back({wake_, POLLIN, 0});
-    while (true) {
+    while (!source_.stop_.is_set()) {
       const int ready = ::poll(fds.data(), fds.size(), kPollMs);
-      const bool stopping = source_.stop_.is_set();
-      refresh_clock();
+      if (source_.stop_.is_set()) break;
       for (size_t i = 0; i < sockets_.size(); ++i)
-        if (stopping || (ready > 0 && (fds[i].revents & POLLIN))) read_socket(i);
+        if (ready > 0 && (fds[i].revents & POLLIN)) read_socket(i);
       flush();
-      if (stopping || Clock::now() >= next_drop_check_) count_drops();
-      if (stopping) return;  // what the sockets held at the stop is read and put
+      if (Clock::now() >= next_drop_check_) count_drops();
     }
+    finish();
+  }
+
+  // At stop: what the sockets hold is read and put, for at most half the time left (the sinks
+  // need the rest); then what is still queued is counted as unread, the drops a last time, and
+  // the sockets close, so that the kernel stops queueing for a reader that is gone.
+  void finish() {
+    const auto now = Clock::now();
+    const Deadline deadline = source_.stop_.get();
+    const auto until = deadline > now ? now + (deadline - now) / 2 : now;
+    for (bool more = true; more && Clock::now() < until;) {
+      more = false;
+      for (size_t i = 0; i < sockets_.size(); ++i) more |= read_socket(i);
+    }
+    flush();
+    uint64_t unread = 0;
+    for (const Socket& socket : sockets_) unread += count_queued(socket.fd);
+    if (unread) source_.probe_.unread_at_shutdown(counters_, unread);
+    count_drops();
+    close_sockets();
+  }
+
+  // Datagrams still queued on a socket, taken off it without their contents.
+  static uint64_t count_queued(int fd) {
+    uint64_t count = 0;
+    char byte;
+    while (::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_TRUNC) >= 0) ++count;
+    return count;
+  }
+
+  void close_sockets() {
+    for (Socket& s : sockets_)
+      if (s.fd >= 0) {
+        ::close(s.fd);
+        s.fd = -1;
+      }
   }
 
   // What the kernel dropped on each socket since the last look.
   void count_drops() {
     next_drop_check_ = Clock::now() + kDropCheckEvery;
     for (size_t i = 0; i < sockets_.size(); ++i) {
+      if (sockets_[i].fd < 0) continue;
       uint32_t meminfo[SK_MEMINFO_VARS] = {};
       socklen_t length = sizeof meminfo;
       if (::getsockopt(sockets_[i].fd, SOL_SOCKET, SO_MEMINFO, meminfo, &length) != 0 ||
@@ -185,15 +227,15 @@ class SyslogUdpSource::IoThread {
     }
   }
 
-  // Reads the socket until it is empty (or the batch is put along the way).
-  void read_socket(size_t index) {
-    Socket& socket = sockets_[index];
+  // Reads the socket for a turn (kReadsPerTurn calls); true if it may hold more.
+  bool read_socket(size_t index) {
+    const Socket& socket = sockets_[index];
     mmsghdr messages[kDatagramsPerRead];
     iovec vectors[kDatagramsPerRead];
     sockaddr_storage peers[kDatagramsPerRead];
-    while (true) {
+    for (int turn = 0; turn < kReadsPerTurn; ++turn) {
       for (size_t j = 0; j < kDatagramsPerRead; ++j) {
-        vectors[j] = {buffers_.data() + j * config_.event_size, config_.event_size};
+        vectors[j] = {buffers_.data() + j * slot_, slot_};
         messages[j].msg_hdr = msghdr{};
         messages[j].msg_hdr.msg_name = &peers[j];
         messages[j].msg_hdr.msg_namelen = sizeof peers[j];
@@ -201,32 +243,40 @@ class SyslogUdpSource::IoThread {
         messages[j].msg_hdr.msg_iovlen = 1;
         messages[j].msg_len = 0;
       }
-      const int received = ::recvmmsg(socket.fd, messages, kDatagramsPerRead, MSG_DONTWAIT, nullptr);
+      // MSG_TRUNC: msg_len is the datagram's own length, even when it was longer than its slot.
+      const int received = ::recvmmsg(socket.fd, messages, kDatagramsPerRead, MSG_DONTWAIT | MSG_TRUNC, nullptr);
       if (received < 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) source_.probe_.read_failed(counters_, errno);
-        return;
+        return false;
       }
+      refresh_clock();  // once per call: a put may have waited since the last
       for (int j = 0; j < received; ++j) take(index, messages[j], vectors[j], peers[j]);
-      if (received < static_cast<int>(kDatagramsPerRead)) return;
+      if (received < static_cast<int>(kDatagramsPerRead)) return false;
     }
+    return true;
   }
 
   void take(size_t index, const mmsghdr& message, const iovec& vector, const sockaddr_storage& peer) {
     const Socket& socket = sockets_[index];
     UdpIoCounters::Port& port = counters_.per_port[index];
+    port.bytes.add(message.msg_len);
     if (config_.clients.filters() && !config_.clients.admits(peer)) {
       source_.probe_.denied(counters_, index, address_text(peer));
       return;
     }
-    const bool truncated = (message.msg_hdr.msg_flags & MSG_TRUNC) != 0;
     std::string_view frame(static_cast<const char*>(vector.iov_base),
                            std::min<size_t>(message.msg_len, vector.iov_len));
     // Senders may end a datagram with a line end (or a NUL): not part of the message.
-    while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r' || frame.back() == '\0'))
-      frame.remove_suffix(1);
-    port.bytes.add(message.msg_len);
-    if (frame.empty()) return;
+    if (message.msg_len <= vector.iov_len)
+      while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r' || frame.back() == '\0'))
+        frame.remove_suffix(1);
+    if (frame.empty()) {
+      port.blank.add(1);
+      return;
+    }
+    const bool truncated = frame.size() > config_.event_size;
+    if (truncated) frame = frame.substr(0, config_.event_size);
     uint64_t invalid_utf8 = 0;
     EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8);
     e.port = socket.port;
@@ -253,20 +303,32 @@ class SyslogUdpSource::IoThread {
       clock_.now_ms = now_ms;
   }
 
-  // Puts the batch into every channel, waiting for room (the sockets' buffers absorb what comes
-  // meanwhile) until the stop deadline.
+  // Puts the batch into every channel, waiting for room until the stop deadline; meanwhile the
+  // sockets' buffers fill and the kernel drops, which is counted and logged as it happens.
   void flush() {
     if (builder_.empty()) return;
     EventBatch batch = builder_.seal();
     const auto& channels = source_.channels_;
     for (size_t i = 0; i < channels.size(); ++i) {
       EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
+      const auto blocked_since = Clock::now();
+      auto next_log = blocked_since + kBlockedLogEvery;
       while (true) {
         const Deadline deadline = source_.stop_.get();
-        if (channels[i]->put(copy, std::min(deadline, Clock::now() + kPutSlice))) break;
-        if (Clock::now() >= source_.stop_.get()) {
+        if (channels[i]->put(copy, std::min(deadline, Clock::now() + kDropCheckEvery))) break;
+        const auto now = Clock::now();
+        if (now >= source_.stop_.get()) {
           source_.probe_.dropped_at_shutdown(counters_, copy.size(), channels[i]->name());
           break;
+        }
+        count_drops();
+        if (now >= next_log) {
+          next_log = now + kBlockedLogEvery;
+          spdlog::warn(
+              "source {}: channel {} has been full for {}s; an io thread is not reading its UDP sockets, "
+              "whose buffers fill and then drop (counted as udp_kernel_drops)",
+              source_.name(), channels[i]->name(),
+              std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count());
         }
       }
     }
@@ -275,11 +337,13 @@ class SyslogUdpSource::IoThread {
   SyslogUdpSource& source_;
   const SyslogUdpConfig& config_;
   UdpIoCounters& counters_;
+  const bool shared_ports_;  // SO_REUSEPORT: one socket per io thread on every port
+  const size_t slot_;        // bytes read per datagram: eventSize and room for a line end
   std::vector<Socket> sockets_;
   int wake_ = -1;
   EventBatchBuilder builder_;
   EventDecoder decoder_;
-  std::vector<char> buffers_;  // kDatagramsPerRead datagrams of eventSize
+  std::vector<char> buffers_;  // kDatagramsPerRead slots
   ParseClock clock_;
   Clock::time_point next_drop_check_{};
   std::thread thread_;
@@ -298,7 +362,16 @@ SyslogUdpSource::~SyslogUdpSource() {
 }
 
 void SyslogUdpSource::start() {
-  for (int i = 0; i < io_threads_; ++i) threads_.push_back(std::make_unique<IoThread>(*this, i));
+  const bool shared = io_threads_ > 1;
+  // A port shared with SO_REUSEPORT would also be shared, silently, with another process that
+  // has it: first make sure nobody does (a plain bind), so that the conflict is an error.
+  if (shared)
+    for (uint16_t port : config_.ports) {
+      if (port == 0) continue;
+      uint16_t ignored = 0;
+      ::close(open_socket(component_, config_, port, ignored, false));
+    }
+  for (int i = 0; i < io_threads_; ++i) threads_.push_back(std::make_unique<IoThread>(*this, i, shared));
   // The first thread resolves port 0; the others share the port it got.
   for (uint16_t port : config_.ports) {
     const uint16_t bound = threads_[0]->listen_on(component_, port);
@@ -306,8 +379,8 @@ void SyslogUdpSource::start() {
     bound_ports_.push_back(bound);
   }
   probe_.set_ports(bound_ports_);
+  started_ = true;  // from here stop() ends whatever threads run
   for (auto& t : threads_) t->run();
-  started_ = true;
   std::string ports;
   for (uint16_t p : bound_ports_) ports += (ports.empty() ? "" : " ") + std::to_string(p);
   spdlog::info("source {}: listening on {} UDP port(s) {} with {} io thread(s)", name(), config_.host, ports,

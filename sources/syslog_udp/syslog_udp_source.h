@@ -8,8 +8,9 @@
 // buffers (readBufferSize) fill; beyond that the kernel drops datagrams. Those drops are counted
 // from the sockets' drop counts (SO_MEMINFO; sluice_source_udp_kernel_drops_total) and logged, so the loss is visible.
 //
-// stop(deadline): each thread reads what its sockets hold once more, puts it, and ends; a datagram
-// that arrives after that is not read (lost, as for any UDP receiver that stops).
+// stop(deadline): each thread reads what its sockets hold, for at most half the time left, puts
+// it, counts what is still queued as unread at shutdown, and closes its sockets; a datagram that
+// arrives after that is refused by the kernel (lost, as for any UDP receiver that stops).
 
 #include <atomic>
 #include <memory>
@@ -46,8 +47,8 @@ class SyslogUdpSource final : public Source {
   const int io_threads_;
   SyslogUdpProbe probe_;
   std::vector<uint16_t> bound_ports_;
+  StopDeadline stop_;  // before threads_: they read it until they are gone
   std::vector<std::unique_ptr<IoThread>> threads_;
-  StopDeadline stop_;
   bool started_ = false;
 };
 

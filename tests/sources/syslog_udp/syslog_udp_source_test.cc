@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,34 +104,111 @@ TEST_CASE("datagrams from a client not allowed are dropped and counted", "[sourc
   CHECK(source.udp_counters().events_received == 0);
 }
 
+// Datagrams loopback itself dropped, before any socket (net.core.netdev_max_backlog), over all
+// CPUs: the kernel's to count, not the agent's. A bound for the tests, as other tests' traffic
+// may add to it.
+uint64_t backlog_drops() {
+  std::ifstream in("/proc/net/softnet_stat");
+  uint64_t total = 0;
+  std::string processed, dropped, rest;
+  while (in >> processed >> dropped && std::getline(in, rest)) total += std::stoull(dropped, nullptr, 16);
+  return total;
+}
+
 TEST_CASE("with the channel full the kernel drops datagrams, and every one is counted: stored + dropped = sent",
           "[source][udp][faults]") {
-  // A channel of 100 that no sink drains, a small socket buffer: most of 20,000 datagrams find no room.
+  // A channel of 100 that no sink drains, a small socket buffer: most of 5,000 datagrams find no room.
   MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
   const auto component = udp_component({{"numProcessors", "1"}, {"readBufferSize", "64k"}, {"batchSize", "10"}});
   SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
   source.start();
-  constexpr int kSent = 20000;
+  constexpr uint64_t kSent = 5000;
   std::vector<std::string> datagrams;
-  for (int i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  for (uint64_t i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  const uint64_t backlog_before = backlog_drops();
   send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
-  // The fault: the channel is full, the io thread blocked, the kernel dropping.
+  // The fault: the channel is full, the io thread blocked, and the kernel dropping, counted while
+  // the put still waits.
   REQUIRE(eventually([&] { return channel.counters().events_held > 90; }, 5s));
-  // Room again: what the socket kept is read, and the drops it reports come with it.
+  REQUIRE(eventually([&] { return source.udp_counters().kernel_drops > 0; }, 5s));
+  // Room again: what the socket kept is read.
   std::vector<std::string> stored;
-  CHECK(eventually(
+  const auto accounted = [&] { return stored.size() + source.udp_counters().kernel_drops; };
+  eventually(
       [&] {
         for (std::string& e : drain(channel)) stored.push_back(std::move(e));
-        const SyslogUdpCounters c = source.udp_counters();
-        return c.kernel_drops > 0 && stored.size() + c.kernel_drops == kSent;
+        return accounted() >= kSent - (backlog_drops() - backlog_before);
       },
-      20s));
+      20s);
   source.stop(Clock::now() + 5s);
   for (std::string& e : drain(channel)) stored.push_back(std::move(e));
-  INFO("stored " << stored.size() << " drops " << source.udp_counters().kernel_drops);
   const SyslogUdpCounters c = source.udp_counters();
+  const uint64_t before_the_socket = backlog_drops() - backlog_before;
+  INFO("stored " << stored.size() << ", kernel drops " << c.kernel_drops << ", loopback backlog drops "
+                 << before_the_socket);
   CHECK(c.events_received == stored.size());
-  CHECK(stored.size() + c.kernel_drops == kSent);
+  CHECK(accounted() <= kSent);
+  CHECK(accounted() + before_the_socket >= kSent);
+}
+
+TEST_CASE("at stop with the channel still full, what could not be put and what was not read are counted",
+          "[source][udp][faults][shutdown]") {
+  MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
+  const auto component = udp_component({{"numProcessors", "1"}, {"batchSize", "1"}});  // fills it to the last
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  constexpr uint64_t kSent = 200;
+  std::vector<std::string> datagrams;
+  for (uint64_t i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  const uint64_t backlog_before = backlog_drops();
+  send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
+  REQUIRE(eventually([&] { return channel.counters().events_held == 10; }, 5s));  // full: the thread waits
+  const auto started = Clock::now();
+  source.stop(Clock::now() + 1s);
+  CHECK(Clock::now() - started < 3s);
+  const SyslogUdpCounters c = source.udp_counters();
+  const uint64_t stored = drain(channel).size();
+  CHECK(stored == 10);
+  // What was read but found no room is dropped at shutdown; what was left queued, unread: both counted.
+  CHECK(c.events_dropped_at_shutdown + c.datagrams_unread_at_shutdown > 0);
+  const uint64_t accounted =
+      c.events_received + c.datagrams_unread_at_shutdown + c.kernel_drops;  // received = stored + dropped at shutdown
+  CHECK(c.events_received == stored + c.events_dropped_at_shutdown);
+  CHECK(accounted <= kSent);
+  CHECK(accounted + (backlog_drops() - backlog_before) >= kSent);
+}
+
+TEST_CASE("a port listed twice, or held by another process, is refused at start", "[source][udp]") {
+  CHECK_THROWS_WITH(parse_syslog_udp_config(udp_component({{"ports", "5514 5514"}})),
+                    Catch::Contains("lists port 5514 twice"));
+  // Another process's socket on the port: an error, not a silent share through SO_REUSEPORT.
+  const int other = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(other, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t length = sizeof addr;
+  ::getsockname(other, reinterpret_cast<sockaddr*>(&addr), &length);
+  MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
+  const auto component = udp_component({{"numProcessors", "2"}, {"ports", std::to_string(ntohs(addr.sin_port))}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  CHECK_THROWS_WITH(source.start(), Catch::Contains("another process has this port"));
+  ::close(other);
+}
+
+TEST_CASE("a datagram of exactly eventSize followed by a line end is whole, not cut", "[source][udp]") {
+  MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
+  const auto component = udp_component({{"eventSize", "64"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  const std::string message = "<13>app: " + std::string(64 - 9, 'x');
+  REQUIRE(message.size() == 64);
+  send_datagrams(source.listening_ports()[0], {message + "\r\n", "\n"});
+  REQUIRE(eventually([&] { return source.udp_counters().bytes_received == 64 + 2 + 1; }, 5s));
+  source.stop(Clock::now() + 5s);
+  CHECK(drain(channel, true) == std::vector<std::string>{message});
+  CHECK(source.udp_counters().events_truncated == 0);
+  CHECK(source.udp_counters().per_port.at(0).blank == 1);
 }
 
 TEST_CASE("util-linux logger over UDP, RFC 5424 and RFC 3164, lands as sent", "[source][udp][senders]") {
