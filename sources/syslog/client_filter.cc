@@ -1,5 +1,7 @@
 #include "sources/syslog/client_filter.h"
 
+#include <charconv>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -68,6 +70,24 @@ bool ClientFilter::admits(const sockaddr_storage& peer) const {
     if (n.contains(peer)) return false;
   if (allow_.empty()) return true;
   return std::any_of(allow_.begin(), allow_.end(), [&](const Network& n) { return n.contains(peer); });
+}
+
+std::optional<uint16_t> parse_port(std::string_view text) {
+  uint32_t port = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (error != std::errc() || end != text.data() + text.size() || port > 65535) return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+std::optional<Network> parse_cidr(std::string_view text) { return parse_network(std::string(text)); }
+
+std::string address_text(const sockaddr_storage& peer) {
+  char address[INET6_ADDRSTRLEN] = "?";
+  if (peer.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
+  else if (peer.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
+  return address;
 }
 
 }  // namespace sluice::syslog

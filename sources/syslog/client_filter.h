@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice::syslog {
@@ -21,6 +22,16 @@ struct Network {
 
 // "10.0.0.0/8", "192.168.1.7" (/32), "::1", "fd00::/8"; nullopt if not a network.
 std::optional<Network> parse_network(const std::string& text);
+
+// For the sources' property rows (config::list_of, parsed_as): a port, a network, and what the
+// error says was expected.
+std::optional<uint16_t> parse_port(std::string_view text);
+std::optional<Network> parse_cidr(std::string_view text);
+inline constexpr const char* kNetwork = "a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)";
+inline constexpr const char* kCharset = "a supported charset (UTF-8, ISO-8859-1, none)";
+
+// The address of a peer as text ("192.0.2.7", "::1"), for logs and clientIPHeader.
+std::string address_text(const sockaddr_storage& peer);
 
 class ClientFilter {
  public:

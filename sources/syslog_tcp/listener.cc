@@ -62,15 +62,6 @@ void apply_receive_buffer(int fd, uint64_t bytes) {
 
 }  // namespace
 
-std::string address_text(const sockaddr_storage& peer) {
-  char address[INET6_ADDRSTRLEN] = "?";
-  if (peer.ss_family == AF_INET)
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
-  else if (peer.ss_family == AF_INET6)
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
-  return address;
-}
-
 Acceptor::Acceptor(uv_loop_t* loop, const SyslogTcpConfig& config, SyslogTcpProbe& probe, IoCounters& counters,
                    std::atomic<int64_t>& open_connections, Deal deal)
     : loop_(loop),

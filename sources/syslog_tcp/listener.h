@@ -19,9 +19,6 @@
 
 namespace sluice::syslog_tcp {
 
-// The address of a peer as text ("192.0.2.7", "::1"), for logs and clientIPHeader.
-std::string address_text(const sockaddr_storage& peer);
-
 class Acceptor {
  public:
   // Takes an admitted connection: hands it to an io thread (or serves it on this one).

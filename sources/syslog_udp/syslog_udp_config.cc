@@ -4,20 +4,6 @@
 #include <optional>
 
 namespace sluice::syslog_udp {
-namespace {
-
-std::optional<uint16_t> parse_port(std::string_view text) {
-  uint32_t port = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (error != std::errc() || end != text.data() + text.size() || port > 65535) return std::nullopt;
-  return static_cast<uint16_t>(port);
-}
-
-std::optional<Network> parse_cidr(std::string_view text) { return parse_network(std::string(text)); }
-constexpr const char* kCharset = "a supported charset (UTF-8, ISO-8859-1, none)";
-constexpr const char* kNetwork = "a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)";
-
-}  // namespace
 
 using C = SyslogUdpConfig;
 // A table, one row per property, laid out for reading rather than by clang-format.

@@ -42,15 +42,6 @@ int io_threads_for(int64_t configured) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
 }
 
-std::string address_text(const sockaddr_storage& peer) {
-  char address[INET6_ADDRSTRLEN] = "?";
-  if (peer.ss_family == AF_INET)
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, address, sizeof address);
-  else if (peer.ss_family == AF_INET6)
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, address, sizeof address);
-  return address;
-}
-
 // A UDP socket on host:port, `shared` with the other io threads (SO_REUSEPORT); the port bound
 // (0 resolved) in `bound`. Throws ConfigError.
 int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig& c, uint16_t port, uint16_t& bound,
