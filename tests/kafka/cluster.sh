@@ -141,7 +141,14 @@ start() {
   done
   local replication=$((nodes >= 3 ? 3 : 1)) min_isr=$((nodes >= 3 ? 2 : 1))
   local cluster_id
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  # URL-safe base64 starts with '-' one time in 64, which kafka-storage's argument parser takes for an
+  # option ("expected one argument"); Kafka's own random-uuid never hands out such an id, nor do we.
+  cluster_id=$(python3 -c 'import base64, uuid
+while True:
+    text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not text.startswith("-"):
+        print(text)
+        break')
   for ((n = 1; n <= nodes; n++)); do
     local node_dir="$dir/node-$n" plain=${ports[$(( (n - 1) * 3 ))]} controller=${ports[$(( (n - 1) * 3 + 1 ))]}
     local secure=${ports[$(( (n - 1) * 3 + 2 ))]}
@@ -194,7 +201,7 @@ LOG
     echo "-Xmx$heap -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -Dlog4j2.configurationFile=$node_dir/log4j2.properties -Dkafka.logs.dir=$node_dir" >"$node_dir/jvm-options"
     local -a scram=()
     [ -n "$sasl" ] && scram=(--add-scram 'SCRAM-SHA-512=[name="sluice",password="sluice-secret"]')
-    java_cp kafka.tools.StorageTool format -t "$cluster_id" -c "$node_dir/server.properties" "${scram[@]}" \
+    java_cp kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$node_dir/server.properties" "${scram[@]}" \
       >"$node_dir/format.log" 2>&1 || die "format of node $n failed: $(cat "$node_dir/format.log")"
   done
   local deadline=$((SECONDS + 150))
