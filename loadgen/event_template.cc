@@ -46,6 +46,7 @@ constexpr size_t kIdLength = kConnectionDigits + 1 + kSequenceDigits;
 // Frames one syslog message (no LF) for the wire; `sequence_pos` moves with any prefix.
 std::string frame(const std::string& message, Framing framing, size_t& sequence_pos) {
   if (framing == Framing::lf) return message + "\n";
+  if (framing == Framing::datagram) return message;
   const std::string prefix = std::to_string(message.size()) + " ";
   sequence_pos += prefix.size();
   return prefix + message;
@@ -68,7 +69,8 @@ std::vector<std::string> read_replay_lines(const std::string& path) {
 size_t minimum_event_size(const EventFormat& format) {
   if (format.template_name == "file") return 0;
   const Parts p = template_parts(format.template_name);
-  return p.head.size() + kIdLength + p.tail.size() + 1;
+  const size_t framing_bytes = format.framing == Framing::datagram ? 0 : 1;  // the LF, or its place in a prefix
+  return p.head.size() + kIdLength + p.tail.size() + framing_bytes;
 }
 
 EventWriter::EventWriter(const EventFormat& format, uint32_t connection, uint64_t first_sequence)
@@ -99,13 +101,14 @@ EventWriter::EventWriter(const EventFormat& format, uint32_t connection, uint64_
   events_.push_back({std::move(bytes), pos});
 }
 
-void EventWriter::write(std::string& out, size_t count) {
+void EventWriter::write(std::string& out, size_t count, std::vector<size_t>* ends) {
   for (size_t n = 0; n < count; ++n) {
     const Wire& event = events_[next_];
     next_ = next_ + 1 == events_.size() ? 0 : next_ + 1;
     const size_t at = out.size();
     out.append(event.bytes);
     out.replace(at + event.sequence_pos, kSequenceDigits, digits_);
+    if (ends) ends->push_back(out.size());
     ++sequence_;
     for (int i = kSequenceDigits - 1; i >= 0; --i) {  // decimal increment in place
       char& d = digits_[static_cast<size_t>(i)];

@@ -9,7 +9,8 @@
 // clang-format on
 //
 // --size is the syslog message plus its LF (apache, rfc5424: exactly; padded after the
-// sequence number). With RFC 6587 octet counting the LF is replaced by a "LEN " prefix.
+// sequence number). With RFC 6587 octet counting the LF is replaced by a "LEN " prefix; a
+// datagram (one event per UDP datagram) is the message alone, --size bytes long.
 
 #include <cstdint>
 #include <optional>
@@ -23,7 +24,7 @@ inline constexpr std::string_view kMarker = "/lg/";
 inline constexpr int kConnectionDigits = 5;
 inline constexpr int kSequenceDigits = 10;
 
-enum class Framing { lf, octet_counting };
+enum class Framing { lf, octet_counting, datagram };
 
 struct EventFormat {
   std::string template_name = "apache";   // apache | rfc5424 | file
@@ -46,8 +47,8 @@ class EventWriter {
   // or a connection id above 99999.
   EventWriter(const EventFormat& format, uint32_t connection, uint64_t first_sequence = 0);
   uint64_t next_sequence() const { return sequence_; }
-  // Appends `count` events to out.
-  void write(std::string& out, size_t count);
+  // Appends `count` events to out; with `ends`, where each one ends in out (for datagrams).
+  void write(std::string& out, size_t count, std::vector<size_t>* ends = nullptr);
 
  private:
   struct Wire {

@@ -1,6 +1,7 @@
-// sluice-loadgen: a rate-controlled syslog-over-TCP blaster whose every event carries a
-// connection id and sequence number; --verify reads them back from Kafka and proves none was
-// lost or duplicated; --receive is a discard receiver to measure senders against.
+// sluice-loadgen: a rate-controlled syslog blaster (TCP, or UDP with --udp) whose every event
+// carries a connection id and sequence number; --verify reads them back from Kafka and proves
+// none was lost or duplicated (over UDP: none lost without a counted drop); --receive is a
+// discard receiver to measure senders against.
 
 #include <sys/resource.h>
 
@@ -99,16 +100,18 @@ static void ensure_file_limit(uint64_t connections) {
 }
 
 int main(int argc, char** argv) {
-  CLI::App app{"sluice-loadgen: send numbered syslog events over TCP; --verify reads them back from Kafka"};
+  CLI::App app{"sluice-loadgen: send numbered syslog events over TCP or UDP; --verify reads them back from Kafka"};
   std::vector<std::string> targets;
   SendOptions send;
   std::string duration = "10s", ramp = "0s", summary_json, bootstrap, topic = "ApacheLog", expect_file, idle = "2s",
               timeout = "120s", csv, framing = "lf", replay;
   bool verify = false, quiet = false, offsets = false, watch = false, json = false;
+  uint64_t counted_drops = 0;
   int receive_port = -1;
   VerifyOptions verify_options;
   app.add_option("-t,--target", targets, "host:port to send to (repeat, or space-separate, for several)");
-  app.add_option("-c,--connections", send.connections, "TCP connections, spread round-robin over the targets")
+  app.add_option("-c,--connections", send.connections,
+                 "TCP connections (with --udp: UDP sockets), spread round-robin over the targets")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--threads", send.threads, "Sender threads; 0 = min(connections, 2)")->capture_default_str();
@@ -123,9 +126,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--replay", replay,
                  "Send the lines of this file in turn (each gets the id appended); implies --template file");
-  app.add_option("--framing", framing, "lf (newline) or octet (RFC 6587 octet counting)")
+  app.add_option("--framing", framing, "lf (newline) or octet (RFC 6587 octet counting); TCP only")
       ->check(CLI::IsMember({"lf", "octet"}))
       ->capture_default_str();
+  app.add_flag("--udp", send.udp,
+               "Send each event as one UDP datagram of --size bytes (sendmmsg), no framing; the summary records "
+               "what the machine's input backlog dropped");
+  bool no_gso = false;
+  app.add_flag("--no-gso", no_gso,
+               "With --udp: one send per datagram, not 64 cut by the kernel (UDP_SEGMENT); the receiver sees the "
+               "same datagrams either way, we spend more CPU");
   app.add_option("-d,--duration", duration, "How long to send (e.g. 10s, 2m); every run is bounded")
       ->capture_default_str();
   app.add_option("-n,--count", send.count, "Total events to send; stops early when reached (0 = no limit)");
@@ -144,6 +154,11 @@ int main(int argc, char** argv) {
                  "Verify: stop after every partition is read to its end and nothing new came for this long")
       ->capture_default_str();
   app.add_option("--timeout", timeout, "Verify: give up after this long")->capture_default_str();
+  app.add_option("--counted-drops", counted_drops,
+                 "Verify a UDP run: the datagrams the agent counted as dropped (the sum of its "
+                 "sluice_source_udp_kernel_drops_total, sluice_source_datagrams_unread_at_shutdown_total and "
+                 "sluice_source_events_dropped_at_shutdown_total); missing datagrams beyond these and the "
+                 "backlog's drops fail the verdict");
   app.add_option("--from-offset", verify_options.from_offset, "Verify: start every partition at this offset");
   app.add_option("--from-time", verify_options.from_time_ms,
                  "Verify: start at the first message at or after this time (ms since epoch)");
@@ -166,10 +181,13 @@ int main(int argc, char** argv) {
     }
     if (verify) {
       if (bootstrap.empty()) throw std::invalid_argument("--verify needs --bootstrap");
-      const Expected expected = expect_file.empty() ? Expected{} : read_expected_from_summary(expect_file);
+      const SenderSummary sent = expect_file.empty() ? SenderSummary{} : read_sender_summary(expect_file);
+      if (counted_drops && !sent.udp)
+        throw std::invalid_argument("--counted-drops is for UDP runs: give the --udp sender's summary with --expect");
       verify_options.idle = duration_arg(idle, "--idle");
       verify_options.timeout = duration_arg(timeout, "--timeout");
-      const Verdict verdict = verify_topic(bootstrap, topic, expected, verify_options);
+      verify_options.counted_drops = counted_drops;
+      const Verdict verdict = verify_topic(bootstrap, topic, sent, verify_options);
       std::cout << verdict.report();
       return verdict.ok() ? 0 : 1;
     }
@@ -186,18 +204,24 @@ int main(int argc, char** argv) {
     } else if (send.format.template_name == "file") {
       throw std::invalid_argument("--template file needs --replay FILE");
     }
-    send.format.framing = framing == "octet" ? Framing::octet_counting : Framing::lf;
+    if (send.udp && framing != "lf")
+      throw std::invalid_argument("--framing is for TCP: over --udp each datagram is one event");
+    send.udp_gso = !no_gso;
+    send.format.framing = send.udp ? Framing::datagram : framing == "octet" ? Framing::octet_counting : Framing::lf;
     send.csv_path = csv;
     ensure_file_limit(static_cast<uint64_t>(send.connections));
     if (quiet) send.progress_interval = std::chrono::milliseconds(0);
     const SendResult result = send_events(send);
     std::fprintf(stderr,
-                 "loadgen: sent %llu events in %.2f s: %.0f events/s over %zu connection(s); %llu possibly lost, "
+                 "loadgen: sent %llu events in %.2f s: %.0f events/s over %zu %s; %llu possibly lost, "
                  "%llu reconnects, %.2f CPU-s%s\n",
                  static_cast<unsigned long long>(result.sent), result.seconds, result.rate(), result.connections.size(),
-                 static_cast<unsigned long long>(result.possibly_lost),
+                 send.udp ? "UDP socket(s)" : "connection(s)", static_cast<unsigned long long>(result.possibly_lost),
                  static_cast<unsigned long long>(result.reconnects), result.cpu_seconds,
                  result.ok() ? "" : " (a connection was still down at the end)");
+    if (send.udp)
+      std::fprintf(stderr, "loadgen: the input backlog dropped %llu packet(s) on this machine while we sent\n",
+                   static_cast<unsigned long long>(result.backlog_drops));
     if (!summary_json.empty()) std::ofstream(summary_json) << result.to_json();
     if (json) std::cout << result.to_json();
     return result.ok() ? 0 : 1;

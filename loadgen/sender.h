@@ -6,6 +6,13 @@
 // "possibly lost" (they may or may not have reached the receiver), apart from the sent ones.
 // A receiver that half-closes a connection (Sluice does at shutdown) is taken at its word:
 // the connection is closed after the last whole write and opened again, losing nothing.
+//
+// With `udp`, each "connection" is a connected UDP socket of its own (its own id and sequence)
+// and each event one datagram, sent a chunk at a time with sendmmsg (and UDP segmentation
+// offload, which the receiver does not see). UDP has no acknowledgement:
+// `sent` is what the kernel took from us; a datagram in a send that failed counts as possibly
+// lost. What the loopback's backlog dropped while we sent (/proc/net/softnet_stat: drops before
+// any socket saw them, counted by no receiver) is recorded for the verifier.
 
 #include <atomic>
 #include <chrono>
@@ -32,6 +39,8 @@ struct SendOptions {
   double rate = 0;                    // events/s over all connections; 0 = as fast as possible
   std::chrono::milliseconds ramp{0};  // rise linearly from 0 to rate over this long
   EventFormat format;
+  bool udp = false;     // datagrams instead of TCP connections (format.framing is then datagram)
+  bool udp_gso = true;  // UDP: datagrams of one size sent 64 per send with UDP_SEGMENT (see sender.cc)
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;                                 // total events; 0 = until duration
   std::chrono::milliseconds progress_interval{1000};  // 0: no live progress on stderr
@@ -57,6 +66,8 @@ struct SendResult {
   double seconds = 0;
   double cpu_seconds = 0;      // the sender's own user + system time
   double blocked_seconds = 0;  // time spent inside send(): the receiver not keeping up
+  bool udp = false;
+  uint64_t backlog_drops = 0;  // UDP: packets the machine's input backlog dropped during the run (all senders)
   double rate() const { return seconds > 0 ? (sent - possibly_lost) / seconds : 0; }
   // No connection failed for good (reconnected ones count as fine).
   bool ok() const { return failed_for_good == 0; }

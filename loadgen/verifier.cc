@@ -117,17 +117,25 @@ std::string Verdict::report() const {
   if (possibly_lost)
     out << "possibly lost " << possibly_lost
         << ": missing, but in writes the sender saw fail (not counted as missing)\n";
+  if (datagrams)
+    out << "datagrams missing " << missing << ": accounted for " << missing_accounted() << " (the agent counted "
+        << counted_drops << " dropped, the input backlog dropped " << backlog_drops << " before any socket), "
+        << "not accounted for " << missing_unaccounted() << "\n";
   if (last_timestamp_ms > first_timestamp_ms && first_timestamp_ms >= 0) {
     const double seconds = (last_timestamp_ms - first_timestamp_ms) / 1000.0;
     out << "landed over " << seconds
         << " s (Kafka timestamps, first to last): " << static_cast<uint64_t>(received / seconds) << " events/s\n";
   }
   if (!read_complete) out << "the read timed out before every partition reached its end\n";
-  out << (ok() ? "VERIFIED: every event exactly once\n" : "FAILED: events missing, duplicated or unrecognised\n");
+  if (datagrams)
+    out << (ok() ? "VERIFIED: every datagram stored once or counted as dropped\n"
+                 : "FAILED: datagrams missing without a counted drop, duplicated or unrecognised\n");
+  else
+    out << (ok() ? "VERIFIED: every event exactly once\n" : "FAILED: events missing, duplicated or unrecognised\n");
   return out.str();
 }
 
-Expected read_expected_from_summary(const std::string& json_path) {
+SenderSummary read_sender_summary(const std::string& json_path) {
   std::ifstream in(json_path);
   if (!in) throw std::runtime_error("cannot read " + json_path);
   std::stringstream text;
@@ -137,7 +145,13 @@ Expected read_expected_from_summary(const std::string& json_path) {
   // then its "lost" ranges.
   static const std::regex entry(R"re("id":(\d+),"sent":(\d+)[^\n]*"lost":\[([^\n]*)\]\})re");
   static const std::regex range(R"re(\[(\d+),(\d+)\])re");
-  Expected expected;
+  static const std::regex udp(R"re("udp":true,"backlog_drops":(\d+))re");
+  SenderSummary summary;
+  if (std::smatch m; std::regex_search(json, m, udp)) {
+    summary.udp = true;
+    summary.backlog_drops = std::stoull(m[1]);
+  }
+  Expected& expected = summary.connections;
   for (auto it = std::sregex_iterator(json.begin(), json.end(), entry); it != std::sregex_iterator(); ++it) {
     SentByConnection& c = expected[static_cast<uint32_t>(std::stoul((*it)[1]))];
     c.sent = std::stoull((*it)[2]);
@@ -146,12 +160,12 @@ Expected read_expected_from_summary(const std::string& json_path) {
       c.lost_ranges.emplace_back(std::stoull((*r)[1]), std::stoull((*r)[2]));
   }
   if (expected.empty()) throw std::runtime_error(json_path + " has no connections: is it a sluice-loadgen summary?");
-  return expected;
+  return summary;
 }
 
-Verdict verify_topic(const std::string& bootstrap, const std::string& topic, const Expected& expected,
+Verdict verify_topic(const std::string& bootstrap, const std::string& topic, const SenderSummary& sent,
                      const VerifyOptions& options) {
-  Verifier verifier(expected);
+  Verifier verifier(sent.connections);
   kafka::TopicReader reader(bootstrap, topic);
   const bool complete =
       reader.read_all([&](int32_t partition, int64_t, int64_t timestamp_ms,
@@ -159,6 +173,9 @@ Verdict verify_topic(const std::string& bootstrap, const std::string& topic, con
                       kafka::ReadOptions{options.idle, options.timeout, options.from_offset, options.from_time_ms});
   Verdict v = verifier.finish();
   v.read_complete = complete;
+  v.datagrams = sent.udp;
+  v.backlog_drops = sent.backlog_drops;
+  v.counted_drops = options.counted_drops;
   return v;
 }
 

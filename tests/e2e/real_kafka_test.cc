@@ -123,7 +123,7 @@ TEST_CASE("the seed's configuration into Apache Kafka 4.4: every event once, eac
   }
   // Byte for byte: each payload is the body of the line sent, its id included.
   std::multiset<std::string> expected;
-  for (const auto& [connection, sent] : sluice::loadgen::read_expected_from_summary(p.dir().file("sent.json")))
+  for (const auto& [connection, sent] : sluice::loadgen::read_sender_summary(p.dir().file("sent.json")).connections)
     for (uint64_t s = 0; s < sent.sent; ++s) expected.insert(expected_payload(connection, s));
   REQUIRE(expected.size() == 100000);
   std::vector<std::string> differing;  // the first few, to show

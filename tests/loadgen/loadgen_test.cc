@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "loadgen/event_template.h"
@@ -74,6 +79,20 @@ TEST_CASE("octet-counting framing prefixes each message with its length instead 
   CHECK(parse_event_id(std::string_view(out).substr(4 + 119))->sequence == 10);
 }
 
+TEST_CASE("a datagram is the message alone, exactly --size bytes, and its end is reported", "[loadgen]") {
+  EventFormat format;
+  format.framing = Framing::datagram;
+  CHECK(minimum_event_size(format) + 1 == minimum_event_size(EventFormat{}));  // no LF to make room for
+  EventWriter writer(format, 2, 41);
+  std::string out;
+  std::vector<size_t> ends;
+  writer.write(out, 3, &ends);
+  CHECK(ends == std::vector<size_t>{120, 240, 360});
+  CHECK(out.size() == 360);
+  CHECK(out.find('\n') == std::string::npos);
+  CHECK(parse_event_id(std::string_view(out).substr(240, 120))->sequence == 43);
+}
+
 TEST_CASE("replayed lines are sent in turn with the id appended", "[loadgen]") {
   EventFormat format;
   format.template_name = "file";
@@ -120,6 +139,27 @@ TEST_CASE("the verifier detects loss and duplication and reordering", "[loadgen]
   CHECK(d.ok());
 }
 
+TEST_CASE("over UDP a missing datagram is fine only as far as a counted drop accounts for it", "[loadgen][verifier]") {
+  Verifier v(Expected{{0, {100, {}}}});
+  for (uint64_t s = 0; s < 100; ++s)
+    if (s % 10) v.add(0, -1, one_event(0, s));  // 10 missing
+  Verdict verdict = v.finish();
+  verdict.datagrams = true;
+  verdict.counted_drops = 6;  // the agent's
+  verdict.backlog_drops = 4;  // the machine's, before any socket
+  CHECK(verdict.missing == 10);
+  CHECK(verdict.missing_unaccounted() == 0);
+  CHECK(verdict.ok());
+  CHECK_THAT(verdict.report(), Catch::Contains("VERIFIED: every datagram stored once or counted as dropped"));
+  verdict.backlog_drops = 1;
+  CHECK(verdict.missing_unaccounted() == 3);
+  CHECK_FALSE(verdict.ok());
+  CHECK_THAT(verdict.report(), Catch::Contains("not accounted for 3"));
+  verdict.datagrams = false;  // over TCP a drop count excuses nothing
+  verdict.counted_drops = 100;
+  CHECK_FALSE(verdict.ok());
+}
+
 TEST_CASE("the sender's summary round-trips through the verifier's reader", "[loadgen][verifier]") {
   sluice::test::TempDir dir;
   SendResult result;
@@ -129,10 +169,63 @@ TEST_CASE("the sender's summary round-trips through the verifier's reader", "[lo
   c.lost_ranges = {{10, 20}, {500, 755}};
   result.connections = {c};
   std::ofstream(dir.file("sent.json")) << result.to_json();
-  const Expected expected = read_expected_from_summary(dir.file("sent.json"));
+  const SenderSummary summary = read_sender_summary(dir.file("sent.json"));
+  const Expected& expected = summary.connections;
   REQUIRE(expected.count(4));
   CHECK(expected.at(4).sent == 1000);
   CHECK(expected.at(4).lost_ranges == c.lost_ranges);
+  CHECK_FALSE(summary.udp);
+
+  result.udp = true;
+  result.backlog_drops = 77;
+  std::ofstream(dir.file("udp.json")) << result.to_json();
+  const SenderSummary udp = read_sender_summary(dir.file("udp.json"));
+  CHECK(udp.udp);
+  CHECK(udp.backlog_drops == 77);
+  CHECK(udp.connections.at(4).sent == 1000);
+}
+
+TEST_CASE("over UDP each event is one datagram of --size bytes from a socket of its own", "[loadgen][udp]") {
+  const int receiver = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(receiver >= 0);
+  const int big = 8 << 20;
+  ::setsockopt(receiver, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(receiver, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t length = sizeof addr;
+  ::getsockname(receiver, reinterpret_cast<sockaddr*>(&addr), &length);
+  SendOptions options;
+  options.targets = {{"127.0.0.1", ntohs(addr.sin_port)}};
+  options.connections = 3;
+  options.udp = true;
+  options.format.framing = Framing::datagram;
+  options.count = 3000;
+  options.rate = 30000;
+  options.duration = 10s;
+  options.progress_interval = 0ms;
+  const SendResult result = send_events(options);
+  CHECK(result.sent == 3000);
+  CHECK(result.possibly_lost == 0);
+  CHECK_THAT(result.to_json(), Catch::Contains("\"udp\":true"));
+  std::map<uint32_t, uint64_t> per_socket;
+  uint64_t received = 0;
+  timeval wait{2, 0};
+  ::setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  char datagram[2048];
+  ssize_t n;
+  std::vector<ssize_t> wrong_sizes;
+  while (received + result.backlog_drops < 3000 && (n = ::recv(receiver, datagram, sizeof datagram, 0)) > 0) {
+    ++received;
+    if (n != 120) wrong_sizes.push_back(n);
+    if (const auto id = parse_event_id(std::string_view(datagram, static_cast<size_t>(n))))
+      ++per_socket[id->connection];
+  }
+  ::close(receiver);
+  CHECK(wrong_sizes.empty());
+  CHECK(received + result.backlog_drops >= 3000);  // loopback's backlog may drop: the summary says how many
+  CHECK(per_socket.size() == 3);
 }
 
 // How closely the rate is kept is a timing measurement: bench/loadgen_rate.sh measures it.

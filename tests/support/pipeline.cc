@@ -193,11 +193,22 @@ int Pipeline::send(const std::vector<std::string>& args, std::chrono::millisecon
   return code;
 }
 
-int Pipeline::verify(std::string& report, const std::string& bootstrap) {
+int Pipeline::verify(std::string& report, const std::string& bootstrap, const std::vector<std::string>& extra_args) {
   std::remove(dir_.file("verify.log").c_str());
-  const int code = run({bin("sluice-loadgen"), "--verify", "--bootstrap", bootstrap.empty() ? bootstrap_ : bootstrap,
-                        "--topic", topic_, "--expect", dir_.file("sent.json"), "--idle", "1500ms", "--timeout", "90s"},
-                       dir_.file("verify.log"), 120s);
+  std::vector<std::string> argv{bin("sluice-loadgen"),
+                                "--verify",
+                                "--bootstrap",
+                                bootstrap.empty() ? bootstrap_ : bootstrap,
+                                "--topic",
+                                topic_,
+                                "--expect",
+                                dir_.file("sent.json"),
+                                "--idle",
+                                "1500ms",
+                                "--timeout",
+                                "90s"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  const int code = run(argv, dir_.file("verify.log"), 120s);
   report = read_file(dir_.file("verify.log"));
   return code;
 }

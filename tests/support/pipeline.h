@@ -73,8 +73,8 @@ class Pipeline {
   // send(args) while the broker goes down `after` the start and comes back `outage` later.
   int send_through_outage(std::chrono::milliseconds after, std::chrono::milliseconds outage,
                           const std::vector<std::string>& args);
-  // The verifier against sent.json; `report` gets what it printed.
-  int verify(std::string& report, const std::string& bootstrap = "");
+  // The verifier against sent.json; `report` gets what it printed; `extra_args` to the verifier.
+  int verify(std::string& report, const std::string& bootstrap = "", const std::vector<std::string>& extra_args = {});
   // Messages stored in ApacheLog (sum of high watermarks).
   uint64_t stored() const;
   // The sum of a metric's samples on the agent's /metrics (needs --metrics 127.0.0.1:0).
