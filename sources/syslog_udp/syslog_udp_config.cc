@@ -22,7 +22,7 @@ const config::PropertyTable<C> kSyslogUdpProperties{
      {.min = 16, .max = 65535}},
     {"readBufferSize", &C::read_buffer_size, "16m",
      "Kernel receive buffer (SO_RCVBUF) per socket: what absorbs a burst while the channel is full, since UDP has "
-     "no backpressure (capped by net.core.rmem_max: see sysctl/).",
+     "no backpressure (capped by net.core.rmem_max, see sysctl/, unless the agent has CAP_NET_ADMIN).",
      {.min = 0, .max = 1LL << 30}, {}, {"readBufferBytes"}},
     {"numProcessors", &C::num_processors, "0",
      "io threads, each with its own socket per port; 0 = half the CPUs (at least 1).", {.min = 0, .max = 256}},

@@ -66,7 +66,10 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
   if (shared) ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   if (c.read_buffer_size.bytes) {
     const int wanted = static_cast<int>(c.read_buffer_size.bytes);
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
+    // With CAP_NET_ADMIN (run as root) SO_RCVBUFFORCE grants the size past net.core.rmem_max, as
+    // rsyslog's imudp does; otherwise the kernel caps SO_RCVBUF there.
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &wanted, sizeof wanted) != 0)
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
     int got = 0;
     socklen_t got_length = sizeof got;
     ::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &got_length);
@@ -116,7 +119,8 @@ class SyslogUdpSource::IoThread {
         builder_(config_.batch_size, config_.batch_size * 128),
         decoder_(config_.keep_fields),
         buffers_(kDatagramsPerRead * slot_),
-        clock_(ParseClock::now()) {
+        clock_(ParseClock::now()),
+        want_peers_(config_.clients.filters() || !config_.client_ip_header.empty()) {
     builder_.set_header_names(config_.header_names);
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_ < 0) throw config::ConfigError(std::string("eventfd(): ") + std::strerror(errno));
@@ -228,8 +232,10 @@ class SyslogUdpSource::IoThread {
       for (size_t j = 0; j < kDatagramsPerRead; ++j) {
         vectors[j] = {buffers_.data() + j * slot_, slot_};
         messages[j].msg_hdr = msghdr{};
-        messages[j].msg_hdr.msg_name = &peers[j];
-        messages[j].msg_hdr.msg_namelen = sizeof peers[j];
+        if (want_peers_) {  // the kernel's copy of each sender's address costs ~5% of a read
+          messages[j].msg_hdr.msg_name = &peers[j];
+          messages[j].msg_hdr.msg_namelen = sizeof peers[j];
+        }
         messages[j].msg_hdr.msg_iov = &vectors[j];
         messages[j].msg_hdr.msg_iovlen = 1;
         messages[j].msg_len = 0;
@@ -336,6 +342,7 @@ class SyslogUdpSource::IoThread {
   EventDecoder decoder_;
   std::vector<char> buffers_;  // kDatagramsPerRead slots
   ParseClock clock_;
+  const bool want_peers_;  // the senders' addresses: for allow/deny or clientIPHeader
   Clock::time_point next_drop_check_{};
   std::thread thread_;
 };
