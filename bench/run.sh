@@ -4,7 +4,8 @@
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
-#                                  acks-all-seed ramp rsyslog syslog-ng flume"] [--sink-property "k = v"]...
+#                                  acks-all-seed ramp udp rsyslog rsyslog-udp syslog-ng flume"]
+#                     [--sink-property "k = v"]...
 #                     [--reference DIR]
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
@@ -12,9 +13,12 @@
 # endpoints scraped every second), null (sinks discard: the agent's own cost), acks-all (acks=all,
 # linger 5 ms), acks-all-sized (the same with a channel of 240,000 events, room for what four takes
 # per sink hold in flight, and maxTakesInFlight 4), acks-all-seed (the seed's settings with acks=all
-# and idempotence), ramp (the sender rises to --rate over a third of the run); the peers, with the
-# tuned configurations of bench/peers/ on the same load and broker: rsyslog 8.2302 and syslog-ng
-# 3.38 (Debian's packages unpacked into build/peers/, not installed) and Apache Flume 1.11 (from
+# and idempotence), ramp (the sender rises to --rate over a third of the run), udp (the seed's shape
+# with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
+# dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
+# load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
+# and syslog-ng 3.38 (Debian's packages unpacked into build/peers/ by tests/peers/unpack.sh, not
+# installed) and Apache Flume 1.11 (from
 # Maven Central, .ci/install-java --flume) running the seed's topology. --sink-property adds a line
 # to every Sluice sink (BENCH_BATCH=N changes the seed's batch.num.messages 500, BENCH_CAPACITY=N
 # the channel's capacity 60,000). --reference DIR (a build directory of another commit) adds, for
@@ -55,7 +59,7 @@ if [ -n "$reference" ]; then
   with_references=""
   for v in $variants; do
     with_references+=" $v"
-    case "$v" in rsyslog|syslog-ng|flume) ;; *) with_references+=" $v@ref" ;; esac
+    case "$v" in rsyslog|rsyslog-udp|syslog-ng|flume) ;; *) with_references+=" $v@ref" ;; esac
   done
   variants=${with_references# }
 fi
@@ -88,41 +92,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Debian packages unpacked into $1 (not installed); says what failed if they cannot be had.
-unpack_debs() {  # $1 root, then package names
-  local root=$1 deb; shift
-  mkdir -p "$root/debs"
-  # Called from `... || return 1`, where set -e is off: every step checks itself.
-  (cd "$root/debs" && apt-get download "$@") >"$root/download.log" 2>&1 ||
-    { echo "bench: apt-get download $* failed:" >&2; cat "$root/download.log" >&2; return 1; }
-  compgen -G "$root/debs/*.deb" >/dev/null || { echo "bench: apt-get download $* fetched nothing" >&2; return 1; }
-  for deb in "$root"/debs/*.deb; do dpkg -x "$deb" "$root" || { echo "bench: dpkg -x $deb failed" >&2; return 1; }; done
-  touch "$root/.unpacked"
-}
-
 peer_config() {  # $1 template in bench/peers/ $2 output, then port bootstrap workdir topic
   sed -e "s|{port}|$3|g; s|{bootstrap}|$4|g; s|{workdir}|$5|g; s|{topic}|$6|g" "bench/peers/$1" > "$2"
 }
 
-start_rsyslog() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
-  local root=$PWD/build/peers/rsyslog
-  if [ ! -f "$root/.unpacked" ]; then
-    bash .ci/install-deps libestr0 libfastjson4 liblognorm5 >&2 || return 1
-    unpack_debs "$root" rsyslog rsyslog-kafka || return 1
-  fi
+start_rsyslog() {  # $1 port $2 bootstrap $3 workdir $4 topic [$5 input: imtcp|imudp]; prints the pid
+  local root input=${5:-imtcp}
+  root=$(bash tests/peers/unpack.sh rsyslog) || return 1
+  # The same queues, ruleset and omkafka, then the input (imtcp or imudp) bound to that ruleset.
   peer_config rsyslog-omkafka.conf.in "$3/rsyslog.conf" "$@"
+  peer_config "rsyslog-$input.conf.in" "$3/rsyslog-input.conf" "$@"
+  cat "$3/rsyslog-input.conf" >>"$3/rsyslog.conf"
   "$root/usr/sbin/rsyslogd" -n -f "$3/rsyslog.conf" -i "$3/rsyslog.pid" -M "$root/usr/lib/x86_64-linux-gnu/rsyslog" \
     >"$3/agent.log" 2>&1 &
   echo $!
 }
 
 start_syslog_ng() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
-  local root=$PWD/build/peers/syslog-ng
-  if [ ! -f "$root/.unpacked" ]; then
-    # Not installed (it conflicts with rsyslog): unpacked beside the build, its libraries from Debian.
-    bash .ci/install-deps libivykis0 libnet1 libjson-c5 libwrap0 libpcre3 >&2 || return 1
-    unpack_debs "$root" syslog-ng-core syslog-ng-mod-rdkafka || return 1
-  fi
+  local root
+  root=$(bash tests/peers/unpack.sh syslog-ng) || return 1
   peer_config syslog-ng-kafka.conf.in "$3/syslog-ng.conf" "$@"
   LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/syslog-ng" \
     "$root/usr/sbin/syslog-ng" -F --no-caps -f "$3/syslog-ng.conf" -R "$3/persist" -p "$3/pid" -c "$3/ctl" \
@@ -141,10 +129,12 @@ start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   echo $!
 }
 
-wait_port() {  # $1 port $2 pid: until something listens there while the process lives (at most 60 s)
+wait_port() {  # $1 port $2 pid [--udp]: until something listens there while the process lives (at most 60 s)
+  local hex; hex=$(printf ':%04X ' "$1")
   for _ in $(seq 600); do
     alive "$2" || return 1
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    if [ "${3:-}" = --udp ]; then grep -q "$hex" /proc/net/udp && return 0
+    else (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; fi
     sleep 0.1
   done
   return 1
@@ -177,6 +167,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     bootstrap=$(head -1 "$dir/bootstrap")
   fi
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
+  local source_type=multiport_syslogtcp transport=() counted_drops=-
   local idempotence=false capacity=${BENCH_CAPACITY:-60000} window=""
   case "$shape" in
     null) sink_type=null ;;
@@ -185,19 +176,26 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     acks-all-seed) acks=all idempotence=true ;;
     kafka-shared) share=true ;;
     kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
+    udp) source_type=syslogudp transport=(--udp) metrics=(--metrics 127.0.0.1:0) ;;  # its counted drops
+    rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
   esac
-  if [ "$variant" = rsyslog ] || [ "$variant" = syslog-ng ] || [ "$variant" = flume ]; then
+  if [ "$variant" = rsyslog ] || [ "$variant" = syslog-ng ] || [ "$variant" = flume ] || [ "$variant" = rsyslog-udp ]; then
     local port; port=$(free_port)
-    agent=$("start_${variant//-/_}" "$port" "$bootstrap" "$dir" "$topic") ||
-      { echo "bench: cannot run the $variant peer (above); leave it out of --variants" >&2; exit 1; }
+    if [ "$variant" = rsyslog-udp ]; then
+      agent=$(start_rsyslog "$port" "$bootstrap" "$dir" "$topic" imudp)
+    else
+      agent=$("start_${variant//-/_}" "$port" "$bootstrap" "$dir" "$topic")
+    fi || { echo "bench: cannot run the $variant peer (above); leave it out of --variants" >&2; exit 1; }
     started "$agent"
     targets=(-t "127.0.0.1:$port")
-    wait_port "$port" "$agent" || { cat "$dir/agent.log" >&2; echo "bench: $variant did not listen on $port" >&2; exit 1; }
+    wait_port "$port" "$agent" "${transport[@]}" ||
+      { cat "$dir/agent.log" >&2; echo "bench: $variant did not listen on $port" >&2; exit 1; }
   else
     {
       sed -e "s|{ports}|0 0|" -e "s|^\(tier2.channels.c1.capacity = \).*|\1$capacity|" \
+        -e "s|^\(tier2.sources.r1.type = \).*|\1$source_type|" \
         bench/sluice-seed.properties.in
       for k in $(seq 1 10); do
         echo "tier2.sinks.kk$k.channel = c1"
@@ -243,7 +241,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     watcher=$!; started "$watcher"
   fi
 
-  "$bin/sluice-loadgen" "${targets[@]}" -c "$connections" -r "$rate" -d "${duration}s" "${ramp[@]}" -q \
+  "$bin/sluice-loadgen" "${targets[@]}" "${transport[@]}" -c "$connections" -r "$rate" -d "${duration}s" "${ramp[@]}" -q \
     --summary-json "$dir/sent.json" 2>"$dir/loadgen.log" || true
   if [ ! -s "$dir/sent.json" ]; then
     cat "$dir/loadgen.log" "$dir/agent.log" >&2
@@ -267,6 +265,10 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     done
   fi
   local cpu1 bcpu1 rss; cpu1=$(cpu_seconds "$agent"); bcpu1=$(cpu_seconds "$broker"); rss=$(peak_rss_mb "$agent")
+  if [ "$shape" = udp ]; then  # what the agent counted as dropped (the kernel's, at shutdown) before it stops
+    local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
+    counted_drops=$( { exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3; } | awk '/^sluice_source_(udp_kernel_drops|datagrams_unread_at_shutdown|events_dropped_at_shutdown)_total/ {s += $2} END {printf "%d", s}')
+  fi
   stop_pid "$agent"; wait "$agent" 2>/dev/null || true
   [ -z "$scraper" ] || { kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; }
   [ -z "$watcher" ] || { kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; }
@@ -294,9 +296,9 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   running=()  # all stopped
   [ "${stored:-0}" -gt 0 ] || { cat "$dir/agent.log" >&2; echo "bench: run $variant-$n stored nothing in Kafka (above: its log)" >&2; exit 1; }
   awk -v v="$variant" -v n="$n" -v sent="$sent" -v stored="$stored" -v s="$seconds" -v c0="$cpu0" -v c1="$cpu1" \
-      -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" 'BEGIN {
-    printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
-           (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s }' >> "$out/runs.csv"
+      -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" -v counted="$counted_drops" 'BEGIN {
+    printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
+           (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted }' >> "$out/runs.csv"
   tail -1 "$out/runs.csv" >&2
 }
 
@@ -304,27 +306,35 @@ summarize() {  # medians per variant, the ratio against rsyslog measured in the 
   local out=$1 variants
   variants=$(tail -n +2 "$out/runs.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
 {
-  echo "| variant | stored events/s | sent events/s | loss | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| variant | stored events/s | sent events/s | loss | of it counted by the agent | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   for variant in $variants; do
     grep "^$variant," "$out/runs.csv" | sort -t, -k6 -n | awk -F, -v v="$variant" '{ r[NR] = $0 } END {
       split(r[int((NR + 1) / 2)], m, ",")
-      printf "| %s | %d | %d | %d | %.3f | %.2f | %.2f | %.2f | %d |\n", v, m[6], m[7], m[5], m[8], m[9], m[10], m[12], m[11] }'
+      printf "| %s | %d | %d | %d | %s | %.3f | %.2f | %.2f | %.2f | %d |\n", v, m[6], m[7], m[5], m[13] == "" ? "-" : m[13],
+             m[8], m[9], m[10], m[12], m[11] }'
   done
 } | tee "$out/summary.md"
 # Ratios measured in the same run: Sluice's kafka variant against each peer.
 for peer in rsyslog syslog-ng flume; do
   if grep -q "^$peer," "$out/runs.csv" && grep -q "^kafka," "$out/runs.csv"; then
-    awk -F'|' -v p=" $peer " '$2 == " kafka " {k = $3; kc = $6} $2 == p {r = $3; rc = $6} END {
+    awk -F'|' -v p=" $peer " '$2 == " kafka " {k = $3; kc = $7} $2 == p {r = $3; rc = $7} END {
       if (r > 0 && rc > 0) printf "\nsluice (kafka) / %s: %.2fx the stored events/s, %.2fx the CPU per event\n", p, k / r, kc / rc }' \
       "$out/summary.md" | tee -a "$out/summary.md"
   fi
 done
 
+# Over UDP: Sluice's udp variant against rsyslog's imudp, measured in the same run.
+if grep -q "^udp," "$out/runs.csv" && grep -q "^rsyslog-udp," "$out/runs.csv"; then
+  awk -F'|' '$2 == " udp " {k = $3; kc = $7} $2 == " rsyslog-udp " {r = $3; rc = $7} END {
+    if (r > 0 && rc > 0) printf "\nsluice (udp) / rsyslog (imudp): %.2fx the stored events/s, %.2fx the CPU per event\n", k / r, kc / rc }' \
+    "$out/summary.md" | tee -a "$out/summary.md"
+fi
+
 # Against the reference build, measured in the same run: each variant V over V@ref.
 for variant in $variants; do
   [[ $variant == *@ref ]] || continue
-  awk -F'|' -v v=" ${variant%@ref} " -v r=" $variant " -v name="${variant%@ref}" '$2 == v {k = $3; kc = $6} $2 == r {b = $3; bc = $6} END {
+  awk -F'|' -v v=" ${variant%@ref} " -v r=" $variant " -v name="${variant%@ref}" '$2 == v {k = $3; kc = $7} $2 == r {b = $3; bc = $7} END {
     if (b > 0 && bc > 0) printf "\n%s / reference: %.3fx the stored events/s, %.3fx the CPU per event\n", name, k / b, kc / bc }' \
     "$out/summary.md" | tee -a "$out/summary.md"
 done
@@ -342,7 +352,7 @@ fi
 if [ -n "$summarize_only" ]; then summarize "$(cd "$summarize_only" && pwd)"; exit 0; fi
 mkdir -p "$out"
 [ "$kafka" = mock ] || start_real_kafka
-echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores" > "$out/runs.csv"
+echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores,counted_drops" > "$out/runs.csv"
 echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max), broker: $kafka; results in $out" >&2
 for n in $(seq 1 "$runs"); do
   for variant in $variants; do one_run "$variant" "$n"; done   # interleaved: noise hits every variant alike
