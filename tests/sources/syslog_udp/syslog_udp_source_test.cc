@@ -7,7 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -228,4 +232,63 @@ TEST_CASE("util-linux logger over UDP, RFC 5424 and RFC 3164, lands as sent", "[
   REQUIRE(raw.size() == 2);
   CHECK_THAT(raw[0], Catch::StartsWith("<13>1 ") && Catch::EndsWith("hello over udp --rfc5424"));
   CHECK_THAT(raw[1], Catch::StartsWith("<13>") && Catch::EndsWith("sluicetest: hello over udp --rfc3164"));
+}
+
+TEST_CASE("rsyslog omfwd over UDP, RFC 5424 and its RFC 3339 forward format, lands as sent", "[source][udp][senders]") {
+  const std::string rsyslog = test::source_path("build/peers/rsyslog");
+  INFO("rsyslog is unpacked by `bash tests/peers/unpack.sh rsyslog` (.ci/run does it)");
+  REQUIRE(std::ifstream(rsyslog + "/usr/sbin/rsyslogd").good());
+  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  const auto component = udp_component({{"ports", "0 0"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  const std::vector<uint16_t> ports = source.listening_ports();
+  test::TempDir dir;
+  constexpr int kLines = 200;
+  {
+    std::ofstream lines(dir.file("lines.txt"));
+    for (int i = 0; i < kLines; ++i) lines << "rsyslog line " << i << "\n";
+  }
+  // rsyslog reads the file (imfile) and forwards each line twice over UDP, once per format.
+  std::ofstream(dir.file("rsyslog.conf"))
+      << "global(workDirectory=\"" << dir.path() << "\")\n"
+      << "module(load=\"imfile\")\n"
+      << "input(type=\"imfile\" file=\"" << dir.file("lines.txt") << "\" tag=\"sluicetest:\" ruleset=\"out\")\n"
+      << "ruleset(name=\"out\") {\n"
+      << "  action(type=\"omfwd\" target=\"127.0.0.1\" port=\"" << ports[0]
+      << "\" protocol=\"udp\" template=\"RSYSLOG_SyslogProtocol23Format\")\n"
+      << "  action(type=\"omfwd\" target=\"127.0.0.1\" port=\"" << ports[1]
+      << "\" protocol=\"udp\" template=\"RSYSLOG_ForwardFormat\")\n"
+      << "}\n";
+  test::ChildProcess rsyslogd({rsyslog + "/usr/sbin/rsyslogd", "-n", "-f", dir.file("rsyslog.conf"), "-i",
+                               dir.file("rsyslogd.pid"), "-M", rsyslog + "/usr/lib/x86_64-linux-gnu/rsyslog"},
+                              dir.file("rsyslogd.log"));
+  const bool all_arrived = eventually([&] { return source.udp_counters().events_received >= 2 * kLines; }, 30s);
+  rsyslogd.signal(SIGTERM);
+  rsyslogd.wait(10s);
+  source.stop(Clock::now() + 5s);
+  INFO(test::read_file(dir.file("rsyslogd.log")));
+  REQUIRE(all_arrived);
+  std::map<uint16_t, std::vector<std::string>> bodies;
+  std::map<uint16_t, std::string> first_raw;
+  for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now())) {
+    for (const EventBatch& b : t.batches)
+      for (const EventRecord& e : b) {
+        bodies[e.port].emplace_back(b.body(e));
+        first_raw.emplace(e.port, b.raw(e));
+      }
+    channel.commit(t);
+  }
+  // imfile's default facility and severity: local0.notice, <133>.
+  CHECK_THAT(first_raw[ports[0]], Catch::StartsWith("<133>1 ") && Catch::EndsWith(" sluicetest - - - rsyslog line 0"));
+  CHECK_THAT(first_raw[ports[1]], Catch::StartsWith("<133>20") && Catch::EndsWith(" sluicetest: rsyslog line 0"));
+  // Each line once per format; the body is what follows the host, as Flume keeps it.
+  for (const auto& [port, after_host] : {std::pair{ports[0], "sluicetest - - - "}, {ports[1], "sluicetest: "}}) {
+    std::vector<std::string> expected;
+    for (int i = 0; i < kLines; ++i) expected.push_back(after_host + ("rsyslog line " + std::to_string(i)));
+    std::sort(expected.begin(), expected.end());
+    std::sort(bodies[port].begin(), bodies[port].end());
+    CHECK(bodies[port] == expected);
+  }
+  for (const UdpPortCounters& port : source.udp_counters().per_port) CHECK(port.invalid == 0);
 }
