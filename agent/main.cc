@@ -95,12 +95,14 @@ void raise_file_limit() {
 }
 
 // Waits for SIGINT/SIGTERM, printing a status line every `interval` and keeping systemd's
-// watchdog fed (at half its period) if the unit has one.
+// watchdog fed (at half its period) if the unit has one. SIGHUP has the sources read their
+// credentials again (TLS certificates and keys).
 void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   const std::chrono::milliseconds watchdog = systemd_watchdog_interval() / 2;
   std::chrono::milliseconds wake = interval;
   if (watchdog.count() && (!wake.count() || watchdog < wake)) wake = watchdog;
@@ -113,6 +115,11 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
       spdlog::info("received {}", sig == SIGINT ? "SIGINT" : "SIGTERM");
       notify_systemd("STOPPING=1");
       return;
+    }
+    if (sig == SIGHUP) {
+      spdlog::info("received SIGHUP: reloading credentials");
+      for (const auto& source : agent.sources()) source->reload_credentials();
+      continue;
     }
     if (watchdog.count()) notify_systemd("WATCHDOG=1");
     const auto now_time = Clock::now();
@@ -195,6 +202,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 

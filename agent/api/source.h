@@ -34,6 +34,9 @@ class Source {
   virtual SourceCounters counters() const = 0;
   // Every metric of the source, Prometheus families and Flume fields (MetricsWriter).
   virtual void write_metrics(MetricsWriter& writer) const = 0;
+  // SIGHUP: read credentials (certificates, keys) again, keeping established connections; on an
+  // error keep the old ones and log it. From the agent's main thread, while the source runs.
+  virtual void reload_credentials() {}
 };
 
 }  // namespace sluice

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sources/syslog_tcp/framer.h"
+#include "sources/syslog_tcp/tls_session.h"
 
 namespace sluice::syslog_tcp {
 namespace {
@@ -54,6 +55,8 @@ struct IoWorker::Connection {
   std::string client;
   uint8_t client_ip_length = 0;
   uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
+  std::unique_ptr<TlsSession> tls;             // ssl = true
+  uint64_t opened_ms = 0;                      // uv_now() at open: the handshake's clock
   Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
       : worker(w),
         port(p),
@@ -75,6 +78,7 @@ IoWorker::IoWorker(IoShared& shared, int index)
       counters_(shared.probe.io(index)),
       builder_(config_.batch_size, config_.batch_size * 128),
       read_buffer_(kReadChunk),
+      plain_buffer_(shared.tls ? kReadChunk : 0),
       decoder_(config_.keep_fields),
       names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
       clock_(ParseClock::now()) {
@@ -93,6 +97,15 @@ IoWorker::IoWorker(IoShared& shared, int index)
     const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(timeout / 4, 10, 1000));
     uv_timer_start(
         idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every, every);
+  }
+  if (shared_.tls) {
+    handshake_timer_ = std::make_unique<uv_timer_t>();
+    uv_timer_init(&loop_, handshake_timer_.get());
+    handshake_timer_->data = this;
+    const auto every = static_cast<uint64_t>(std::clamp<int64_t>(config_.ssl_handshake_timeout.count() / 4, 25, 1000));
+    uv_timer_start(
+        handshake_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->check_handshakes(); }, every,
+        every);
   }
 }
 
@@ -194,8 +207,19 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
     shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
+  if (shared_.tls) {
+    SSL* ssl = shared_.tls->new_session();
+    if (!ssl) {  // out of memory: as a connection that failed to open
+      uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
+               [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+      counters_.closed.add(1);
+      shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    conn->tls = std::make_unique<TlsSession>(ssl);
+  }
   connections_.insert(conn);
-  conn->last_read_ms = uv_now(&loop_);
+  conn->last_read_ms = conn->opened_ms = uv_now(&loop_);
   if (stopping_) half_close(conn->handle);  // handed over while this loop drains: drained too
   const HeaderNames& names = *config_.header_names;
   if (!names.client_ip.empty() || !names.client_host.empty()) {
@@ -207,6 +231,7 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
 }
 
 void IoWorker::start_reading(Connection* conn) {
+  conn->opened_ms = uv_now(&loop_);  // the handshake's clock starts with the reading (after any lookup)
   uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &IoWorker::on_alloc, &IoWorker::on_read);
 }
 
@@ -281,12 +306,84 @@ void IoWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) 
   if (nread > 0) {
     conn->last_read_ms = uv_now(&self->loop_);
     self->counters_.per_port[conn->port_index].bytes.add(static_cast<uint64_t>(nread));
-    self->consume(*conn, std::string_view(buf->base, static_cast<size_t>(nread)));
+    self->receive(conn, std::string_view(buf->base, static_cast<size_t>(nread)));
   } else if (nread < 0) {
     if (nread != UV_EOF) self->counters_.read_errors.add(1);
     self->consume(*conn, {}, nread == UV_EOF ? StreamEnd::sender_closed : StreamEnd::cut);
     self->close_connection(conn);
   }
+}
+
+void IoWorker::receive(Connection* conn, std::string_view data) {
+  if (conn->tls)
+    receive_tls(conn, data);
+  else
+    consume(*conn, data);
+}
+
+// What the socket gave a TLS connection: through its session to the framer. A peer is admitted
+// (clientAuth, allowedPeers) the moment its handshake completes, before any of its data is read.
+void IoWorker::receive_tls(Connection* conn, std::string_view cipher) {
+  TlsSession& tls = *conn->tls;
+  std::string out;
+  const auto plain = [&](std::string_view data) { consume(*conn, data); };
+  const bool was_handshaking = tls.handshaking();
+  TlsSession::State state = tls.feed(cipher, plain, out, plain_buffer_);
+  if (was_handshaking && state == TlsSession::State::established) {
+    if (const auto refused = shared_.tls->admit(tls.ssl())) {
+      tls.refuse(*refused, out);
+      send_raw(conn, out);
+      refuse_tls(conn, *refused);
+      return;
+    }
+    shared_.probe.tls_established(counters_);
+    state = tls.feed({}, plain, out, plain_buffer_);  // data that came with the handshake's end
+  }
+  send_raw(conn, out);
+  if (state == TlsSession::State::failed) {
+    refuse_tls(conn, *tls.failure());
+  } else if (state == TlsSession::State::closed) {  // close_notify: the client's stream ended cleanly
+    consume(*conn, {}, StreamEnd::sender_closed);
+    close_connection(conn);
+  }
+}
+
+void IoWorker::refuse_tls(Connection* conn, TlsFailure why) {
+  shared_.probe.tls_refused(counters_, why, conn->peer_text(), conn->tls->peer_subject());
+  consume(*conn, {}, StreamEnd::cut);  // what an established connection had sent before it broke
+  close_connection(conn);
+}
+
+// Writes what a TLS session must send: at once if the socket takes it, else queued behind
+// earlier writes (libuv keeps their order); freed when written or when the connection closes.
+void IoWorker::send_raw(Connection* conn, std::string& bytes) {
+  if (bytes.empty()) return;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&conn->handle);
+  uv_buf_t whole = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
+  const int written = uv_try_write(stream, &whole, 1);
+  if (written < 0 && written != UV_EAGAIN) return;  // the socket failed: its read side ends the connection
+  const size_t done = written > 0 ? static_cast<size_t>(written) : 0;
+  if (done == bytes.size()) return;
+  struct PendingWrite {
+    uv_write_t request;
+    std::string bytes;
+  };
+  auto* pending = new PendingWrite{{}, bytes.substr(done)};
+  pending->request.data = pending;
+  uv_buf_t rest = uv_buf_init(pending->bytes.data(), static_cast<unsigned>(pending->bytes.size()));
+  if (uv_write(&pending->request, stream, &rest, 1,
+               [](uv_write_t* request, int) { delete static_cast<PendingWrite*>(request->data); }) != 0)
+    delete pending;
+}
+
+// ssl.handshakeTimeout: a connection still handshaking that long after it was accepted (however
+// slowly it sends) is closed and counted.
+void IoWorker::check_handshakes() {
+  const uint64_t now = uv_now(&loop_);
+  const auto timeout = static_cast<uint64_t>(config_.ssl_handshake_timeout.count());
+  for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end()))
+    if (conn->tls && conn->tls->handshaking() && !conn->pending_lookup && now - conn->opened_ms >= timeout)
+      refuse_tls(conn, TlsFailure::timeout);
 }
 
 void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
@@ -372,6 +469,7 @@ void IoWorker::close_listeners() {
   listeners_closed_ = true;
   if (acceptor_) acceptor_->close();
   if (idle_timer_) uv_close(reinterpret_cast<uv_handle_t*>(idle_timer_.get()), nullptr);
+  if (handshake_timer_) uv_close(reinterpret_cast<uv_handle_t*>(handshake_timer_.get()), nullptr);
 }
 
 void IoWorker::close_all_handles() {
@@ -402,6 +500,9 @@ void IoWorker::shut_down() {
   const uint64_t now = uv_now(&loop_);
   drain_started_ms_ = now;
   drain_until_ms_ = now + static_cast<uint64_t>(grace);
+  // TLS connections get the same FIN and no close_notify: a sender that never reads would close
+  // with our alert unread, which makes its kernel reset the connection and drop what it had not
+  // sent yet. The FIN alone ends our side cleanly.
   for (Connection* conn : connections_) half_close(conn->handle);
   drain_timer_ = std::make_unique<uv_timer_t>();
   uv_timer_init(&loop_, drain_timer_.get());

@@ -8,6 +8,10 @@
 // Stopping: stop_accepting() (io thread 0: the backlog is accepted, the listeners close), then
 // request_stop(): every connection is half-closed and read on until its sender closes, goes
 // quiet, or the grace is over (drain_step); what was read is put into the channels.
+//
+// TLS (ssl = true): each connection has a TlsSession that the reads feed; what it decrypts is
+// framed as on plain TCP. A handshake is just reads that have not completed it yet: it never
+// holds the loop, and one not done by ssl.handshakeTimeout is closed (check_handshakes).
 
 #include <sys/socket.h>
 #include <uv.h>
@@ -28,6 +32,7 @@
 #include "sources/syslog_tcp/listener.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/syslog_tcp_probe.h"
+#include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 
@@ -39,6 +44,7 @@ struct IoShared {
   SyslogTcpProbe& probe;
   std::atomic<int64_t> open_connections{0};  // over all io threads, for maxConnections
   std::vector<uint16_t> bound_ports;         // as configured, 0 resolved; set before the threads run
+  const TlsContext* tls = nullptr;           // ssl = true: every connection speaks TLS
 };
 
 class IoWorker {
@@ -86,6 +92,11 @@ class IoWorker {
   void start_reading(Connection* conn);
   bool start_lookup(Connection* conn, const sockaddr_storage& peer);
   void close_idle();
+  void receive(Connection* conn, std::string_view data);
+  void receive_tls(Connection* conn, std::string_view cipher);
+  void refuse_tls(Connection* conn, TlsFailure why);
+  void send_raw(Connection* conn, std::string& bytes);
+  void check_handshakes();
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
   void refresh_clock();
   void flush();
@@ -105,6 +116,7 @@ class IoWorker {
   std::unique_ptr<Acceptor> acceptor_;  // io thread 0 only
   std::unique_ptr<uv_timer_t> drain_timer_;
   std::unique_ptr<uv_timer_t> idle_timer_;
+  std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
   uint64_t drain_started_ms_ = 0;
   uint64_t drain_until_ms_ = 0;
   bool listeners_closed_ = false;
@@ -124,6 +136,7 @@ class IoWorker {
   std::unordered_set<Connection*> connections_;
   EventBatchBuilder builder_;
   std::vector<char> read_buffer_;
+  std::vector<char> plain_buffer_;  // TLS: what a session decrypts, before it is framed
   EventDecoder decoder_;
   HostnameCache names_;                            // clientHostnameHeader: IP -> name
   std::unordered_set<uv_getnameinfo_t*> lookups_;  // in flight; freed by on_name

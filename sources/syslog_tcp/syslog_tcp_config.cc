@@ -9,6 +9,11 @@ namespace sluice::syslog_tcp {
 
 using C = SyslogTcpConfig;
 
+// TLS versions by their OpenSSL and Java names; SSLv3, TLSv1 and TLSv1.1 are accepted in a list
+// (Flume's exclude-protocols = SSLv3) and mean nothing: they are never enabled.
+const std::vector<std::pair<std::string_view, uint8_t>> kTlsVersions{
+    {"TLSv1.2", tls_1_2}, {"TLSv1.3", tls_1_3}, {"SSLv3", 0}, {"TLSv1", 0}, {"TLSv1.1", 0}};
+
 // A table, one row per property, laid out for reading rather than by clang-format.
 // clang-format off
 const config::PropertyTable<C> kSyslogTcpProperties{
@@ -66,8 +71,77 @@ const config::PropertyTable<C> kSyslogTcpProperties{
     {"backlog", &C::backlog, "4096",
      "listen() backlog: connections the kernel queues before the source accepts them (capped by net.core.somaxconn).",
      {.min = 1, .max = 1'000'000}},
+    {"ssl", &C::ssl, "false",
+     "TLS on every port of this source (RFC 5425; octet-counted and LF-framed syslog inside, detected per frame). "
+     "Needs ssl.certificate and ssl.key, or keystore. A plain source beside it may listen on other ports."},
+    {"ssl.certificate", &C::ssl_certificate, "",
+     "PEM file: the server's certificate, then any intermediate certificates.", {}, {}, {"ssl.cert"}},
+    {"ssl.key", &C::ssl_key, "", "PEM file: the certificate's private key (encrypted: give ssl.keyPassword)."},
+    {"ssl.keyPassword", &C::ssl_key_password, "", "Password of an encrypted ssl.key (or of the keystore's key)."},
+    {"ssl.ca", &C::ssl_ca, "",
+     "PEM file of the certificate authorities client certificates must chain to (clientAuth optional or required)."},
+    {"ssl.clientAuth",
+     config::one_of(&C::ssl_client_auth,
+                    {{"none", ClientAuth::none}, {"optional", ClientAuth::optional}, {"required", ClientAuth::required}}),
+     "none",
+     "none: no client certificate asked for; optional: asked for, and one that is sent must verify; required: a "
+     "client without a certificate that verifies is refused."},
+    {"ssl.allowedPeers", &C::ssl_allowed_peers, "",
+     "If set, only these clients: SHA-256 certificate fingerprints (SHA256:AB:CD:..., or 64 hex digits; a "
+     "fingerprint listed here is let in without ssl.ca, as RFC 5425 §5.2 allows for self-signed certificates) and "
+     "names matched against the certificate's subject CN and DNS names. Needs clientAuth optional or required."},
+    {"ssl.protocols", config::flags_of(&C::ssl_protocols, kTlsVersions, "TLSv1.2 TLSv1.3"), "TLSv1.2 TLSv1.3",
+     "TLS versions offered.", {}, {}, {"include-protocols"}},
+    {"exclude-protocols", config::flags_of(&C::exclude_protocols, kTlsVersions, "TLSv1.2 TLSv1.3 SSLv3 TLSv1 TLSv1.1"),
+     "", "Flume's: versions taken out of ssl.protocols (SSLv3, TLSv1 and TLSv1.1 are never on)."},
+    {"ssl.ciphers", &C::ssl_ciphers, "",
+     "TLS 1.2 cipher list in OpenSSL's syntax (e.g. ECDHE+AESGCM); empty: OpenSSL's default."},
+    {"ssl.cipherSuites", &C::ssl_cipher_suites, "",
+     "TLS 1.3 cipher suites, colon-separated (e.g. TLS_AES_256_GCM_SHA384); empty: OpenSSL's default."},
+    {"ssl.handshakeTimeout", &C::ssl_handshake_timeout, "10s",
+     "A connection that has not completed its TLS handshake this long after it was accepted is closed and counted "
+     "(reason timeout).",
+     {.min = 100, .max = 3'600'000}},
+    {"keystore", &C::keystore, "",
+     "Flume's: a PKCS12 file with the certificate, its chain and key, instead of ssl.certificate and ssl.key."},
+    {"keystore-password", &C::keystore_password, "", "Flume's: the keystore's password."},
+    {"keystore-type", &C::keystore_type, "PKCS12",
+     "Flume's: the keystore's format; PKCS12 only (convert a JKS one: keytool -importkeystore -deststoretype "
+     "PKCS12).",
+     {}, {"PKCS12", "pkcs12"}},
 };
 // clang-format on
+
+// What the table cannot say about the ssl.* properties together; the files themselves are read
+// (and checked) by TlsContext.
+static void check_tls_properties(const config::ComponentConfig& component, SyslogTcpConfig& c) {
+  c.ssl_protocols = static_cast<uint8_t>(c.ssl_protocols & ~c.exclude_protocols);
+  if (!c.ssl) {
+    // A TLS setting on a plain source is a mistake that would look like security: refused.
+    for (const config::Property<C>& row : kSyslogTcpProperties) {
+      if (!row.name.starts_with("ssl.") && !row.name.starts_with("keystore") && row.name != "exclude-protocols")
+        continue;
+      std::vector<std::string_view> names = row.aliases;
+      names.push_back(row.name);
+      for (std::string_view name : names)
+        if (component.properties.count(std::string(name)))
+          component.fail(name, "is set but ssl is false: set ssl = true, or remove it");
+    }
+    return;
+  }
+  if (c.ssl_protocols == 0) component.fail("ssl.protocols", "leaves no TLS version (TLSv1.2, TLSv1.3)");
+  const bool pem = !c.ssl_certificate.empty() || !c.ssl_key.empty();
+  if (pem && !c.keystore.empty())
+    component.fail("keystore", "and ssl.certificate/ssl.key are both set: give one of them");
+  if (!pem && c.keystore.empty())
+    component.fail("ssl", "is true but there is no certificate: set ssl.certificate and ssl.key (PEM), or keystore");
+  if (pem && (c.ssl_certificate.empty() || c.ssl_key.empty()))
+    component.fail(c.ssl_certificate.empty() ? "ssl.certificate" : "ssl.key",
+                   "is missing: ssl.certificate and ssl.key go together");
+  if (!c.ssl_allowed_peers.empty() && c.ssl_client_auth == ClientAuth::none)
+    component.fail("ssl.allowedPeers",
+                   "needs ssl.clientAuth = optional or required: with none no client shows a certificate");
+}
 
 SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component) {
   std::vector<std::pair<std::string, std::string>> port_charsets;  // charset.port.<port> = name
@@ -88,6 +162,7 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
       std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, c.client_hostname_header});
   if (c.ports.empty()) component.fail("ports", "is missing: list at least one TCP port to listen on");
   c.clients = ClientFilter(c.allow, c.deny);
+  check_tls_properties(component, c);
   for (const auto& [port, charset] : c.port_charsets)
     if (std::find(c.ports.begin(), c.ports.end(), port) == c.ports.end())
       component.fail("charset.port." + std::to_string(port), "names a port that is not in ports");

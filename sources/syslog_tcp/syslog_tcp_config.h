@@ -20,6 +20,11 @@ using namespace ::sluice::syslog;
 // framing: auto (octet counting detected per frame) or non-transparent (lines only).
 enum class Framing { detect, lines };
 
+// ssl.clientAuth: whether a TLS client must show a certificate that verifies (tls_context.h).
+enum class ClientAuth { none, optional, required };
+// ssl.protocols, as bits.
+enum TlsVersion : uint8_t { tls_1_2 = 1, tls_1_3 = 2 };
+
 struct SyslogTcpConfig {
   std::string host;
   std::vector<uint16_t> ports;
@@ -39,6 +44,16 @@ struct SyslogTcpConfig {
   Charset default_charset = Charset::utf8;
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::milliseconds hostname_cache_ttl{0};
+  // TLS (RFC 5425; tls_context.h): PEM files, or Flume's keystore (PKCS12).
+  bool ssl = false;
+  std::string ssl_certificate, ssl_key, ssl_key_password, ssl_ca;
+  ClientAuth ssl_client_auth = ClientAuth::none;
+  std::vector<std::string> ssl_allowed_peers;
+  uint8_t ssl_protocols = 0;  // TlsVersion bits
+  std::string ssl_ciphers, ssl_cipher_suites;
+  std::chrono::milliseconds ssl_handshake_timeout{0};
+  std::string keystore, keystore_password, keystore_type;
+  uint8_t exclude_protocols = 0;  // Flume's exclude-protocols (TlsVersion bits; older ones are never on)
 
   // Made by parse_syslog_tcp_config from the above and the charset.port.<port> keys:
   ClientFilter clients;                       // allow and deny

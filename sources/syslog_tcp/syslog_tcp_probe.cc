@@ -47,6 +47,13 @@ void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const 
         source_name_, channel, events, *note);
 }
 
+void SyslogTcpProbe::tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject) {
+  io.tls_failures[static_cast<size_t>(why)].add(1);
+  if (auto note = io.tls_log.next())
+    spdlog::warn("source {}: TLS connection from {} refused: {} (certificate: {}){}", source_name_, peer,
+                 failure_label(why), subject, *note);
+}
+
 // A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
 void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note) {
   spdlog::warn(
@@ -80,6 +87,8 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.bytes_unread_at_shutdown += io.unread_at_shutdown.get();
     c.connections_refused_denied += io.refused_denied.get();
     c.connections_refused_limit += io.refused_limit.get();
+    c.tls_handshakes += io.tls_handshakes.get();
+    for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
     c.events_received += port.events;
@@ -139,6 +148,14 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
   w.counter("sluice_source_bytes_unread_at_shutdown_total",
             "Bytes senders had delivered, left unread when the shutdown grace ended.", l, c.bytes_unread_at_shutdown);
+  if (tls_) {
+    w.counter("sluice_source_tls_handshakes_total", "TLS handshakes completed and admitted.", l, c.tls_handshakes);
+    for (TlsFailure why : kTlsFailures)
+      w.counter("sluice_source_tls_handshake_failures_total",
+                "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, "
+                "not_allowed, protocol).",
+                {{"source", n}, {"reason", std::string(failure_label(why))}}, c.tls_failures[static_cast<size_t>(why)]);
+  }
   // Flume's reporting of a source.
   w.flume("EventReceivedCount", std::to_string(c.events_received));
   w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown));

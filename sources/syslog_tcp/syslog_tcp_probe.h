@@ -7,6 +7,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -18,6 +19,7 @@
 #include "agent/api/source.h"
 #include "sources/syslog_tcp/framer.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
+#include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 
@@ -50,7 +52,9 @@ struct SyslogTcpCounters {
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
   uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
-  std::vector<PortCounters> per_port;     // the event counters above, per port
+  uint64_t tls_handshakes = 0;            // completed and admitted
+  std::array<uint64_t, std::size(kTlsFailures)> tls_failures{};  // refused, by TlsFailure
+  std::vector<PortCounters> per_port;                            // the event counters above, per port
 };
 
 struct Counter {
@@ -68,8 +72,9 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, refused_denied, refused_limit,
-      idle_closed;
-  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log;
+      idle_closed, tls_handshakes;
+  std::array<Counter, std::size(kTlsFailures)> tls_failures;
+  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log;
 };
 
 // Why the acceptor closed a connection at once.
@@ -80,7 +85,8 @@ class SyslogTcpProbe {
   SyslogTcpProbe(std::string source_name, const SyslogTcpConfig& config, int io_threads)
       : source_name_(std::move(source_name)),
         event_size_(config.event_size),
-        idle_timeout_ms_(config.idle_timeout.count()) {
+        idle_timeout_ms_(config.idle_timeout.count()),
+        tls_(config.ssl) {
     for (int i = 0; i < io_threads; ++i) io_.emplace_back(config.ports.size());
   }
 
@@ -110,6 +116,10 @@ class SyslogTcpProbe {
   void idle_closed(IoCounters& io, uint64_t connections);
   void unread_at_shutdown(IoCounters& io, uint64_t bytes);
   void dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel);
+  void tls_established(IoCounters& io) { io.tls_handshakes.add(1); }
+  // A TLS client refused (or its handshake broken): counted by reason, logged with its address and
+  // certificate subject.
+  void tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject);
 
   SyslogTcpCounters counters() const;
   SourceCounters source_counters() const;
@@ -121,6 +131,7 @@ class SyslogTcpProbe {
   const std::string source_name_;
   const size_t event_size_;        // for the truncation line
   const int64_t idle_timeout_ms_;  // for the idle line
+  const bool tls_;                 // the TLS families only for a TLS source
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
 };

@@ -19,7 +19,9 @@ const ComponentSpec kSyslogTcpSourceSpec{
     .type = "multiport_syslogtcp",
     .aliases = {"syslogtcp", "org.apache.flume.source.MultiportSyslogTCPSource",
                 "org.apache.flume.source.SyslogTcpSource"},
-    .doc = "Syslog over TCP on one or more ports (LF/CRLF framing, RFC 3164/5424 headers).",
+    .doc =
+        "Syslog over TCP on one or more ports (LF/CRLF framing or RFC 6587 octet counting, RFC 3164/5424 "
+        "headers); with ssl = true over TLS (RFC 5425), client certificates optional or required.",
     .describe = [] { return config::describe(kSyslogTcpProperties); },
     .make_source = &make_syslog_tcp_source,
 };
@@ -30,7 +32,20 @@ SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, SyslogTcpCon
       config_(std::move(config)),
       io_threads_(resolve_num_processors(config_.num_processors)),
       probe_(component_.name, config_, io_threads_),
-      shared_{.source_name = component_.name, .config = config_, .channels = std::move(channels), .probe = probe_} {}
+      tls_(config_.ssl ? std::make_unique<TlsContext>(component_, config_) : nullptr),
+      shared_{.source_name = component_.name,
+              .config = config_,
+              .channels = std::move(channels),
+              .probe = probe_,
+              .tls = tls_.get()} {}
+
+void SyslogTcpSource::reload_credentials() {
+  if (!tls_) return;
+  if (const std::string error = tls_->reload(); !error.empty())
+    spdlog::error("source {}: TLS files not reloaded, the ones loaded before stay in use: {}", name(), error);
+  else
+    spdlog::info("source {}: TLS certificate, key and CA reloaded; new connections use them", name());
+}
 
 SyslogTcpSource::~SyslogTcpSource() {
   if (started_) stop(Clock::now());
@@ -51,7 +66,8 @@ void SyslogTcpSource::start() {
   started_ = true;
   std::string ports;
   for (uint16_t p : shared_.bound_ports) ports += (ports.empty() ? "" : " ") + std::to_string(p);
-  spdlog::info("source {}: listening on {} port(s) {} with {} io thread(s)", name(), config_.host, ports, io_threads_);
+  spdlog::info("source {}: listening on {} port(s) {}{} with {} io thread(s)", name(), config_.host, ports,
+               tls_ ? " (TLS)" : "", io_threads_);
 }
 
 void SyslogTcpSource::stop(Deadline deadline) {

@@ -5,6 +5,8 @@
 //   io_worker.h         one io thread: read → frame → batch → put, backpressure, the drain
 //   hostname_cache.h    reverse DNS answers for clientHostnameHeader
 //   syslog_tcp_probe.h  counters, rate-limited log lines, the metrics it writes
+//   tls_context.h       ssl = true: the server's certificate, client verification, allowed peers
+//   tls_session.h       one TLS connection over memory buffers, driven by its io thread
 //   framer.h, event_decoder.h, syslog_parser.h, charset.h: from bytes to events
 //
 // Threads: io thread 0 also owns the listening sockets and deals accepted connections out
@@ -28,6 +30,7 @@
 #include "sources/syslog_tcp/io_worker.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/syslog_tcp_probe.h"
+#include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 
@@ -47,12 +50,15 @@ class SyslogTcpSource final : public Source {
   // Everything the source counts, per port and per reason.
   SyslogTcpCounters tcp_counters() const { return probe_.counters(); }
   void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
+  // SIGHUP: a TLS source reads its certificate, key and CA files again.
+  void reload_credentials() override;
 
  private:
   const config::ComponentConfig component_;
   const SyslogTcpConfig config_;
   const int io_threads_;
   SyslogTcpProbe probe_;
+  std::unique_ptr<TlsContext> tls_;  // ssl = true
   IoShared shared_;
   std::vector<std::unique_ptr<IoWorker>> workers_;
   bool started_ = false;

@@ -1,0 +1,60 @@
+#include "loadgen/tls_client.h"
+
+#include <openssl/err.h>
+
+#include <stdexcept>
+
+namespace sluice::loadgen {
+namespace {
+
+std::string openssl_error(std::string_view what) {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  char line[256] = "no reason given";
+  if (code) ERR_error_string_n(code, line, sizeof line);
+  return std::string(what) + ": " + line;
+}
+
+}  // namespace
+
+TlsClient::TlsClient(const TlsClientOptions& options) : context_(SSL_CTX_new(TLS_client_method())) {
+  if (!context_) throw std::invalid_argument(openssl_error("TLS"));
+  SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION);
+  auto fail = [&](const std::string& what) {
+    const std::string message = openssl_error(what);
+    SSL_CTX_free(context_);
+    throw std::invalid_argument(message);
+  };
+  if (!options.cert.empty() && SSL_CTX_use_certificate_chain_file(context_, options.cert.c_str()) != 1)
+    fail("--cert " + options.cert);
+  if (!options.key.empty() && SSL_CTX_use_PrivateKey_file(context_, options.key.c_str(), SSL_FILETYPE_PEM) != 1)
+    fail("--key " + options.key);
+  if (!options.ca.empty()) {
+    if (SSL_CTX_load_verify_locations(context_, options.ca.c_str(), nullptr) != 1) fail("--ca " + options.ca);
+    SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
+  }
+}
+
+TlsClient::~TlsClient() { SSL_CTX_free(context_); }
+
+SSL* TlsClient::connect(int fd, std::string& error) const {
+  SSL* ssl = SSL_new(context_);
+  if (ssl && SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1) return ssl;
+  error = openssl_error("TLS handshake");
+  SSL_free(ssl);
+  return nullptr;
+}
+
+bool write_all(SSL* ssl, std::string_view data, std::string& error) {
+  while (!data.empty()) {
+    size_t written = 0;
+    if (SSL_write_ex(ssl, data.data(), data.size(), &written) != 1) {
+      error = openssl_error("TLS write");
+      return false;
+    }
+    data.remove_prefix(written);
+  }
+  return true;
+}
+
+}  // namespace sluice::loadgen

@@ -1,0 +1,36 @@
+#pragma once
+// sluice-loadgen --tls: the client side of syslog over TLS (RFC 5425) for the sender's
+// connections: one context for the run (--cert/--key to show a client certificate, --ca to
+// verify the server), a handshake per connection on its blocking socket, then whole writes.
+
+#include <openssl/ssl.h>
+
+#include <string>
+#include <string_view>
+
+namespace sluice::loadgen {
+
+struct TlsClientOptions {
+  std::string cert, key;  // a client certificate (PEM), if the receiver asks for one
+  std::string ca;         // verify the server against these CAs (PEM); empty: do not verify
+};
+
+class TlsClient {
+ public:
+  // Throws std::invalid_argument naming the file OpenSSL could not load.
+  explicit TlsClient(const TlsClientOptions& options);
+  ~TlsClient();
+  TlsClient(const TlsClient&) = delete;
+  TlsClient& operator=(const TlsClient&) = delete;
+
+  // The handshake on a connected blocking socket; nullptr (and why, in error) if it failed.
+  SSL* connect(int fd, std::string& error) const;
+
+ private:
+  SSL_CTX* context_;
+};
+
+// Writes all of `data` through the session; false (and why, in error) if it failed.
+bool write_all(SSL* ssl, std::string_view data, std::string& error);
+
+}  // namespace sluice::loadgen

@@ -1,0 +1,271 @@
+#include "sources/syslog_tcp/tls_context.h"
+
+#include <openssl/err.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <memory>
+
+namespace sluice::syslog_tcp {
+namespace {
+
+// OpenSSL's reasons for what failed last, one line ("" if its queue is empty); clears the queue.
+std::string openssl_errors() {
+  std::string text;
+  while (const unsigned long code = ERR_get_error()) {
+    char line[256];
+    ERR_error_string_n(code, line, sizeof line);
+    text += (text.empty() ? "" : "; ") + std::string(line);
+  }
+  return text;
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+
+// The verification error that refused a client, kept with its SSL for classify_failure().
+int verify_error_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+bool is_validity_error(int error) {
+  return error == X509_V_ERR_CERT_HAS_EXPIRED || error == X509_V_ERR_CERT_NOT_YET_VALID;
+}
+
+}  // namespace
+
+std::string_view failure_label(TlsFailure failure) {
+  switch (failure) {
+    case TlsFailure::timeout: return "timeout";
+    case TlsFailure::no_certificate: return "no_certificate";
+    case TlsFailure::expired: return "expired";
+    case TlsFailure::untrusted: return "untrusted";
+    case TlsFailure::not_allowed: return "not_allowed";
+    case TlsFailure::protocol: return "protocol";
+  }
+  return "protocol";
+}
+
+std::optional<std::string> parse_fingerprint(std::string_view word) {
+  std::string text = lowercase(word);
+  for (std::string_view prefix : {"sha256:", "sha-256:"})
+    if (text.starts_with(prefix)) text = text.substr(prefix.size());
+  std::string digits;
+  for (char c : text) {
+    if (c == ':') continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    digits += c;
+  }
+  if (digits.size() != 64) return std::nullopt;
+  return digits;
+}
+
+AllowedPeers parse_allowed_peers(const std::vector<std::string>& words) {
+  AllowedPeers peers;
+  for (const std::string& word : words) {
+    if (auto fingerprint = parse_fingerprint(word))
+      peers.fingerprints.insert(*fingerprint);
+    else
+      peers.names.insert(lowercase(word));
+  }
+  return peers;
+}
+
+std::string fingerprint_of(X509* certificate) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (!certificate || X509_digest(certificate, EVP_sha256(), digest, &length) != 1) return "";
+  static const char* hex = "0123456789abcdef";
+  std::string text;
+  for (unsigned int i = 0; i < length; ++i) {
+    text += hex[digest[i] >> 4];
+    text += hex[digest[i] & 15];
+  }
+  return text;
+}
+
+std::string subject_of(X509* certificate) {
+  if (!certificate) return "no certificate";
+  char line[512];
+  X509_NAME_oneline(X509_get_subject_name(certificate), line, sizeof line);
+  return line;
+}
+
+TlsContext::TlsContext(const config::ComponentConfig& component, const SyslogTcpConfig& config)
+    : component_(component), config_(config), allowed_(parse_allowed_peers(config.ssl_allowed_peers)) {
+  if (config_.ssl_client_auth != ClientAuth::none && config_.ssl_ca.empty() && allowed_.fingerprints.empty())
+    component_.fail("ssl.clientAuth",
+                    "needs something to verify client certificates against: ssl.ca, or fingerprints in "
+                    "ssl.allowedPeers");
+  context_ = build();
+}
+
+TlsContext::~TlsContext() { SSL_CTX_free(context_); }
+
+SSL_CTX* TlsContext::build() const {
+  ERR_clear_error();
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
+  if (!ctx) throw config::ConfigError("TLS: cannot create a context: " + openssl_errors());
+  auto fail = [&](std::string_view property, const std::string& what) {
+    const std::string why = openssl_errors();
+    component_.fail(property, what + (why.empty() ? "" : ": " + why));
+  };
+  SSL_CTX_set_app_data(ctx.get(), const_cast<TlsContext*>(this));
+  // Versions: the lowest and highest of those listed (only 1.2 and 1.3 exist here).
+  const int lowest = (config_.ssl_protocols & tls_1_2) ? TLS1_2_VERSION : TLS1_3_VERSION;
+  const int highest = (config_.ssl_protocols & tls_1_3) ? TLS1_3_VERSION : TLS1_2_VERSION;
+  SSL_CTX_set_min_proto_version(ctx.get(), lowest);
+  SSL_CTX_set_max_proto_version(ctx.get(), highest);
+  SSL_CTX_set_options(ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // Idle connections (thousands of devices) keep no 16 KiB buffers.
+  SSL_CTX_set_mode(ctx.get(), SSL_MODE_RELEASE_BUFFERS);
+  // No TLS 1.3 session tickets: they are the only bytes a server sends after the handshake, and a
+  // syslog sender never reads. A socket closed with unread bytes sends a reset instead of a FIN,
+  // and the kernel drops what the sender had written but not yet sent: the tail of its stream.
+  SSL_CTX_set_num_tickets(ctx.get(), 0);
+  if (!config_.ssl_ciphers.empty() && SSL_CTX_set_cipher_list(ctx.get(), config_.ssl_ciphers.c_str()) != 1)
+    fail("ssl.ciphers", "OpenSSL accepts no cipher of \"" + config_.ssl_ciphers + "\"");
+  if (!config_.ssl_cipher_suites.empty() && SSL_CTX_set_ciphersuites(ctx.get(), config_.ssl_cipher_suites.c_str()) != 1)
+    fail("ssl.cipherSuites", "OpenSSL accepts no TLS 1.3 suite of \"" + config_.ssl_cipher_suites + "\"");
+
+  // The password of an encrypted key, asked for by OpenSSL while it reads the file.
+  SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<std::string*>(&config_.ssl_key_password));
+  SSL_CTX_set_default_passwd_cb(ctx.get(), [](char* buffer, int size, int, void* password) {
+    const auto* text = static_cast<const std::string*>(password);
+    const int length = std::min<int>(size, static_cast<int>(text->size()));
+    std::copy_n(text->data(), length, buffer);
+    return length;
+  });
+  if (!config_.keystore.empty()) {
+    std::unique_ptr<FILE, FileCloser> file(std::fopen(config_.keystore.c_str(), "rb"));
+    if (!file) fail("keystore", "cannot read " + config_.keystore);
+    std::unique_ptr<PKCS12, decltype(&PKCS12_free)> p12(d2i_PKCS12_fp(file.get(), nullptr), &PKCS12_free);
+    if (!p12) fail("keystore", config_.keystore + " is not a PKCS12 file");
+    EVP_PKEY* key = nullptr;
+    X509* certificate = nullptr;
+    STACK_OF(X509)* chain = nullptr;
+    if (PKCS12_parse(p12.get(), config_.keystore_password.c_str(), &key, &certificate, &chain) != 1)
+      fail("keystore-password", "cannot open " + config_.keystore + " (wrong password?)");
+    const bool used = key && certificate && SSL_CTX_use_certificate(ctx.get(), certificate) == 1 &&
+                      SSL_CTX_use_PrivateKey(ctx.get(), key) == 1;
+    for (int i = 0; used && chain && i < sk_X509_num(chain); ++i)
+      SSL_CTX_add1_chain_cert(ctx.get(), sk_X509_value(chain, i));
+    EVP_PKEY_free(key);
+    X509_free(certificate);
+    sk_X509_pop_free(chain, X509_free);
+    if (!used) fail("keystore", config_.keystore + " holds no certificate with its key");
+  } else {
+    if (SSL_CTX_use_certificate_chain_file(ctx.get(), config_.ssl_certificate.c_str()) != 1)
+      fail("ssl.certificate", "cannot load " + config_.ssl_certificate);
+    if (SSL_CTX_use_PrivateKey_file(ctx.get(), config_.ssl_key.c_str(), SSL_FILETYPE_PEM) != 1) {
+      const unsigned long error = ERR_peek_last_error();
+      if (ERR_GET_LIB(error) == ERR_LIB_X509 && ERR_GET_REASON(error) == X509_R_KEY_VALUES_MISMATCH)
+        fail("ssl.key", config_.ssl_key + ": the private key does not match the certificate");
+      fail("ssl.key", "cannot load " + config_.ssl_key +
+                          (config_.ssl_key_password.empty() ? " (if it is encrypted, give ssl.keyPassword)" : ""));
+    }
+  }
+  if (SSL_CTX_check_private_key(ctx.get()) != 1)
+    fail(config_.keystore.empty() ? "ssl.key" : "keystore", "the private key does not match the certificate");
+
+  if (config_.ssl_client_auth != ClientAuth::none) {
+    if (!config_.ssl_ca.empty()) {
+      if (SSL_CTX_load_verify_locations(ctx.get(), config_.ssl_ca.c_str(), nullptr) != 1)
+        fail("ssl.ca", "cannot load " + config_.ssl_ca);
+      // The names of the CAs we trust, sent with the certificate request, so that a client with
+      // several certificates picks the right one.
+      if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config_.ssl_ca.c_str()))
+        SSL_CTX_set_client_CA_list(ctx.get(), names);
+    }
+    int mode = SSL_VERIFY_PEER;
+    if (config_.ssl_client_auth == ClientAuth::required) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    SSL_CTX_set_verify(ctx.get(), mode, &TlsContext::verify);
+  }
+  ERR_clear_error();
+  return ctx.release();
+}
+
+// A certificate that does not chain to ssl.ca is still let in when its own fingerprint is in
+// allowedPeers (RFC 5425 §5.2: self-signed certificates known by fingerprint); never one that is
+// expired or not yet valid. The error that refuses is kept for classify_failure().
+int TlsContext::verify(int preverified, X509_STORE_CTX* store) {
+  if (preverified) return 1;
+  auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  const auto* self = static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  const int error = X509_STORE_CTX_get_error(store);
+  if (!is_validity_error(error) && self->allowed_.fingerprints.count(fingerprint_of(X509_STORE_CTX_get0_cert(store))))
+    return 1;
+  if (!SSL_get_ex_data(ssl, verify_error_index()))
+    SSL_set_ex_data(ssl, verify_error_index(), reinterpret_cast<void*>(static_cast<intptr_t>(error)));
+  return 0;
+}
+
+SSL* TlsContext::new_session() const {
+  std::lock_guard lock(mutex_);
+  return SSL_new(context_);
+}
+
+std::string TlsContext::reload() {
+  try {
+    SSL_CTX* fresh = build();
+    std::lock_guard lock(mutex_);
+    SSL_CTX_free(context_);  // sessions made from it hold references of their own
+    context_ = fresh;
+    return "";
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+}
+
+std::optional<TlsFailure> TlsContext::admit(SSL* ssl) const {
+  X509* certificate = SSL_get0_peer_certificate(ssl);
+  if (!certificate) {
+    if (config_.ssl_client_auth == ClientAuth::required || !allowed_.empty()) return TlsFailure::no_certificate;
+    return std::nullopt;
+  }
+  if (allowed_.empty() || allowed_.fingerprints.count(fingerprint_of(certificate))) return std::nullopt;
+  // Names: the subject's common name and the DNS subjectAltNames, compared without case.
+  X509_NAME* subject = X509_get_subject_name(certificate);
+  for (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
+    const ASN1_STRING* value = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+    const std::string_view name(reinterpret_cast<const char*>(ASN1_STRING_get0_data(value)),
+                                static_cast<size_t>(ASN1_STRING_length(value)));
+    if (allowed_.names.count(lowercase(name))) return std::nullopt;
+  }
+  auto* alt_names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  bool found = false;
+  for (int i = 0; alt_names && !found && i < sk_GENERAL_NAME_num(alt_names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(alt_names, i);
+    if (name->type != GEN_DNS) continue;
+    const std::string_view dns(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
+                               static_cast<size_t>(ASN1_STRING_length(name->d.dNSName)));
+    found = allowed_.names.count(lowercase(dns)) > 0;
+  }
+  GENERAL_NAMES_free(alt_names);
+  if (found) return std::nullopt;
+  return TlsFailure::not_allowed;
+}
+
+TlsFailure TlsContext::classify_failure(SSL* ssl) {
+  const auto verify_error = static_cast<int>(reinterpret_cast<intptr_t>(SSL_get_ex_data(ssl, verify_error_index())));
+  const unsigned long first = ERR_peek_error();
+  ERR_clear_error();
+  if (verify_error) return is_validity_error(verify_error) ? TlsFailure::expired : TlsFailure::untrusted;
+  if (ERR_GET_LIB(first) == ERR_LIB_SSL && ERR_GET_REASON(first) == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE)
+    return TlsFailure::no_certificate;
+  return TlsFailure::protocol;
+}
+
+}  // namespace sluice::syslog_tcp

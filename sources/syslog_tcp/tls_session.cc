@@ -1,0 +1,73 @@
+#include "sources/syslog_tcp/tls_session.h"
+
+#include <openssl/err.h>
+
+namespace sluice::syslog_tcp {
+
+TlsSession::TlsSession(SSL* ssl) : ssl_(ssl), in_(BIO_new(BIO_s_mem())), out_(BIO_new(BIO_s_mem())) {
+  // An empty memory BIO says "try again", not end of file: the socket may give more.
+  BIO_set_mem_eof_return(in_, -1);
+  BIO_set_mem_eof_return(out_, -1);
+  SSL_set_bio(ssl_, in_, out_);  // the SSL owns both now
+  SSL_set_accept_state(ssl_);
+}
+
+TlsSession::~TlsSession() { SSL_free(ssl_); }
+
+void TlsSession::take_output(std::string& out) {
+  char chunk[16 * 1024];
+  for (int n; (n = BIO_read(out_, chunk, sizeof chunk)) > 0;) out.append(chunk, static_cast<size_t>(n));
+}
+
+void TlsSession::fail(TlsFailure why) {
+  state_ = State::failed;
+  failure_ = why;
+}
+
+TlsSession::State TlsSession::feed(std::string_view cipher, const std::function<void(std::string_view)>& plain,
+                                   std::string& out, std::vector<char>& scratch) {
+  if (!cipher.empty() && (state_ == State::handshaking || state_ == State::established))
+    BIO_write(in_, cipher.data(), static_cast<int>(cipher.size()));
+  if (state_ == State::handshaking) {
+    ERR_clear_error();
+    const int rc = SSL_do_handshake(ssl_);
+    if (rc == 1) {
+      state_ = State::established;
+      take_output(out);
+      return state_;  // the caller admits the peer before any data is read
+    }
+    const int error = SSL_get_error(ssl_, rc);
+    if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) fail(TlsContext::classify_failure(ssl_));
+    take_output(out);  // the next handshake message, or the alert that refuses
+    return state_;
+  }
+  if (state_ != State::established) return state_;
+  while (true) {
+    ERR_clear_error();
+    const int n = SSL_read(ssl_, scratch.data(), static_cast<int>(scratch.size()));
+    if (n > 0) {
+      plain(std::string_view(scratch.data(), static_cast<size_t>(n)));
+      continue;
+    }
+    const int error = SSL_get_error(ssl_, n);
+    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) break;
+    if (error == SSL_ERROR_ZERO_RETURN)
+      state_ = State::closed;
+    else
+      fail(TlsFailure::protocol);  // a broken record, an alert from the client
+    ERR_clear_error();
+    break;
+  }
+  take_output(out);  // TLS 1.3 session tickets, key updates, alerts
+  return state_;
+}
+
+void TlsSession::refuse(TlsFailure why, std::string& out) {
+  fail(why);
+  SSL_shutdown(ssl_);  // close_notify: the handshake is over, there is no alert for "not allowed"
+  take_output(out);
+}
+
+std::string TlsSession::peer_subject() const { return subject_of(SSL_get0_peer_certificate(ssl_)); }
+
+}  // namespace sluice::syslog_tcp
