@@ -132,6 +132,10 @@ int main(int argc, char** argv) {
   app.add_flag("--udp", send.udp,
                "Send each event as one UDP datagram of --size bytes (sendmmsg), no framing; the summary records "
                "what the machine's input backlog dropped");
+  app.add_flag("--tls", send.tls, "TCP connections over TLS (RFC 5425); see --cert, --key, --ca");
+  app.add_option("--cert", send.tls_client.cert, "With --tls: a client certificate (PEM) to show");
+  app.add_option("--key", send.tls_client.key, "With --tls: the client certificate's key (PEM)");
+  app.add_option("--ca", send.tls_client.ca, "With --tls: verify the server against these CAs (PEM); else no check");
   bool no_gso = false;
   app.add_flag("--no-gso", no_gso,
                "With --udp: one send per datagram, not 64 cut by the kernel (UDP_SEGMENT); the receiver sees the "
@@ -204,6 +208,8 @@ int main(int argc, char** argv) {
     } else if (send.format.template_name == "file") {
       throw std::invalid_argument("--template file needs --replay FILE");
     }
+    if (!send.tls && (!send.tls_client.cert.empty() || !send.tls_client.key.empty() || !send.tls_client.ca.empty()))
+      throw std::invalid_argument("--cert, --key and --ca go with --tls");
     if (send.udp && framing != "lf")
       throw std::invalid_argument("--framing is for TCP: over --udp each datagram is one event");
     send.udp_gso = !no_gso;

@@ -1,4 +1,5 @@
 #include "loadgen/sender.h"
+#include "loadgen/tls_client.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -56,12 +57,29 @@ struct Connection {
   Target target;
   EventWriter writer;
   int fd = -1;
+  SSL* tls = nullptr;  // --tls: the session over fd
   Clock::time_point next_attempt{};
   std::chrono::milliseconds backoff = kReconnectMin;
   bool gso = true;  // UDP: segmentation offload, until the kernel refuses it
   Connection(uint32_t id, const Target& t, const EventFormat& format) : target(t), writer(format, id) {
     result.id = id;
     result.target = t.host + ":" + std::to_string(t.port);
+  }
+  ~Connection() { close(); }
+
+  // TCP (with TLS's handshake, if a client is given) or UDP; false with the reason in result.error.
+  bool open(bool udp, const TlsClient* client) {
+    fd = connect_to(target, udp, result.error);
+    if (fd < 0 || !client) return fd >= 0;
+    tls = client->connect(fd, result.error);
+    if (!tls) close();
+    return tls != nullptr;
+  }
+  void close() {
+    if (tls) close_cleanly(tls, fd, 2000);
+    tls = nullptr;
+    if (fd >= 0) ::close(fd);
+    fd = -1;
   }
 };
 
@@ -94,6 +112,14 @@ bool write_all(int fd, const std::string& data, std::string& error, LiveStats& s
   }
   stats.blocked_ns.fetch_add(static_cast<uint64_t>((Clock::now() - start).count()), std::memory_order_relaxed);
   return true;
+}
+
+// write_all over TLS, its time counted as blocked as well.
+bool write_all_tls(SSL* tls, const std::string& data, std::string& error, LiveStats& stats) {
+  const auto start = Clock::now();
+  const bool written = loadgen::write_all(tls, data, error);
+  stats.blocked_ns.fetch_add(static_cast<uint64_t>((Clock::now() - start).count()), std::memory_order_relaxed);
+  return written;
 }
 
 // Sends each event of `data` (ending at `ends`) as one datagram, as many per call as the kernel
@@ -213,13 +239,15 @@ SendResult send_events(const SendOptions& options) {
   if (options.ramp.count() > 0 && options.rate <= 0) throw std::invalid_argument("--ramp needs a --rate to rise to");
   const int threads = options.threads > 0 ? options.threads : std::min(options.connections, 2);
 
+  if (options.tls && options.udp) throw std::invalid_argument("--tls is for TCP, not --udp");
+  const std::unique_ptr<TlsClient> tls = options.tls ? std::make_unique<TlsClient>(options.tls_client) : nullptr;
   LiveStats stats;
   std::vector<std::unique_ptr<Connection>> connections;
   for (int i = 0; i < options.connections; ++i) {
     auto c = std::make_unique<Connection>(static_cast<uint32_t>(i), options.targets[i % options.targets.size()],
                                           options.format);
-    c->fd = connect_to(c->target, options.udp, c->result.error);
-    if (c->fd < 0) throw std::runtime_error("cannot connect to " + c->result.target + ": " + c->result.error);
+    if (!c->open(options.udp, tls.get()))
+      throw std::runtime_error("cannot connect to " + c->result.target + ": " + c->result.error);
     c->result.error.clear();
     connections.push_back(std::move(c));
   }
@@ -269,8 +297,7 @@ SendResult send_events(const SendOptions& options) {
               std::this_thread::sleep_for(std::chrono::milliseconds(10));
             continue;
           }
-          c->fd = connect_to(c->target, options.udp, c->result.error);
-          if (c->fd < 0) {
+          if (!c->open(options.udp, tls.get())) {
             c->next_attempt = now + c->backoff;
             c->backoff = std::min(c->backoff * 2, kReconnectMax);
             continue;
@@ -283,8 +310,7 @@ SendResult send_events(const SendOptions& options) {
         if (!options.udp && receiver_closing(c->fd)) {
           // The receiver is shutting down: close our side (it reads what we wrote up to here)
           // and come back once it listens again.
-          ::close(c->fd);
-          c->fd = -1;
+          c->close();
           c->next_attempt = now + kReconnectMin;
           ++c->result.closed_by_receiver;
           stats.up.fetch_sub(1);
@@ -312,13 +338,13 @@ SendResult send_events(const SendOptions& options) {
           }
           continue;
         }
-        if (!write_all(c->fd, buffer, c->result.error, stats)) {
+        if (!(c->tls ? write_all_tls(c->tls, buffer, c->result.error, stats)
+                     : write_all(c->fd, buffer, c->result.error, stats))) {
           c->result.possibly_lost += chunk;
           c->result.lost_ranges.emplace_back(first, first + chunk - 1);
           std::fprintf(stderr, "loadgen: connection %u to %s failed: %s; reconnecting\n", c->result.id,
                        c->result.target.c_str(), c->result.error.c_str());
-          ::close(c->fd);
-          c->fd = -1;
+          c->close();
           c->next_attempt = now + c->backoff;
           stats.up.fetch_sub(1);
           continue;
@@ -369,7 +395,7 @@ SendResult send_events(const SendOptions& options) {
   if (options.udp) result.backlog_drops = backlog_drops() - backlog_drops_before;
   for (auto& c : connections) {
     if (c->fd >= 0)
-      ::close(c->fd);
+      c->close();
     else
       ++result.failed_for_good;  // still down at the end
     result.sent += c->result.sent;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "loadgen/event_template.h"
+#include "loadgen/tls_client.h"
 
 namespace sluice::loadgen {
 
@@ -41,6 +42,8 @@ struct SendOptions {
   EventFormat format;
   bool udp = false;     // datagrams instead of TCP connections (format.framing is then datagram)
   bool udp_gso = true;  // UDP: datagrams of one size sent 64 per send with UDP_SEGMENT (see sender.cc)
+  bool tls = false;     // TCP over TLS (tls_client.h)
+  TlsClientOptions tls_client;
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;                                 // total events; 0 = until duration
   std::chrono::milliseconds progress_interval{1000};  // 0: no live progress on stderr

@@ -1,6 +1,10 @@
 #include "loadgen/tls_client.h"
 
 #include <openssl/err.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <chrono>
 
 #include <stdexcept>
 
@@ -55,6 +59,20 @@ bool write_all(SSL* ssl, std::string_view data, std::string& error) {
     data.remove_prefix(written);
   }
   return true;
+}
+
+void close_cleanly(SSL* ssl, int fd, int wait_ms) {
+  SSL_shutdown(ssl);
+  ::shutdown(fd, SHUT_WR);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  char discard[4096];
+  for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    if (::recv(fd, discard, sizeof discard, 0) <= 0) break;  // the receiver's FIN (or an error): done
+  }
+  SSL_free(ssl);
 }
 
 }  // namespace sluice::loadgen

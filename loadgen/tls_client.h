@@ -33,4 +33,9 @@ class TlsClient {
 // Writes all of `data` through the session; false (and why, in error) if it failed.
 bool write_all(SSL* ssl, std::string_view data, std::string& error);
 
+// Ends the session as TLS asks (close_notify, then our FIN) and reads until the receiver closes
+// (at most `wait_ms`), so that nothing it sent is left unread: a socket closed with unread bytes
+// resets the connection and drops what we had written but the kernel not yet sent. Frees `ssl`.
+void close_cleanly(SSL* ssl, int fd, int wait_ms);
+
 }  // namespace sluice::loadgen
