@@ -4,7 +4,7 @@
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
-#                                  acks-all-seed ramp udp rsyslog rsyslog-udp syslog-ng flume"]
+#                                  acks-all-seed ramp tls udp rsyslog rsyslog-udp syslog-ng flume"]
 #                     [--sink-property "k = v"]...
 #                     [--reference DIR]
 #
@@ -13,7 +13,8 @@
 # endpoints scraped every second), null (sinks discard: the agent's own cost), acks-all (acks=all,
 # linger 5 ms), acks-all-sized (the same with a channel of 240,000 events, room for what four takes
 # per sink hold in flight, and maxTakesInFlight 4), acks-all-seed (the seed's settings with acks=all
-# and idempotence), ramp (the sender rises to --rate over a third of the run), udp (the seed's shape
+# and idempotence), ramp (the sender rises to --rate over a third of the run), tls (the seed's shape
+# with ssl = true, sluice-loadgen --tls verifying the agent's certificate), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
 # dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
 # load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
@@ -177,6 +178,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     kafka-shared) share=true ;;
     kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
     udp) source_type=syslogudp transport=(--udp) metrics=(--metrics 127.0.0.1:0) ;;  # its counted drops
+    tls) transport=(--tls --ca "$out/tls/ca.pem") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
@@ -197,6 +199,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
       sed -e "s|{ports}|0 0|" -e "s|^\(tier2.channels.c1.capacity = \).*|\1$capacity|" \
         -e "s|^\(tier2.sources.r1.type = \).*|\1$source_type|" \
         bench/sluice-seed.properties.in
+      if [ "$shape" = tls ]; then
+        echo "tier2.sources.r1.ssl = true"
+        echo "tier2.sources.r1.ssl.certificate = $out/tls/server.pem"
+        echo "tier2.sources.r1.ssl.key = $out/tls/server.key"
+      fi
       for k in $(seq 1 10); do
         echo "tier2.sinks.kk$k.channel = c1"
         echo "tier2.sinks.kk$k.type = $sink_type"
@@ -352,6 +359,15 @@ fi
 if [ -n "$summarize_only" ]; then summarize "$(cd "$summarize_only" && pwd)"; exit 0; fi
 mkdir -p "$out"
 [ "$kafka" = mock ] || start_real_kafka
+case " $variants " in *" tls"*)  # a CA and the agent's certificate for the tls variant
+  mkdir -p "$out/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
+    -keyout "$out/tls/ca.key" -out "$out/tls/ca.pem" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+    -keyout "$out/tls/server.key" -out "$out/tls/server.csr" 2>/dev/null
+  openssl x509 -req -in "$out/tls/server.csr" -CA "$out/tls/ca.pem" -CAkey "$out/tls/ca.key" -CAcreateserial -days 2 \
+    -extfile <(printf "subjectAltName=IP:127.0.0.1") -out "$out/tls/server.pem" 2>/dev/null ;;
+esac
 echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores,counted_drops" > "$out/runs.csv"
 echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max), broker: $kafka; results in $out" >&2
 for n in $(seq 1 "$runs"); do
