@@ -116,12 +116,12 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
       notify_systemd("STOPPING=1");
       return;
     }
+    if (watchdog.count()) notify_systemd("WATCHDOG=1");
     if (sig == SIGHUP) {
       spdlog::info("received SIGHUP: reloading credentials");
       for (const auto& source : agent.sources()) source->reload_credentials();
       continue;
     }
-    if (watchdog.count()) notify_systemd("WATCHDOG=1");
     const auto now_time = Clock::now();
     if (!interval.count() || now_time - last_time < interval) continue;
     const AgentTotals now = agent.totals();

@@ -381,6 +381,16 @@ void IoWorker::send_raw(Connection* conn, std::string& bytes) {
 void IoWorker::check_handshakes() {
   const uint64_t now = uv_now(&loop_);
   const auto timeout = static_cast<uint64_t>(config_.ssl_handshake_timeout.count());
+  // While a full channel held this loop (backpressure) nobody's handshake could go on: that time
+  // is not the clients'. libuv runs timers before it reads, so without this a client whose reply
+  // waited in the socket would be refused the moment the loop came back.
+  const uint64_t period = handshake_timer_ ? uv_timer_get_repeat(handshake_timer_.get()) : 0;
+  if (last_handshake_check_ms_ && now - last_handshake_check_ms_ > 2 * period) {
+    const uint64_t held = now - last_handshake_check_ms_ - period;
+    for (Connection* conn : connections_)
+      if (conn->tls && conn->tls->handshaking()) conn->opened_ms += held;
+  }
+  last_handshake_check_ms_ = now;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end()))
     if (conn->tls && conn->tls->handshaking() && !conn->pending_lookup && now - conn->opened_ms >= timeout)
       refuse_tls(conn, TlsFailure::timeout);
@@ -515,7 +525,8 @@ void IoWorker::drain_step() {
   const uint64_t now = uv_now(&loop_);
   const bool grace_over = now >= drain_until_ms_;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-    const int64_t unread = unread_bytes(conn->handle);
+    // A TLS connection's unread bytes include a record it has only part of.
+    const int64_t unread = unread_bytes(conn->handle) + (conn->tls ? static_cast<int64_t>(conn->tls->buffered()) : 0);
     const bool quiet = unread == 0 && now - std::max(conn->last_read_ms, drain_started_ms_) >= kDrainQuietMs;
     if (!quiet && !grace_over) continue;
     if (unread > 0) shared_.probe.unread_at_shutdown(counters_, static_cast<uint64_t>(unread));

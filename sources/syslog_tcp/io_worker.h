@@ -117,6 +117,7 @@ class IoWorker {
   std::unique_ptr<uv_timer_t> drain_timer_;
   std::unique_ptr<uv_timer_t> idle_timer_;
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
+  uint64_t last_handshake_check_ms_ = 0;
   uint64_t drain_started_ms_ = 0;
   uint64_t drain_until_ms_ = 0;
   bool listeners_closed_ = false;

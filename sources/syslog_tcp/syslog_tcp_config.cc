@@ -77,7 +77,7 @@ const config::PropertyTable<C> kSyslogTcpProperties{
     {"ssl.certificate", &C::ssl_certificate, "",
      "PEM file: the server's certificate, then any intermediate certificates.", {}, {}, {"ssl.cert"}},
     {"ssl.key", &C::ssl_key, "", "PEM file: the certificate's private key (encrypted: give ssl.keyPassword)."},
-    {"ssl.keyPassword", &C::ssl_key_password, "", "Password of an encrypted ssl.key (or of the keystore's key)."},
+    {"ssl.keyPassword", &C::ssl_key_password, "", "Password of an encrypted ssl.key (a keystore's is keystore-password)."},
     {"ssl.ca", &C::ssl_ca, "",
      "PEM file of the certificate authorities client certificates must chain to (clientAuth optional or required)."},
     {"ssl.clientAuth",
@@ -138,6 +138,10 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
   if (pem && (c.ssl_certificate.empty() || c.ssl_key.empty()))
     component.fail(c.ssl_certificate.empty() ? "ssl.certificate" : "ssl.key",
                    "is missing: ssl.certificate and ssl.key go together");
+  if (!c.ssl_ca.empty() && c.ssl_client_auth == ClientAuth::none)
+    component.fail("ssl.ca",
+                   "is set but ssl.clientAuth is none, so no client would be verified: set ssl.clientAuth = "
+                   "optional or required");
   if (!c.ssl_allowed_peers.empty() && c.ssl_client_auth == ClientAuth::none)
     component.fail("ssl.allowedPeers",
                    "needs ssl.clientAuth = optional or required: with none no client shows a certificate");

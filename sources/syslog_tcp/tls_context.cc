@@ -61,6 +61,7 @@ std::optional<std::string> parse_fingerprint(std::string_view word) {
   std::string text = lowercase(word);
   for (std::string_view prefix : {"sha256:", "sha-256:"})
     if (text.starts_with(prefix)) text = text.substr(prefix.size());
+  if (text.size() > 64 && text.find(':') == std::string::npos) return std::nullopt;
   std::string digits;
   for (char c : text) {
     if (c == ':') continue;
@@ -69,6 +70,13 @@ std::optional<std::string> parse_fingerprint(std::string_view word) {
   }
   if (digits.size() != 64) return std::nullopt;
   return digits;
+}
+
+bool looks_like_fingerprint(std::string_view word) {
+  const std::string text = lowercase(word);
+  if (text.starts_with("sha")) return text.find(':') != std::string::npos;  // SHA256:..., SHA1:...
+  return text.size() >= 32 &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isxdigit(c) || c == ':'; });
 }
 
 AllowedPeers parse_allowed_peers(const std::vector<std::string>& words) {
@@ -104,6 +112,11 @@ std::string subject_of(X509* certificate) {
 
 TlsContext::TlsContext(const config::ComponentConfig& component, const SyslogTcpConfig& config)
     : component_(component), config_(config), allowed_(parse_allowed_peers(config.ssl_allowed_peers)) {
+  for (const std::string& word : config_.ssl_allowed_peers)
+    if (looks_like_fingerprint(word) && !parse_fingerprint(word))
+      component_.fail("ssl.allowedPeers", "\"" + word +
+                                              "\" is not a SHA-256 fingerprint (SHA256: and 32 bytes in hex, e.g. from "
+                                              "openssl x509 -noout -fingerprint -sha256)");
   if (config_.ssl_client_auth != ClientAuth::none && config_.ssl_ca.empty() && allowed_.fingerprints.empty())
     component_.fail("ssl.clientAuth",
                     "needs something to verify client certificates against: ssl.ca, or fingerprints in "
@@ -134,6 +147,12 @@ SSL_CTX* TlsContext::build() const {
   // syslog sender never reads. A socket closed with unread bytes sends a reset instead of a FIN,
   // and the kernel drops what the sender had written but not yet sent: the tail of its stream.
   SSL_CTX_set_num_tickets(ctx.get(), 0);
+  // TLS 1.2 sessions (Java senders cache them) are resumed; OpenSSL's manual asks servers that
+  // verify clients to give their sessions an id context, so that one source's are never another's.
+  const std::string session_context = "sluice:" + component_.key_prefix;
+  SSL_CTX_set_session_id_context(
+      ctx.get(), reinterpret_cast<const unsigned char*>(session_context.data()),
+      static_cast<unsigned>(std::min<size_t>(session_context.size(), SSL_MAX_SID_CTX_LENGTH)));
   if (!config_.ssl_ciphers.empty() && SSL_CTX_set_cipher_list(ctx.get(), config_.ssl_ciphers.c_str()) != 1)
     fail("ssl.ciphers", "OpenSSL accepts no cipher of \"" + config_.ssl_ciphers + "\"");
   if (!config_.ssl_cipher_suites.empty() && SSL_CTX_set_ciphersuites(ctx.get(), config_.ssl_cipher_suites.c_str()) != 1)

@@ -40,6 +40,8 @@ struct AllowedPeers {
 };
 // A fingerprint's 64 lowercase hex digits, or nothing if the word is not one.
 std::optional<std::string> parse_fingerprint(std::string_view word);
+// True for a word that says it is a fingerprint ("SHA256:...", or hex digits and colons only).
+bool looks_like_fingerprint(std::string_view word);
 AllowedPeers parse_allowed_peers(const std::vector<std::string>& words);
 
 // The SHA-256 fingerprint of a certificate (64 lowercase hex digits) and its subject, for logs.

@@ -19,6 +19,22 @@ void TlsSession::take_output(std::string& out) {
   for (int n; (n = BIO_read(out_, chunk, sizeof chunk)) > 0;) out.append(chunk, static_cast<size_t>(n));
 }
 
+size_t TlsSession::buffered() const { return BIO_ctrl_pending(in_); }
+
+// A memory BIO keeps the largest buffer it ever held (a 256 KiB read): once it is empty, a big
+// one is replaced, so that thousands of mostly idle connections keep no such buffer each.
+void TlsSession::shrink_input() {
+  constexpr size_t kKeep = 32 * 1024;
+  BUF_MEM* memory = nullptr;
+  BIO_get_mem_ptr(in_, &memory);
+  if (!memory || memory->max <= kKeep || BIO_ctrl_pending(in_) != 0) return;
+  BIO* fresh = BIO_new(BIO_s_mem());
+  if (!fresh) return;
+  BIO_set_mem_eof_return(fresh, -1);
+  SSL_set0_rbio(ssl_, fresh);  // frees the old one
+  in_ = fresh;
+}
+
 void TlsSession::fail(TlsFailure why) {
   state_ = State::failed;
   failure_ = why;
@@ -58,7 +74,8 @@ TlsSession::State TlsSession::feed(std::string_view cipher, const std::function<
     ERR_clear_error();
     break;
   }
-  take_output(out);  // TLS 1.3 session tickets, key updates, alerts
+  take_output(out);  // key updates, alerts
+  shrink_input();
   return state_;
 }
 

@@ -44,12 +44,15 @@ class TlsSession {
   bool handshaking() const { return state_ == State::handshaking; }
   std::optional<TlsFailure> failure() const { return failure_; }
   SSL* ssl() { return ssl_; }
+  // Bytes received but not yet a whole TLS record (what a connection cut now leaves unread).
+  size_t buffered() const;
   // The client's certificate subject, for log lines ("no certificate" if it sent none).
   std::string peer_subject() const;
 
  private:
   void take_output(std::string& out);
   void fail(TlsFailure why);
+  void shrink_input();
 
   SSL* ssl_;
   BIO* in_;   // what the socket gave, for OpenSSL to read

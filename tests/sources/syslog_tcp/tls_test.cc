@@ -53,10 +53,12 @@ struct TlsSource {
   uint64_t failures(TlsFailure why) const { return counters().tls_failures[static_cast<size_t>(why)]; }
 
   // openssl s_client sends `input` and closes at its end; `client` adds -cert/-key and others.
-  int s_client(const std::string& input, const std::vector<std::string>& client = {}) {
+  // (quiet = false: s_client also prints the session, "New" or "Reused".)
+  int s_client(const std::string& input, const std::vector<std::string>& client = {}, bool quiet = true) {
     const std::string in = dir.file("input.txt");
     std::ofstream(in, std::ios::trunc) << input;
-    std::string command = "exec openssl s_client -connect 127.0.0.1:" + port() + " -quiet -no_ign_eof";
+    std::string command =
+        "exec openssl s_client -connect 127.0.0.1:" + port() + (quiet ? " -quiet" : "") + " -no_ign_eof";
     for (const std::string& arg : client) command += " '" + arg + "'";
     command += " < '" + in + "'";
     return test::run({"/bin/bash", "-c", command}, dir.file("s_client.log"), 20s);
@@ -146,7 +148,36 @@ TEST_CASE("clientAuth required: no certificate, another CA's, an expired one are
   CHECK(t.counters().tls_handshakes == 1);
 }
 
-TEST_CASE("allowedPeers: a fingerprint lets a self-signed client in without a CA; others are not allowed",
+TEST_CASE("clientAuth optional: a client without a certificate is let in, one whose certificate fails is not",
+          "[source][tls]") {
+  TlsSource t;
+  t.start({{"ssl.clientAuth", "optional"}, {"ssl.ca", t.certs.ca}});
+  CHECK(t.s_client("<13>app: no certificate\n") == 0);
+  CHECK(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  t.s_client("<13>app: a stranger\n", {"-cert", t.certs.stranger_cert, "-key", t.certs.stranger_key});
+  CHECK(eventually([&] { return t.failures(TlsFailure::untrusted) == 1; }, 10s));
+  CHECK(t.s_client("<13>app: verified\n", {"-cert", t.certs.client_cert, "-key", t.certs.client_key}) == 0);
+  CHECK(eventually([&] { return t.counters().events_received == 2; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  CHECK(t.bodies() == std::vector<std::string>{"app: no certificate", "app: verified"});
+}
+
+TEST_CASE("a TLS 1.2 client resuming its session with a client certificate is let in again", "[source][tls]") {
+  TlsSource t;
+  t.start({{"ssl.clientAuth", "required"}, {"ssl.ca", t.certs.ca}});
+  const std::vector<std::string> client{"-tls1_2", "-cert", t.certs.client_cert, "-key", t.certs.client_key};
+  std::vector<std::string> first = client, second = client;
+  first.insert(first.end(), {"-sess_out", t.dir.file("session.pem")});
+  second.insert(second.end(), {"-sess_in", t.dir.file("session.pem")});
+  CHECK(t.s_client("<13>app: first\n", first) == 0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  CHECK(t.s_client("<13>app: resumed\n", second, /*quiet=*/false) == 0);
+  CHECK(eventually([&] { return t.counters().events_received == 2; }, 10s));
+  CHECK_THAT(test::read_file(t.dir.file("s_client.log")), Catch::Contains("Reused, TLSv1.2"));
+  for (TlsFailure why : kTlsFailures) CHECK(t.failures(why) == 0);
+}
+
+TEST_CASE("allowedPeers: a fingerprint lets a self-signed client in without a CA, others are not allowed",
           "[source][tls]") {
   TlsSource t;
   t.start({{"ssl.clientAuth", "required"},
@@ -172,7 +203,7 @@ TEST_CASE(
     "the io thread",
     "[source][tls][faults]") {
   TlsSource t;
-  t.start({{"ssl.handshakeTimeout", "5s"}});
+  t.start({{"ssl.handshakeTimeout", "8s"}});
   const int plain = test::connect_loopback(static_cast<uint16_t>(std::stoi(t.port())));
   REQUIRE(::send(plain, "<13>app: not TLS\n", 17, MSG_NOSIGNAL) == 17);
   CHECK(eventually([&] { return t.failures(TlsFailure::protocol) == 1; }, 10s));
