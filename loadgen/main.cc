@@ -3,6 +3,7 @@
 // none was lost or duplicated (over UDP: none lost without a counted drop); --receive is a
 // discard receiver to measure senders against.
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -100,6 +101,9 @@ static void ensure_file_limit(uint64_t connections) {
 }
 
 int main(int argc, char** argv) {
+  // A receiver that resets a connection must not kill us (OpenSSL's writes have no MSG_NOSIGNAL):
+  // the write fails, is counted as possibly lost, and the connection comes back.
+  signal(SIGPIPE, SIG_IGN);
   CLI::App app{"sluice-loadgen: send numbered syslog events over TCP or UDP; --verify reads them back from Kafka"};
   std::vector<std::string> targets;
   SendOptions send;

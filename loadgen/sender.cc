@@ -60,7 +60,8 @@ struct Connection {
   SSL* tls = nullptr;  // --tls: the session over fd
   Clock::time_point next_attempt{};
   std::chrono::milliseconds backoff = kReconnectMin;
-  bool gso = true;  // UDP: segmentation offload, until the kernel refuses it
+  bool gso = true;             // UDP: segmentation offload, until the kernel refuses it
+  bool sent_with_gso = false;  // UDP: some of its datagrams went 64 to a packet
   Connection(uint32_t id, const Target& t, const EventFormat& format) : target(t), writer(format, id) {
     result.id = id;
     result.target = t.host + ":" + std::to_string(t.port);
@@ -75,8 +76,12 @@ struct Connection {
     if (!tls) close();
     return tls != nullptr;
   }
+  // One connection (a reconnect); the end of a run closes them together (close_all).
   void close() {
-    if (tls) close_cleanly(tls, fd, 2000);
+    if (tls) {
+      begin_close(tls, fd);
+      finish_close(tls, fd, Clock::now() + std::chrono::seconds(2));
+    }
     tls = nullptr;
     if (fd >= 0) ::close(fd);
     fd = -1;
@@ -218,7 +223,7 @@ std::string SendResult::to_json() const {
   out << "{\"sent\":" << sent << ",\"seconds\":" << seconds << ",\"rate\":" << std::llround(rate())
       << ",\"cpu_seconds\":" << cpu_seconds << ",\"blocked_seconds\":" << blocked_seconds
       << ",\"possibly_lost\":" << possibly_lost << ",\"reconnects\":" << reconnects;
-  if (udp) out << ",\"udp\":true,\"backlog_drops\":" << backlog_drops;
+  if (udp) out << ",\"udp\":true,\"gso\":" << (udp_gso ? "true" : "false") << ",\"backlog_drops\":" << backlog_drops;
   out << ",\"connections\":[";
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];
@@ -325,6 +330,7 @@ SendResult send_events(const SendOptions& options) {
         if (options.udp) {
           c->gso = c->gso && options.udp_gso;
           const size_t left = send_datagrams(c->fd, buffer, ends, c->gso, c->result.error, stats);
+          c->sent_with_gso |= c->gso;
           stats.sent.fetch_add(left, std::memory_order_relaxed);
           if (left < chunk) {
             // The socket stays (nothing to reconnect); what the failed send held did not leave.
@@ -393,6 +399,16 @@ SendResult send_events(const SendOptions& options) {
   result.blocked_seconds = stats.blocked_ns.load() / 1e9;
   result.udp = options.udp;
   if (options.udp) result.backlog_drops = backlog_drops() - backlog_drops_before;
+  for (const auto& c : connections) result.udp_gso |= options.udp && c->sent_with_gso;
+  // TLS: every connection's close_notify and FIN first, then up to 2 s in all for their FINs.
+  for (auto& c : connections)
+    if (c->tls) begin_close(c->tls, c->fd);
+  const auto until = Clock::now() + std::chrono::seconds(2);
+  for (auto& c : connections)
+    if (c->tls) {
+      finish_close(c->tls, c->fd, until);
+      c->tls = nullptr;
+    }
   for (auto& c : connections) {
     if (c->fd >= 0)
       c->close();

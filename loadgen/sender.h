@@ -70,7 +70,8 @@ struct SendResult {
   double cpu_seconds = 0;      // the sender's own user + system time
   double blocked_seconds = 0;  // time spent inside send(): the receiver not keeping up
   bool udp = false;
-  uint64_t backlog_drops = 0;  // UDP: packets the machine's input backlog dropped during the run (all senders)
+  bool udp_gso = false;        // UDP: some datagrams went 64 to a packet (one backlog drop may be 64 of them)
+  uint64_t backlog_drops = 0;  // UDP: packets the machine's input backlog dropped during the run (machine-wide)
   double rate() const { return seconds > 0 ? (sent - possibly_lost) / seconds : 0; }
   // No connection failed for good (reconnected ones count as fine).
   bool ok() const { return failed_for_good == 0; }

@@ -42,9 +42,16 @@ TlsClient::TlsClient(const TlsClientOptions& options) : context_(SSL_CTX_new(TLS
 TlsClient::~TlsClient() { SSL_CTX_free(context_); }
 
 SSL* TlsClient::connect(int fd, std::string& error) const {
+  // Bounded: a receiver that is not TLS (or is stuck) must not hold the handshake for ever.
+  timeval bound{10, 0}, none{0, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
   SSL* ssl = SSL_new(context_);
-  if (ssl && SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1) return ssl;
-  error = openssl_error("TLS handshake");
+  const bool connected = ssl && SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+  if (connected) return ssl;
+  error = openssl_error("TLS handshake (10 s at most)");
   SSL_free(ssl);
   return nullptr;
 }
@@ -61,10 +68,12 @@ bool write_all(SSL* ssl, std::string_view data, std::string& error) {
   return true;
 }
 
-void close_cleanly(SSL* ssl, int fd, int wait_ms) {
+void begin_close(SSL* ssl, int fd) {
   SSL_shutdown(ssl);
   ::shutdown(fd, SHUT_WR);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+}
+
+void finish_close(SSL* ssl, int fd, std::chrono::steady_clock::time_point until) {
   char discard[4096];
   for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
     pollfd p{fd, POLLIN, 0};

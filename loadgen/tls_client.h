@@ -5,6 +5,7 @@
 
 #include <openssl/ssl.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -33,9 +34,11 @@ class TlsClient {
 // Writes all of `data` through the session; false (and why, in error) if it failed.
 bool write_all(SSL* ssl, std::string_view data, std::string& error);
 
-// Ends the session as TLS asks (close_notify, then our FIN) and reads until the receiver closes
-// (at most `wait_ms`), so that nothing it sent is left unread: a socket closed with unread bytes
-// resets the connection and drops what we had written but the kernel not yet sent. Frees `ssl`.
-void close_cleanly(SSL* ssl, int fd, int wait_ms);
+// Ending a session as TLS asks, so that nothing the receiver sent is left unread (a socket closed
+// with unread bytes resets the connection and drops what we had written but the kernel not yet
+// sent): begin_close sends close_notify and our FIN; finish_close reads until the receiver's FIN
+// or `until`, then frees `ssl`. Many connections begin together and then share one deadline.
+void begin_close(SSL* ssl, int fd);
+void finish_close(SSL* ssl, int fd, std::chrono::steady_clock::time_point until);
 
 }  // namespace sluice::loadgen

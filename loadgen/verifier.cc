@@ -145,11 +145,11 @@ SenderSummary read_sender_summary(const std::string& json_path) {
   // then its "lost" ranges.
   static const std::regex entry(R"re("id":(\d+),"sent":(\d+)[^\n]*"lost":\[([^\n]*)\]\})re");
   static const std::regex range(R"re(\[(\d+),(\d+)\])re");
-  static const std::regex udp(R"re("udp":true,"backlog_drops":(\d+))re");
+  static const std::regex udp(R"re("udp":true,"gso":(true|false),"backlog_drops":(\d+))re");
   SenderSummary summary;
   if (std::smatch m; std::regex_search(json, m, udp)) {
     summary.udp = true;
-    summary.backlog_drops = std::stoull(m[1]);
+    summary.backlog_drops = std::stoull(m[2]) * (m[1] == "true" ? 64 : 1);
   }
   Expected& expected = summary.connections;
   for (auto it = std::sregex_iterator(json.begin(), json.end(), entry); it != std::sregex_iterator(); ++it) {

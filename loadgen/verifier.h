@@ -24,7 +24,10 @@ using Expected = std::map<uint32_t, SentByConnection>;
 struct SenderSummary {
   Expected connections;
   bool udp = false;
-  uint64_t backlog_drops = 0;  // UDP: dropped by the input backlog before any socket, during the send
+  // UDP: datagrams the input backlog may have dropped before any socket while we sent, machine-
+  // wide (other traffic's drops count too: an allowance, not a measurement): its packet drops,
+  // times 64 if datagrams went 64 to a packet (UDP_SEGMENT; --no-gso makes it exact).
+  uint64_t backlog_drops = 0;
 };
 
 struct ConnectionVerdict {

@@ -50,10 +50,17 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& out
   args.push_back(nullptr);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
+  // The tests ignore SIGPIPE (support/main.cc); their children get the default back.
+  sigset_t default_signals;
+  sigemptyset(&default_signals);
+  sigaddset(&default_signals, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &default_signals);
+  short flags = POSIX_SPAWN_SETSIGDEF;
   if (own_group) {
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    flags |= POSIX_SPAWN_SETPGROUP;
     posix_spawnattr_setpgroup(&attributes, 0);
   }
+  posix_spawnattr_setflags(&attributes, flags);
   const int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
