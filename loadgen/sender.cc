@@ -191,17 +191,15 @@ size_t send_datagrams(int fd, const std::string& data, const std::vector<size_t>
   return sent;
 }
 
-// Packets dropped by every CPU's input backlog so far (the second column of softnet_stat, hex):
-// on loopback, where a datagram goes before any socket's buffer.
-uint64_t backlog_drops() {
+}  // namespace
+
+uint64_t input_backlog_drops() {
   std::ifstream in("/proc/net/softnet_stat");
   uint64_t total = 0;
   std::string processed, dropped, rest;
   while (in >> processed >> dropped && std::getline(in, rest)) total += std::stoull(dropped, nullptr, 16);
   return total;
 }
-
-}  // namespace
 
 Target parse_target(const std::string& text) {
   const size_t colon = text.rfind(':');
@@ -259,7 +257,7 @@ SendResult send_events(const SendOptions& options) {
   stats.up = options.connections;
 
   std::atomic<int> running{threads};
-  const uint64_t backlog_drops_before = options.udp ? backlog_drops() : 0;
+  const uint64_t backlog_drops_before = options.udp ? input_backlog_drops() : 0;
   const auto start = Clock::now();
   const auto end = start + options.duration;
   std::vector<std::thread> workers;
@@ -398,7 +396,7 @@ SendResult send_events(const SendOptions& options) {
       usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
   result.blocked_seconds = stats.blocked_ns.load() / 1e9;
   result.udp = options.udp;
-  if (options.udp) result.backlog_drops = backlog_drops() - backlog_drops_before;
+  if (options.udp) result.backlog_drops = input_backlog_drops() - backlog_drops_before;
   for (const auto& c : connections) result.udp_gso |= options.udp && c->sent_with_gso;
   // TLS: every connection's close_notify and FIN first, then up to 2 s in all for their FINs.
   for (auto& c : connections)

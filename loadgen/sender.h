@@ -79,6 +79,10 @@ struct SendResult {
   std::string to_json() const;
 };
 
+// Packets every CPU's input backlog has dropped so far (the second column of /proc/net/softnet_stat):
+// on loopback, where a datagram waits before any socket's buffer; machine-wide.
+uint64_t input_backlog_drops();
+
 // Runs to completion (count reached or duration over). Throws if a target cannot be reached
 // at the start.
 SendResult send_events(const SendOptions& options);

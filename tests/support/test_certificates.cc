@@ -148,10 +148,15 @@ std::string fingerprint_of_file(const std::string& pem) {
   X509* certificate = PEM_read_X509(f, nullptr, nullptr, nullptr);
   std::fclose(f);
   if (!certificate) throw std::runtime_error(pem + " holds no certificate");
+  std::string text = fingerprint_text(certificate);
+  X509_free(certificate);
+  return text;
+}
+
+std::string fingerprint_text(X509* certificate) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   X509_digest(certificate, EVP_sha256(), digest, &length);
-  X509_free(certificate);
   std::string text = "SHA256";
   char byte[4];
   for (unsigned int i = 0; i < length; ++i) {

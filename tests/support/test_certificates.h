@@ -3,6 +3,8 @@
 // server certificate it signed (CN localhost, SAN 127.0.0.1), client certificates it signed
 // (valid and expired), one signed by another CA, and a self-signed one.
 
+#include <openssl/x509.h>
+
 #include <string>
 
 namespace sluice::test {
@@ -21,7 +23,8 @@ struct CertificateFiles {
 // Writes them into `directory`; each call makes new keys (so that a rewrite changes fingerprints).
 CertificateFiles make_certificates(const std::string& directory);
 
-// The SHA-256 fingerprint of a PEM certificate file, as "SHA256:AB:CD:...".
+// The SHA-256 fingerprint of a certificate, or of a PEM certificate file, as "SHA256:AB:CD:...".
+std::string fingerprint_text(X509* certificate);
 std::string fingerprint_of_file(const std::string& pem);
 
 }  // namespace sluice::test

@@ -92,19 +92,7 @@ class OurClient {
   bool connected() const { return connected_; }
   bool send(const std::string& line) { return SSL_write(ssl_, line.data(), static_cast<int>(line.size())) > 0; }
   void close_notify() { SSL_shutdown(ssl_); }
-  std::string server_fingerprint() const {
-    X509* certificate = SSL_get0_peer_certificate(ssl_);
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    X509_digest(certificate, EVP_sha256(), digest, &length);
-    std::string text = "SHA256";
-    char byte[4];
-    for (unsigned int i = 0; i < length; ++i) {
-      std::snprintf(byte, sizeof byte, ":%02X", digest[i]);
-      text += byte;
-    }
-    return text;
-  }
+  std::string server_fingerprint() const { return test::fingerprint_text(SSL_get0_peer_certificate(ssl_)); }
 
  private:
   SSL_CTX* ctx_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "channels/memory/memory_channel.h"
+#include "loadgen/sender.h"
 #include "sources/syslog_udp/syslog_udp_source.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
@@ -108,16 +109,9 @@ TEST_CASE("datagrams from a client not allowed are dropped and counted", "[sourc
   CHECK(source.udp_counters().events_received == 0);
 }
 
-// Datagrams loopback itself dropped, before any socket (net.core.netdev_max_backlog), over all
-// CPUs: the kernel's to count, not the agent's. A bound for the tests, as other tests' traffic
-// may add to it.
-uint64_t backlog_drops() {
-  std::ifstream in("/proc/net/softnet_stat");
-  uint64_t total = 0;
-  std::string processed, dropped, rest;
-  while (in >> processed >> dropped && std::getline(in, rest)) total += std::stoull(dropped, nullptr, 16);
-  return total;
-}
+// Datagrams loopback itself dropped, before any socket (net.core.netdev_max_backlog): the kernel's
+// to count, not the agent's. A bound for the tests, as other tests' traffic may add to it.
+uint64_t backlog_drops() { return loadgen::input_backlog_drops(); }
 
 TEST_CASE("with the channel full the kernel drops datagrams, and every one is counted: stored + dropped = sent",
           "[source][udp][faults]") {
