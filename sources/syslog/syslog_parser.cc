@@ -319,6 +319,16 @@ ParseClock ParseClock::now() {
   return at(now_ms, static_cast<int32_t>(local.tm_gmtoff));
 }
 
+void ParseClock::refresh() {
+  const int64_t system_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  if (system_ms - now_ms >= 1000 || system_ms < now_ms)
+    *this = now();
+  else
+    now_ms = system_ms;
+}
+
 void parse_syslog(std::string_view frame, const ParseClock& clock, EventRecord& e, HeaderLayout* layout) {
   e.timestamp_ms = clock.now_ms;
   e.timestamp_from_header = false;

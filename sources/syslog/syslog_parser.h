@@ -29,6 +29,9 @@ struct ParseClock {
 
   // The system clock and zone; call per read, not per event.
   static ParseClock now();
+  // Moves to the system clock's time; the zone is looked up again at most once a second (or
+  // when the clock went back), as a read loop needs it.
+  void refresh();
   // A fixed instant, for tests: `now_ms` in a zone `offset_s` east of UTC.
   static ParseClock at(int64_t now_ms, int32_t offset_s = 0);
 };

@@ -399,7 +399,7 @@ void IoWorker::check_handshakes() {
 void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
   FramerCounters framed;
   uint64_t invalid = 0, invalid_utf8 = 0;
-  refresh_clock();
+  clock_.refresh();  // the arrival time for this read's events
   const size_t batch_size = config_.batch_size;
   auto on_frame = [&](std::string_view frame, bool truncated) {
     EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
@@ -418,17 +418,6 @@ void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
     conn.framer.feed(data, on_frame, framed);
   shared_.probe.framed(counters_, conn.port_index, framed, invalid, invalid_utf8, conn.port,
                        [&] { return conn.peer_text(); });
-}
-
-// The arrival time for this read's events; the zone is looked up at most once a second.
-void IoWorker::refresh_clock() {
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms)
-    clock_ = ParseClock::now();
-  else
-    clock_.now_ms = now_ms;
 }
 
 // Puts the pending batch into every channel, waiting for room as long as it takes (that

@@ -98,7 +98,6 @@ class IoWorker {
   void send_raw(Connection* conn, std::string& bytes);
   void check_handshakes();
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
-  void refresh_clock();
   void flush();
   void close_connection(Connection* conn);
   void close_listeners();

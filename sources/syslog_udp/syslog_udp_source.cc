@@ -247,7 +247,7 @@ class SyslogUdpSource::IoThread {
         if (errno != EAGAIN && errno != EWOULDBLOCK) source_.probe_.read_failed(counters_, errno);
         return false;
       }
-      refresh_clock();  // once per call: a put may have waited since the last
+      clock_.refresh();  // once per call: a put may have waited since the last
       for (int j = 0; j < received; ++j) take(index, messages[j], vectors[j], peers[j]);
       if (received < static_cast<int>(kDatagramsPerRead)) return false;
     }
@@ -288,16 +288,6 @@ class SyslogUdpSource::IoThread {
     if (e.status == EventStatus::invalid) port.invalid.add(1);
     if (invalid_utf8) port.invalid_utf8.add(invalid_utf8);
     if (builder_.size() >= config_.batch_size) flush();
-  }
-
-  void refresh_clock() {
-    const int64_t now_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
-    if (now_ms - clock_.now_ms >= 1000 || now_ms < clock_.now_ms)
-      clock_ = ParseClock::now();
-    else
-      clock_.now_ms = now_ms;
   }
 
   // Puts the batch into every channel, waiting for room until the stop deadline; meanwhile the
