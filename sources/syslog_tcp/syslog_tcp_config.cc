@@ -5,6 +5,8 @@
 #include <optional>
 #include <thread>
 
+#include "sources/syslog_tcp/java_cipher_suites.h"
+
 namespace sluice::syslog_tcp {
 
 using C = SyslogTcpConfig;
@@ -13,6 +15,8 @@ using C = SyslogTcpConfig;
 // (Flume's exclude-protocols = SSLv3) and mean nothing: they are never enabled.
 const std::vector<std::pair<std::string_view, uint8_t>> kTlsVersions{
     {"TLSv1.2", tls_1_2}, {"TLSv1.3", tls_1_3}, {"SSLv3", 0}, {"TLSv1", 0}, {"TLSv1.1", 0}};
+
+static std::optional<std::string> any_word(std::string_view word) { return std::string(word); }
 
 // A table, one row per property, laid out for reading rather than by clang-format.
 // clang-format off
@@ -29,7 +33,7 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      {.min = 16, .max = 16 * 1024 * 1024}},
     {"readBufferSize", &C::read_buffer_size, "0",
      "Kernel receive buffer (SO_RCVBUF) per connection; 0 keeps the kernel's default and autotuning.",
-     {.min = 0, .max = 1LL << 31}, {}, {"readBufferBytes"}},
+     {.min = 0, .max = 1LL << 30}, {}, {"readBufferBytes"}},
     {"numProcessors", &C::num_processors, "0",
      "io threads, each an event loop serving a share of the connections; 0 = half the CPUs (at least 1).",
      {.min = 0, .max = 256}},
@@ -98,6 +102,12 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "TLS 1.2 cipher list in OpenSSL's syntax (e.g. ECDHE+AESGCM); empty: OpenSSL's default."},
     {"ssl.cipherSuites", &C::ssl_cipher_suites, "",
      "TLS 1.3 cipher suites, colon-separated (e.g. TLS_AES_256_GCM_SHA384); empty: OpenSSL's default."},
+    {"include-cipher-suites", config::list_of(&C::include_cipher_suites, "a cipher suite's name", any_word), "",
+     "Flume's: the only cipher suites offered, by their Java (IANA) names, e.g. "
+     "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 TLS_AES_256_GCM_SHA384; instead of ssl.ciphers and ssl.cipherSuites. "
+     "A TLS version left without a suite is turned off."},
+    {"exclude-cipher-suites", config::list_of(&C::exclude_cipher_suites, "a cipher suite's name", any_word), "",
+     "Flume's: cipher suites (Java names) taken out of include-cipher-suites, or out of OpenSSL's defaults."},
     {"ssl.handshakeTimeout", &C::ssl_handshake_timeout, "10s",
      "A connection that has not completed its TLS handshake this long after it was accepted is closed and counted "
      "(reason timeout).",
@@ -112,6 +122,26 @@ const config::PropertyTable<C> kSyslogTcpProperties{
 };
 // clang-format on
 
+// Flume's include/exclude-cipher-suites become ssl.ciphers and ssl.cipherSuites in OpenSSL's names.
+static void check_flume_cipher_suites(const config::ComponentConfig& component, SyslogTcpConfig& c) {
+  if (c.include_cipher_suites.empty() && c.exclude_cipher_suites.empty()) return;
+  const char* flume = c.include_cipher_suites.empty() ? "exclude-cipher-suites" : "include-cipher-suites";
+  if (!c.ssl_ciphers.empty() || !c.ssl_cipher_suites.empty())
+    component.fail(flume, std::string("and ") + (c.ssl_ciphers.empty() ? "ssl.cipherSuites" : "ssl.ciphers") +
+                              " are both set: give one of them");
+  const OpensslCipherChoice choice = openssl_cipher_choice(c.include_cipher_suites, c.exclude_cipher_suites);
+  if (!choice.unknown.empty())
+    component.fail(flume, "names " + choice.unknown +
+                              ", a cipher suite OpenSSL does not know (Java's name, e.g. "
+                              "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
+  if (!choice.tls12_left) c.ssl_protocols = static_cast<uint8_t>(c.ssl_protocols & ~tls_1_2);
+  if (!choice.tls13_left) c.ssl_protocols = static_cast<uint8_t>(c.ssl_protocols & ~tls_1_3);
+  if (c.ssl_protocols == 0) component.fail(flume, "leaves no cipher suite for the TLS versions in ssl.protocols");
+  c.ssl_ciphers = choice.tls12_left ? choice.tls12_ciphers : "";
+  c.ssl_cipher_suites = choice.tls13_left ? choice.tls13_suites : "";
+  c.cipher_property = flume;
+}
+
 // What the table cannot say about the ssl.* properties together; the files themselves are read
 // (and checked) by TlsContext.
 static void check_tls_properties(const config::ComponentConfig& component, SyslogTcpConfig& c) {
@@ -119,7 +149,8 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
   if (!c.ssl) {
     // A TLS setting on a plain source is a mistake that would look like security: refused.
     for (const config::Property<C>& row : kSyslogTcpProperties) {
-      if (!row.name.starts_with("ssl.") && !row.name.starts_with("keystore") && row.name != "exclude-protocols")
+      if (!row.name.starts_with("ssl.") && !row.name.starts_with("keystore") && !row.name.starts_with("exclude-") &&
+          !row.name.starts_with("include-"))
         continue;
       std::vector<std::string_view> names = row.aliases;
       names.push_back(row.name);
@@ -129,6 +160,7 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
     }
     return;
   }
+  check_flume_cipher_suites(component, c);
   if (c.ssl_protocols == 0) component.fail("ssl.protocols", "leaves no TLS version (TLSv1.2, TLSv1.3)");
   const bool pem = !c.ssl_certificate.empty() || !c.ssl_key.empty();
   if (pem && !c.keystore.empty())

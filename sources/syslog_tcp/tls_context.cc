@@ -154,9 +154,11 @@ SSL_CTX* TlsContext::build() const {
       ctx.get(), reinterpret_cast<const unsigned char*>(session_context.data()),
       static_cast<unsigned>(std::min<size_t>(session_context.size(), SSL_MAX_SID_CTX_LENGTH)));
   if (!config_.ssl_ciphers.empty() && SSL_CTX_set_cipher_list(ctx.get(), config_.ssl_ciphers.c_str()) != 1)
-    fail("ssl.ciphers", "OpenSSL accepts no cipher of \"" + config_.ssl_ciphers + "\"");
+    fail(config_.cipher_property.empty() ? "ssl.ciphers" : config_.cipher_property,
+         "OpenSSL accepts no cipher of \"" + config_.ssl_ciphers + "\"");
   if (!config_.ssl_cipher_suites.empty() && SSL_CTX_set_ciphersuites(ctx.get(), config_.ssl_cipher_suites.c_str()) != 1)
-    fail("ssl.cipherSuites", "OpenSSL accepts no TLS 1.3 suite of \"" + config_.ssl_cipher_suites + "\"");
+    fail(config_.cipher_property.empty() ? "ssl.cipherSuites" : config_.cipher_property,
+         "OpenSSL accepts no TLS 1.3 suite of \"" + config_.ssl_cipher_suites + "\"");
 
   // The password of an encrypted key, asked for by OpenSSL while it reads the file.
   SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<std::string*>(&config_.ssl_key_password));

@@ -266,6 +266,40 @@ TEST_CASE("TLS settings that cannot work are refused at start, naming the proper
            {"ssl.key", t.certs.server_key},
            {"ssl.protocols", "TLSv1.1"}},
           "leaves no TLS version");
+  refused({{"ssl", "true"},
+           {"ssl.certificate", t.certs.server_cert},
+           {"ssl.key", t.certs.server_key},
+           {"include-cipher-suites", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA999"}},
+          "include-cipher-suites: names TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA999, a cipher suite OpenSSL does not know");
+  refused({{"ssl", "true"},
+           {"ssl.certificate", t.certs.server_cert},
+           {"ssl.key", t.certs.server_key},
+           {"include-cipher-suites", "TLS_AES_128_GCM_SHA256"},
+           {"ssl.ciphers", "ECDHE+AESGCM"}},
+          "include-cipher-suites: and ssl.ciphers are both set");
+  refused({{"ssl", "true"},
+           {"ssl.certificate", t.certs.server_cert},
+           {"ssl.key", t.certs.server_key},
+           {"include-cipher-suites", "TLS_AES_128_GCM_SHA256"},
+           {"ssl.protocols", "TLSv1.2"}},
+          "include-cipher-suites: leaves no cipher suite for the TLS versions in ssl.protocols");
+  refused({{"include-cipher-suites", "TLS_AES_128_GCM_SHA256"}}, "include-cipher-suites: is set but ssl is false");
+}
+
+TEST_CASE("Flume's include-cipher-suites: only its suites are offered; a TLS version left without one is off",
+          "[source][tls]") {
+  TlsSource t;
+  t.start({{"include-cipher-suites", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}});
+  const std::string line = "<13>app: an allowed suite\n";
+  CHECK(t.s_client(line, {"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"}) != 0);
+  CHECK(t.s_client(line, {"-tls1_3"}) != 0);
+  CHECK(t.s_client(line, {"-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-GCM-SHA384"}) == 0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  CHECK(eventually([&] { return t.counters().connections_closed == 3; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  CHECK(t.bodies() == std::vector<std::string>{"app: an allowed suite"});
+  CHECK(t.counters().tls_handshakes == 1);
+  CHECK(t.failures(TlsFailure::protocol) == 2);
 }
 
 TEST_CASE("SIGHUP's reload: new connections get the new certificate, an established one goes on", "[source][tls]") {
