@@ -2,9 +2,17 @@
 // by the verifier. TLS must lose nothing plain TCP does not: including the end of each stream,
 // when a sender that never reads closes its connection.
 
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/process.h"
 #include "tests/support/test_certificates.h"
 
 using namespace sluice::test;
@@ -31,4 +39,72 @@ TEST_CASE("300,000 events over 4 TLS connections with client certificates land e
   CHECK(p.metric("sluice_source_tls_handshake_failures_total") == 0);
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
   CHECK(shutdown_account(p.agent_log()).cut == 0);  // every stream ended whole, none reset
+}
+
+namespace {
+
+// The certificate the agent shows a new connection on `port`, by its fingerprint (s_client's
+// -showcerts prints it as PEM, which fingerprint_of_file reads past the text around it).
+std::string served_fingerprint(Pipeline& p, uint16_t port) {
+  const std::string seen = p.dir().file("served.txt");
+  std::remove(seen.c_str());  // run() appends
+  run({"/bin/bash", "-c",
+       "exec openssl s_client -connect 127.0.0.1:" + std::to_string(port) + " -showcerts < /dev/null"},
+      seen, 20s);
+  return fingerprint_of_file(seen);
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  std::ofstream(to, std::ios::trunc | std::ios::binary) << read_file(from);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SIGHUP to the agent: new TLS connections get the renewed certificate, a broken one keeps the old, and a "
+    "stream sent meanwhile lands whole",
+    "[e2e][tls]") {
+  Pipeline p;
+  const CertificateFiles certs = make_certificates(p.dir().path());
+  const std::string live_cert = p.dir().file("live.pem"), live_key = p.dir().file("live.key");
+  copy_file(certs.server_cert, live_cert);
+  copy_file(certs.server_key, live_key);
+  p.start_broker();
+  std::string config = ten_sink_config(p.bootstrap(), kAcksAll);
+  config += "t.sources.r1.ssl = true\nt.sources.r1.ssl.certificate = " + live_cert +
+            "\nt.sources.r1.ssl.key = " + live_key + "\n";
+  p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+  const uint16_t port = p.agent_ports().at(0);
+  REQUIRE(served_fingerprint(p, port) == fingerprint_of_file(certs.server_cert));
+
+  // 60,000 events at 20,000/s over 2 connections, established before the reloads and kept.
+  int sent = -1;
+  std::thread sender([&] { sent = p.send({"--tls", "-c", "2", "-n", "60000", "-r", "20000"}); });
+  const bool connected = eventually([&] { return p.metric("sluice_source_tls_handshakes_total") >= 3; }, 20s);
+  // The renewed pair (any other certificate and its key will do) replaces the files, then SIGHUP.
+  copy_file(certs.client_cert, live_cert);
+  copy_file(certs.client_key, live_key);
+  p.agent().signal(SIGHUP);
+  const bool renewed =
+      eventually([&] { return served_fingerprint(p, port) == fingerprint_of_file(certs.client_cert); }, 20s);
+  // A half-written renewal (a certificate without its key) is refused; the renewed pair stays.
+  copy_file(certs.stranger_cert, live_cert);
+  p.agent().signal(SIGHUP);
+  const bool refused = eventually(
+      [&] {
+        return p.agent_log().find("TLS files not reloaded, the ones loaded before stay in use") != std::string::npos;
+      },
+      20s);
+  const std::string after_refusal = served_fingerprint(p, port);
+  sender.join();
+  INFO(p.agent_log());
+  CHECK(connected);
+  CHECK(renewed);
+  CHECK(refused);
+  CHECK(after_refusal == fingerprint_of_file(certs.client_cert));
+  REQUIRE(sent == 0);
+  std::string report;
+  CHECK(p.verify(report) == 0);
+  CHECK_THAT(report, Catch::Contains("unique 60000, duplicates 0, missing 0"));
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
