@@ -62,6 +62,10 @@ class Channel {
   // Puts the events back at the front, in their order, for the next take.
   virtual void rollback(Take&& take) = 0;
 
+  // True if put() returns only once the batch is written to disk (the file channel): a source
+  // that acknowledges its sender on put (RELP's ackAfter = channel) needs such a channel.
+  virtual bool puts_reach_disk() const { return false; }
+
   virtual size_t capacity() const = 0;
   virtual size_t transaction_capacity() const = 0;
   virtual ChannelCounters counters() const = 0;

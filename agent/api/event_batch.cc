@@ -104,6 +104,10 @@ uint32_t EventBatchBuilder::append_to_last(std::string_view extra) {
   return relative;
 }
 
+void EventBatchBuilder::set_acknowledger(std::shared_ptr<CommitTracker> acknowledger) {
+  storage_->acknowledger = std::move(acknowledger);
+}
+
 EventBatch EventBatchBuilder::seal() {
   EventBatch batch;
   batch.begin_ = 0;

@@ -92,6 +92,12 @@ struct EventStorage {
   std::vector<EventRecord> events;
   std::shared_ptr<const HeaderNames> header_names;
   std::shared_ptr<CommitTracker> tracker;  // set by a channel that must hear of commits
+  // Set by a source that acknowledges to its sender (RELP, once the events are committed):
+  // told of each commit of any slice, by every channel. A channel that re-encodes a batch (a
+  // spill to disk) carries it over, with `acknowledger_base` = the acknowledger's index of this
+  // storage's event 0. Not carried across a restart: the sender's connection is gone by then.
+  std::shared_ptr<CommitTracker> acknowledger;
+  size_t acknowledger_base = 0;
 };
 
 class EventBatch {
@@ -137,6 +143,17 @@ class EventBatch {
   }
   const HeaderNames* header_names() const { return storage_ ? storage_->header_names.get() : nullptr; }
   CommitTracker* tracker() const { return storage_ ? storage_->tracker.get() : nullptr; }
+  // What a channel calls when it commits this batch: the source's acknowledger hears of it.
+  void report_commit() const {
+    if (storage_ && storage_->acknowledger)
+      storage_->acknowledger->committed(storage_->acknowledger_base + begin_, end_ - begin_);
+  }
+  // For a channel that re-encodes the batch: the acknowledger and its index of event 0 of this
+  // batch (nullptr if the source acknowledges nothing).
+  std::pair<std::shared_ptr<CommitTracker>, size_t> acknowledger() const {
+    if (!storage_ || !storage_->acknowledger) return {nullptr, 0};
+    return {storage_->acknowledger, storage_->acknowledger_base + begin_};
+  }
   const EventStorage* storage() const { return storage_.get(); }
 
   // All events of `storage` as one batch (a channel re-reading what it stored).
@@ -173,6 +190,8 @@ class EventBatchBuilder {
   // address) after it; returns their offset relative to that event's frame.
   uint32_t append_to_last(std::string_view bytes);
   void set_header_names(std::shared_ptr<const HeaderNames> names) { header_names_ = std::move(names); }
+  // The batch being built reports its commits to `acknowledger` (EventStorage::acknowledger).
+  void set_acknowledger(std::shared_ptr<CommitTracker> acknowledger);
   size_t size() const { return storage_->events.size(); }
   bool empty() const { return storage_->events.empty(); }
   uint64_t bytes() const { return bytes_; }

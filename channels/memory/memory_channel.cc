@@ -81,6 +81,7 @@ void MemoryChannel::commit(const Take& take) {
     counters_.events_held -= take.events;
     counters_.bytes_held -= take.bytes;
   }
+  for (const EventBatch& batch : take.batches) batch.report_commit();
   not_full_.notify_all();
 }
 

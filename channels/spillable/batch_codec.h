@@ -20,7 +20,9 @@ uint32_t event_layout_version();
 void encode_batch(const EventBatch& batch, std::string& out);
 
 // The batch `compressed` holds, or nullopt if it is not a well-formed encoding; `tracker`
-// (may be null) hears of its commits.
-std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_ptr<CommitTracker> tracker = nullptr);
+// (may be null) hears of its commits, and so does the source's `acknowledger` that the encoded
+// batch had (EventBatch::acknowledger(): not encoded, kept by the channel beside the record).
+std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_ptr<CommitTracker> tracker = nullptr,
+                                       std::pair<std::shared_ptr<CommitTracker>, size_t> acknowledger = {});
 
 }  // namespace sluice::spill

@@ -84,7 +84,7 @@ void SpillableChannel::open() {
     std::lock_guard lock(mutex_);
     for (const spill::ReplayRecord& r : replay) {
       if (r.committed.empty()) {
-        queue_.push_back(Entry{{}, r.record});
+        queue_.push_back(Entry{{}, r.record, {}});
         disk_events_ += r.record.events;
       } else {
         queue_partly_committed(r);
@@ -134,6 +134,7 @@ void SpillableChannel::close() {
     }
     try {
       entry.disk = store_->append(encoded, static_cast<uint32_t>(events));
+      entry.acknowledger = entry.batch.acknowledger();
     } catch (const std::runtime_error& e) {
       spdlog::error("channel {}: {}", name(), e.what());
       unsaved += events;
@@ -166,7 +167,7 @@ void SpillableChannel::queue_partly_committed(const spill::ReplayRecord& r) {
   }
   uint32_t next = 0;
   auto queue_slice = [&](uint32_t end) {
-    if (end > next) queue_.push_back(Entry{batch->slice(next, end - next), std::nullopt});
+    if (end > next) queue_.push_back(Entry{batch->slice(next, end - next), std::nullopt, {}});
   };
   for (const spill::EventRange& part : r.committed) {
     queue_slice(part.first);
@@ -227,7 +228,7 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
       counters_.events_put += events;
       memory_events_ += events;
       memory_bytes_ += batch.bytes();
-      queue_.push_back(Entry{std::move(batch), std::nullopt});
+      queue_.push_back(Entry{std::move(batch), std::nullopt, {}});
       break;
     }
     if (encoded.empty() && store_ && config_.overflow_capacity > 0) {
@@ -240,7 +241,7 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
     if (!refusal) {
       try {
         const spill::RecordRef record = store_->append(encoded, static_cast<uint32_t>(events));
-        queue_.push_back(Entry{{}, record});
+        queue_.push_back(Entry{{}, record, batch.acknowledger()});
         counters_.events_put += events;
         spill_counters_.events_spilled += events;
         disk_events_ += events;
@@ -265,16 +266,19 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
   return true;
 }
 
-EventBatch SpillableChannel::load(const spill::RecordRef& record) {
+EventBatch SpillableChannel::load(const spill::RecordRef& record, Acknowledger acknowledger) {
   const auto payload = store_->read(record);
-  auto batch = payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, record)) : std::nullopt;
+  auto batch =
+      payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, record), std::move(acknowledger))
+              : std::nullopt;
   if (!batch || batch->size() != record.events) return {};
   return std::move(*batch);
 }
 
 Take SpillableChannel::take(size_t max_events, Deadline deadline) {
   Take take;
-  std::vector<std::optional<spill::RecordRef>> to_read;  // per batch of the take: read after unlocking
+  // Per batch of the take: a record to read after unlocking, and its source's acknowledger.
+  std::vector<std::optional<std::pair<spill::RecordRef, Acknowledger>>> to_read;
   std::unique_lock lock(mutex_);
   if (queue_.empty() && !not_empty_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return take;
   std::vector<spill::RecordRef> unreadable;
@@ -284,21 +288,22 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
     if (front.disk) {
       if (front.disk->events > room && take.events > 0) break;  // whole records, unless it is the first
       const spill::RecordRef record = *front.disk;
+      Acknowledger acknowledger = std::move(front.acknowledger);
       queue_.pop_front();
       if (record.events <= room) {
         take.batches.emplace_back();
-        to_read.push_back(record);
+        to_read.emplace_back(std::in_place, record, std::move(acknowledger));
         take.events += record.events;
         continue;
       }
       // Bigger than the take: read it now and leave its rest at the front, in order.
-      EventBatch whole = load(record);
+      EventBatch whole = load(record, std::move(acknowledger));
       if (whole.empty()) {
         drop_unreadable(record, record.events);  // never part of this take
         continue;
       }
       EventBatch part = whole.split_front(room);
-      queue_.push_front(Entry{std::move(whole), std::nullopt});
+      queue_.push_front(Entry{std::move(whole), std::nullopt, {}});
       take.events += part.size();
       take.bytes += part.bytes();
       take.batches.push_back(std::move(part));
@@ -318,9 +323,9 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
   // Records are read and decompressed outside the lock: puts and other takes go on meanwhile.
   for (size_t i = 0; i < take.batches.size(); ++i) {
     if (!to_read[i]) continue;
-    take.batches[i] = load(*to_read[i]);
+    take.batches[i] = load(to_read[i]->first, std::move(to_read[i]->second));
     if (take.batches[i].empty())
-      unreadable.push_back(*to_read[i]);
+      unreadable.push_back(to_read[i]->first);
     else
       take.bytes += take.batches[i].bytes();
   }
@@ -356,6 +361,7 @@ void SpillableChannel::commit(const Take& take) {
       memory_events_ -= std::min<uint64_t>(memory_events_, batch.size());
       memory_bytes_ -= std::min<uint64_t>(memory_bytes_, batch.bytes());
     }
+    batch.report_commit();
   }
   counters_.events_committed += take.events;
   not_full_.notify_all();
@@ -366,7 +372,7 @@ void SpillableChannel::rollback(Take&& take) {
   {
     std::lock_guard lock(mutex_);
     for (auto it = take.batches.rbegin(); it != take.batches.rend(); ++it)
-      queue_.push_front(Entry{std::move(*it), std::nullopt});
+      queue_.push_front(Entry{std::move(*it), std::nullopt, {}});
     counters_.events_rolled_back += take.events;
   }
   take = Take{};

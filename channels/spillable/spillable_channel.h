@@ -48,15 +48,18 @@ class SpillableChannel final : public Channel {
   void commit(const Take& take) override;
   void rollback(Take&& take) override;
   size_t capacity() const override;
+  bool puts_reach_disk() const override { return config_.memory_capacity == 0; }
   size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
   ChannelCounters counters() const override;
   SpillCounters spill_counters() const;
   void write_metrics(MetricsWriter& writer) const override;
 
  private:
+  using Acknowledger = std::pair<std::shared_ptr<CommitTracker>, size_t>;  // EventBatch::acknowledger()
   struct Entry {
     EventBatch batch;                      // in memory (also a rolled-back slice of a disk record)
     std::optional<spill::RecordRef> disk;  // or on disk, not yet read
+    Acknowledger acknowledger;             // on disk: the source's, for the batch read back
     size_t events() const { return disk ? disk->events : batch.size(); }
   };
   class RecordTracker;
@@ -64,7 +67,8 @@ class SpillableChannel final : public Channel {
   bool memory_has_room(size_t events) const;
   // Why the disk cannot take `stored` more bytes now, or nullptr.
   const char* disk_refusal(size_t events, uint64_t stored) const;
-  EventBatch load(const spill::RecordRef& record);  // reads and decodes; empty if corrupt
+  // Reads and decodes; empty if corrupt.
+  EventBatch load(const spill::RecordRef& record, Acknowledger acknowledger);
   // With mutex_ held: `events` of the record were committed, its last ones; or a part of it.
   void release(const spill::RecordRef& record, size_t events);
   void release_part(const spill::RecordRef& record, spill::EventRange part);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "channels/memory/memory_channel.h"
+#include "tests/support/recording_acknowledger.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -131,4 +132,23 @@ TEST_CASE("many producers and consumers move every event exactly once", "[channe
   const std::set<std::string> unique(all.begin(), all.end());
   CHECK(all.size() == kProducers * kBatches * kPerBatch);
   CHECK(unique.size() == all.size());
+}
+
+TEST_CASE("a source's acknowledger hears of each event's commit once, after a split take and a rollback",
+          "[channel][ack]") {
+  MemoryChannel c = channel(100, 10);
+  CHECK_FALSE(c.puts_reach_disk());
+  const auto acknowledger = std::make_shared<test::RecordingAcknowledger>();
+  EventBatch batch = test::acknowledged_batch(0, 8, acknowledger);
+  REQUIRE(c.put(batch, Clock::now() + 1s));
+  Take first = c.take(3, Clock::now());
+  c.rollback(std::move(first));
+  Take a = c.take(5, Clock::now());
+  CHECK(acknowledger->times().empty());  // taken is not committed
+  c.commit(a);
+  CHECK(acknowledger->times() == test::each_once(5));
+  Take b = c.take(5, Clock::now());
+  REQUIRE(b.events == 3);
+  c.commit(b);
+  CHECK(acknowledger->times() == test::each_once(8));
 }

@@ -12,6 +12,7 @@
 #include "channels/spillable/spillable_channel.h"
 #include "tests/support/component.h"
 #include "tests/support/process.h"
+#include "tests/support/recording_acknowledger.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -277,4 +278,36 @@ TEST_CASE("spillable channel configuration errors name the key", "[spill][channe
   auto second = kFileChannelSpec.make_channel(channel_component("file", dir, {}));
   CHECK_THROWS_WITH(second->open(),
                     Catch::Contains("a.channels.c.dataDir: ") && Catch::Contains("is in use by another agent"));
+}
+
+TEST_CASE("a source's acknowledger hears of each event's commit once, in memory, spilled, split and rolled back",
+          "[spill][channel][ack]") {
+  TempDir dir;
+  auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "10"}});
+  CHECK_FALSE(channel->puts_reach_disk());
+  // One per batch: each counts its own batch's events from 0.
+  const auto acknowledger = std::make_shared<test::RecordingAcknowledger>();
+  const auto spilled_acknowledger = std::make_shared<test::RecordingAcknowledger>();
+  EventBatch in_memory = test::acknowledged_batch(0, 10, acknowledger);
+  REQUIRE(channel->put(in_memory, Clock::now() + 1s));
+  EventBatch spilled = test::acknowledged_batch(10, 10, spilled_acknowledger);  // memory is full: to disk
+  REQUIRE(channel->put(spilled, Clock::now() + 1s));
+  REQUIRE(static_cast<SpillableChannel&>(*channel).spill_counters().events_spilled == 10);
+  Take first = channel->take(15, Clock::now());  // all of memory and 5 of the record
+  CHECK(acknowledger->times().empty());
+  channel->rollback(std::move(first));
+  CHECK(drain(*channel, 7) == range(0, 20));
+  CHECK(acknowledger->times() == test::each_once(10));
+  CHECK(spilled_acknowledger->times() == test::each_once(10));
+}
+
+TEST_CASE("the file channel's puts reach the disk; its acknowledger hears of commits", "[spill][channel][ack]") {
+  TempDir dir;
+  auto channel = open_channel("file", dir, {});
+  CHECK(channel->puts_reach_disk());
+  const auto acknowledger = std::make_shared<test::RecordingAcknowledger>();
+  EventBatch batch = test::acknowledged_batch(0, 10, acknowledger);
+  REQUIRE(channel->put(batch, Clock::now() + 1s));
+  CHECK(drain(*channel, 4) == range(0, 10));
+  CHECK(acknowledger->times() == test::each_once(10));
 }
