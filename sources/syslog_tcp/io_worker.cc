@@ -56,6 +56,7 @@ struct IoWorker::Connection {
   uint8_t client_ip_length = 0;
   uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
   std::unique_ptr<TlsSession> tls;             // ssl = true
+  std::unique_ptr<StreamProtocol> protocol;    // RELP
   uint64_t opened_ms = 0;                      // uv_now() at open: the handshake's clock
   Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
       : worker(w),
@@ -90,6 +91,11 @@ IoWorker::IoWorker(IoShared& shared, int index)
   uv_prepare_init(&loop_, &prepare_);
   prepare_.data = this;
   uv_prepare_start(&prepare_, &IoWorker::on_prepare);
+  if (shared_.protocol) {
+    uv_async_init(&loop_, &acks_async_, &IoWorker::on_acks_ready);
+    acks_async_.data = this;
+    waker_ = std::make_shared<AckWaker>(&acks_async_);
+  }
   if (const auto timeout = config_.idle_timeout.count(); timeout > 0) {
     idle_timer_ = std::make_unique<uv_timer_t>();
     uv_timer_init(&loop_, idle_timer_.get());
@@ -218,9 +224,16 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
     }
     conn->tls = std::make_unique<TlsSession>(ssl);
   }
+  if (shared_.protocol) {
+    conn->protocol = shared_.protocol->open(waker_);
+    conn->protocol->acks()->connection = conn;
+  }
   connections_.insert(conn);
   conn->last_read_ms = conn->opened_ms = uv_now(&loop_);
-  if (stopping_) half_close(conn->handle);  // handed over while this loop drains: drained too
+  if (stopping_) {               // handed over while this loop drains: drained too
+    if (conn->protocol) return;  // nothing read, nothing to answer: the drain says farewell
+    half_close(conn->handle);
+  }
   const HeaderNames& names = *config_.header_names;
   if (!names.client_ip.empty() || !names.client_host.empty()) {
     conn->client = address_text(peer);
@@ -276,7 +289,8 @@ void IoWorker::on_name(uv_getnameinfo_t* request, int status, const char* hostna
   // (libuv reports a cancelled lookup as UV_EAI_CANCELED.)
   if (status != UV_EAI_CANCELED && status != UV_ECANCELED) self->names_.store(ip, name, uv_now(&self->loop_));
   conn->client += name;
-  self->start_reading(conn);  // at shutdown too: the drain reads what it sent
+  if (self->stopping_ && conn->protocol) return;  // nothing read yet: the drain says farewell
+  self->start_reading(conn);                      // at shutdown too: the drain reads what it sent
 }
 
 // idleTimeout: connections that sent nothing for that long are closed (what they had sent
@@ -287,8 +301,12 @@ void IoWorker::close_idle() {
   uint64_t closed = 0;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
     if (now - conn->last_read_ms < timeout || conn->pending_lookup) continue;
-    consume(*conn, {}, StreamEnd::cut);
-    close_connection(conn);
+    if (conn->protocol) {
+      end_protocol_connection(conn);
+    } else {
+      consume(*conn, {}, StreamEnd::cut);
+      close_connection(conn);
+    }
     ++closed;
   }
   if (closed) shared_.probe.idle_closed(counters_, closed);
@@ -396,20 +414,31 @@ void IoWorker::check_handshakes() {
       refuse_tls(conn, TlsFailure::timeout);
 }
 
+EventRecord& IoWorker::decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
+                                    uint64_t& invalid_utf8) {
+  EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
+  e.port = conn.port;
+  if (e.status == EventStatus::invalid) ++invalid;
+  if (!conn.client.empty()) {
+    e.client_offset = builder_.append_to_last(conn.client);
+    e.client_ip_length = conn.client_ip_length;
+    e.client_host_length = static_cast<uint8_t>(conn.client.size() - conn.client_ip_length);
+  }
+  return e;
+}
+
 void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
+  if (conn.protocol) {
+    // A partial frame at the end is no message: unanswered, the sender resends it.
+    if (end == StreamEnd::none) consume_protocol(conn, data);
+    return;
+  }
   FramerCounters framed;
   uint64_t invalid = 0, invalid_utf8 = 0;
   clock_.refresh();  // the arrival time for this read's events
   const size_t batch_size = config_.batch_size;
   auto on_frame = [&](std::string_view frame, bool truncated) {
-    EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
-    e.port = conn.port;
-    if (e.status == EventStatus::invalid) ++invalid;
-    if (!conn.client.empty()) {
-      e.client_offset = builder_.append_to_last(conn.client);
-      e.client_ip_length = conn.client_ip_length;
-      e.client_host_length = static_cast<uint8_t>(conn.client.size() - conn.client_ip_length);
-    }
+    decode_event(conn, frame, truncated, invalid, invalid_utf8);
     if (builder_.size() >= batch_size) flush();
   };
   if (end != StreamEnd::none)
@@ -420,11 +449,75 @@ void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
                        [&] { return conn.peer_text(); });
 }
 
+void IoWorker::consume_protocol(Connection& conn, std::string_view data) {
+  if (!connections_.count(&conn)) return;  // ended by an earlier chunk of the same read
+  FramerCounters framed;
+  uint64_t invalid = 0, invalid_utf8 = 0;
+  clock_.refresh();
+  const auto on_message = [&](std::string_view message, bool truncated, AckQueue::Ticket ticket) {
+    decode_event(conn, message, truncated, invalid, invalid_utf8);
+    ++framed.frames;
+    framed.truncated += truncated;
+    if (!batch_acks_) {
+      // With ackAfter = kafka every channel's commit counts down; on put, flush() tells it once.
+      const bool on_put = shared_.protocol->acknowledge_on_put();
+      batch_acks_ = std::make_shared<BatchAcknowledger>(on_put ? 1 : static_cast<uint8_t>(shared_.channels.size()));
+      if (!on_put) builder_.set_acknowledger(batch_acks_);
+    }
+    batch_acks_->add(builder_.size() - 1, conn.protocol->acks(), ticket);
+    if (builder_.size() >= config_.batch_size) flush();
+  };
+  const std::string broken = conn.protocol->feed(data, on_message);
+  shared_.probe.framed(counters_, conn.port_index, framed, invalid, invalid_utf8, conn.port,
+                       [&] { return conn.peer_text(); });
+  send_replies(conn);
+  if (!broken.empty()) {
+    shared_.probe.protocol_broken(counters_, conn.peer_text(), broken);
+    end_protocol_connection(&conn);
+  }
+}
+
+// What the connection's AckQueue has ready, in order.
+void IoWorker::send_replies(Connection& conn) {
+  uint64_t events = 0;
+  std::string replies = conn.protocol->acks()->take_ready(events);
+  if (events) shared_.probe.acknowledged(counters_, events);
+  send_plain(conn, std::move(replies));
+}
+
+void IoWorker::send_plain(Connection& conn, std::string bytes) {
+  if (bytes.empty()) return;
+  if (!conn.tls) {
+    send_raw(&conn, bytes);
+    return;
+  }
+  std::string records;
+  if (conn.tls->write(bytes, records)) send_raw(&conn, records);
+}
+
+// The agent ends a protocol connection: its farewell (RELP's serverclose: "resend what I did
+// not answer"), then the close. What it sent unanswered is not lost: the sender still has it.
+void IoWorker::end_protocol_connection(Connection* conn) {
+  send_replies(*conn);
+  send_plain(*conn, conn->protocol->farewell());
+  close_connection(conn);
+}
+
+void IoWorker::on_acks_ready(uv_async_t* handle) {
+  auto* self = static_cast<IoWorker*>(handle->data);
+  for (const std::shared_ptr<AckQueue>& queue : self->waker_->take_ready())
+    if (auto* conn = static_cast<Connection*>(queue->connection)) self->send_replies(*conn);
+}
+
 // Puts the pending batch into every channel, waiting for room as long as it takes (that
 // wait is the backpressure) or until the shutdown deadline, re-read every half second.
 void IoWorker::flush() {
   if (builder_.empty()) return;
   EventBatch batch = builder_.seal();
+  // The batch's acknowledger (a protocol's): with acknowledge-on-put, told here once every
+  // channel took the batch; a batch dropped at the shutdown deadline is never answered.
+  const std::shared_ptr<BatchAcknowledger> acks = std::move(batch_acks_);
+  bool put_everywhere = true;
   const auto& channels = shared_.channels;
   for (size_t i = 0; i < channels.size(); ++i) {
     EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
@@ -440,6 +533,7 @@ void IoWorker::flush() {
       const auto now = Clock::now();
       if (now >= deadline) {
         shared_.probe.dropped_at_shutdown(counters_, copy.size(), channels[i]->name());
+        put_everywhere = false;
         break;
       }
       if (now >= next_log) {
@@ -452,11 +546,13 @@ void IoWorker::flush() {
       }
     }
   }
+  if (acks && put_everywhere && shared_.protocol->acknowledge_on_put()) acks->committed(0, acks->size());
 }
 
 void IoWorker::close_connection(Connection* conn) {
   if (!connections_.erase(conn)) return;
-  if (conn->pending_lookup) conn->pending_lookup->data = nullptr;  // on_name must not touch it
+  if (conn->pending_lookup) conn->pending_lookup->data = nullptr;    // on_name must not touch it
+  if (conn->protocol) conn->protocol->acks()->connection = nullptr;  // replies still to come go nowhere
   counters_.closed.add(1);
   shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
   uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
@@ -476,6 +572,10 @@ void IoWorker::close_all_handles() {
   if (drain_timer_) uv_close(reinterpret_cast<uv_handle_t*>(drain_timer_.get()), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
+  if (waker_) {
+    waker_->detach();  // commits after this find no loop to wake
+    uv_close(reinterpret_cast<uv_handle_t*>(&acks_async_), nullptr);
+  }
 }
 
 // On the loop thread, after the listeners closed: half-close every connection and read on
@@ -502,7 +602,14 @@ void IoWorker::shut_down() {
   // TLS connections get the same FIN and no close_notify: a sender that never reads would close
   // with our alert unread, which makes its kernel reset the connection and drop what it had not
   // sent yet. The FIN alone ends our side cleanly.
-  for (Connection* conn : connections_) half_close(conn->handle);
+  // A protocol connection is not half-closed (its replies must still go out): it is no longer
+  // read, and ends once every message it sent is answered or the grace is over.
+  for (Connection* conn : connections_) {
+    if (conn->protocol)
+      uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->handle));
+    else
+      half_close(conn->handle);
+  }
   drain_timer_ = std::make_unique<uv_timer_t>();
   uv_timer_init(&loop_, drain_timer_.get());
   drain_timer_->data = this;
@@ -514,6 +621,10 @@ void IoWorker::drain_step() {
   const uint64_t now = uv_now(&loop_);
   const bool grace_over = now >= drain_until_ms_;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+    if (conn->protocol) {
+      if (grace_over || conn->protocol->acks()->waiting() == 0) end_protocol_connection(conn);
+      continue;
+    }
     // A TLS connection's unread bytes include a record it has only part of.
     const int64_t unread = unread_bytes(conn->handle) + (conn->tls ? static_cast<int64_t>(conn->tls->buffered()) : 0);
     const bool quiet = unread == 0 && now - std::max(conn->last_read_ms, drain_started_ms_) >= kDrainQuietMs;

@@ -9,6 +9,12 @@
 // request_stop(): every connection is half-closed and read on until its sender closes, goes
 // quiet, or the grace is over (drain_step); what was read is put into the channels.
 //
+// A protocol that acknowledges (RELP, stream_protocol.h): each connection's bytes go to its
+// StreamProtocol instead of the framer, and its replies go out as their events are done (the
+// channels tell the batch's BatchAcknowledger; the AckWaker wakes this loop to send). Such a
+// connection is not half-closed at a stop: it stops being read, its replies are sent as long as
+// the drain lasts, then the protocol's farewell; what it sent unanswered, the sender resends.
+//
 // TLS (ssl = true): each connection has a TlsSession that the reads feed; what it decrypts is
 // framed as on plain TCP. A handshake is just reads that have not completed it yet: it never
 // holds the loop, and one not done by ssl.handshakeTimeout is closed (check_handshakes).
@@ -30,6 +36,7 @@
 #include "sources/syslog/event_decoder.h"
 #include "sources/syslog_tcp/hostname_cache.h"
 #include "sources/syslog_tcp/listener.h"
+#include "sources/syslog_tcp/stream_protocol.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/syslog_tcp_probe.h"
 #include "sources/syslog_tcp/tls_context.h"
@@ -42,9 +49,10 @@ struct IoShared {
   const SyslogTcpConfig& config;
   std::vector<Channel*> channels;
   SyslogTcpProbe& probe;
-  std::atomic<int64_t> open_connections{0};  // over all io threads, for maxConnections
-  std::vector<uint16_t> bound_ports;         // as configured, 0 resolved; set before the threads run
-  const TlsContext* tls = nullptr;           // ssl = true: every connection speaks TLS
+  std::atomic<int64_t> open_connections{0};         // over all io threads, for maxConnections
+  std::vector<uint16_t> bound_ports;                // as configured, 0 resolved; set before the threads run
+  const TlsContext* tls = nullptr;                  // ssl = true: every connection speaks TLS
+  const StreamProtocolFactory* protocol = nullptr;  // RELP: every connection speaks it
 };
 
 class IoWorker {
@@ -88,6 +96,7 @@ class IoWorker {
   static void on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*);
+  static void on_acks_ready(uv_async_t* handle);
 
   void start_reading(Connection* conn);
   bool start_lookup(Connection* conn, const sockaddr_storage& peer);
@@ -98,6 +107,13 @@ class IoWorker {
   void send_raw(Connection* conn, std::string& bytes);
   void check_handshakes();
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
+  // A protocol connection's bytes: its messages decoded, its replies sent.
+  void consume_protocol(Connection& conn, std::string_view data);
+  EventRecord& decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
+                            uint64_t& invalid_utf8);
+  void send_replies(Connection& conn);
+  void send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
+  void end_protocol_connection(Connection* conn);        // farewell, then close
   void flush();
   void close_connection(Connection* conn);
   void close_listeners();
@@ -135,6 +151,10 @@ class IoWorker {
 
   std::unordered_set<Connection*> connections_;
   EventBatchBuilder builder_;
+  // A protocol that acknowledges: the wake-up for replies, and the batch being built's events.
+  uv_async_t acks_async_;
+  std::shared_ptr<AckWaker> waker_;
+  std::shared_ptr<BatchAcknowledger> batch_acks_;
   std::vector<char> read_buffer_;
   std::vector<char> plain_buffer_;  // TLS: what a session decrypts, before it is framed
   EventDecoder decoder_;

@@ -29,6 +29,13 @@ void SyslogTcpProbe::idle_closed(IoCounters& io, uint64_t connections) {
                  idle_timeout_ms_, *note);
 }
 
+void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, const std::string& why) {
+  io.protocol_errors.add(1);
+  if (auto note = io.protocol_log.next())
+    spdlog::warn("source {}: {} session from {} ended: {}; the sender resends what it has no reply for{}", source_name_,
+                 protocol_, peer, why, *note);
+}
+
 void SyslogTcpProbe::unread_at_shutdown(IoCounters& io, uint64_t bytes) {
   io.unread_at_shutdown.add(bytes);
   if (auto note = io.unread_log.next())
@@ -88,6 +95,8 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.connections_refused_denied += io.refused_denied.get();
     c.connections_refused_limit += io.refused_limit.get();
     c.tls_handshakes += io.tls_handshakes.get();
+    c.events_acknowledged += io.acknowledged.get();
+    c.protocol_errors += io.protocol_errors.get();
     for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
@@ -155,6 +164,14 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
                 "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, "
                 "not_allowed, protocol).",
                 {{"source", n}, {"reason", std::string(failure_label(why))}}, c.tls_failures[static_cast<size_t>(why)]);
+  }
+  if (!protocol_.empty()) {
+    w.counter("sluice_source_events_acknowledged_total",
+              "Events whose acknowledgement (RELP rsp 200) was sent: done downstream as ackAfter says.", l,
+              c.events_acknowledged);
+    w.counter("sluice_source_protocol_errors_total",
+              "Sessions ended because their stream broke the protocol (RELP): the sender resends.", l,
+              c.protocol_errors);
   }
   // Flume's reporting of a source.
   w.flume("EventReceivedCount", std::to_string(c.events_received));

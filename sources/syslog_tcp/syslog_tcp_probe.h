@@ -54,7 +54,10 @@ struct SyslogTcpCounters {
   uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
   uint64_t tls_handshakes = 0;            // completed and admitted
   std::array<uint64_t, std::size(kTlsFailures)> tls_failures{};  // refused, by TlsFailure
-  std::vector<PortCounters> per_port;                            // the event counters above, per port
+  // A protocol that acknowledges (RELP, stream_protocol.h):
+  uint64_t events_acknowledged = 0;    // replies sent for events that were done downstream
+  uint64_t protocol_errors = 0;        // sessions ended because their stream was not the protocol
+  std::vector<PortCounters> per_port;  // the event counters above, per port
 };
 
 struct Counter {
@@ -72,9 +75,9 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, refused_denied, refused_limit,
-      idle_closed, tls_handshakes;
+      idle_closed, tls_handshakes, acknowledged, protocol_errors;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
-  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log;
+  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log;
 };
 
 // Why the acceptor closed a connection at once.
@@ -82,11 +85,13 @@ enum class Refusal { denied, limit };
 
 class SyslogTcpProbe {
  public:
-  SyslogTcpProbe(std::string source_name, const SyslogTcpConfig& config, int io_threads)
+  // `protocol`: the name of a protocol that acknowledges ("RELP"), or empty for plain syslog.
+  SyslogTcpProbe(std::string source_name, const SyslogTcpConfig& config, int io_threads, std::string protocol = "")
       : source_name_(std::move(source_name)),
         event_size_(config.event_size),
         idle_timeout_ms_(config.idle_timeout.count()),
-        tls_(config.ssl) {
+        tls_(config.ssl),
+        protocol_(std::move(protocol)) {
     for (int i = 0; i < io_threads; ++i) io_.emplace_back(config.ports.size());
   }
 
@@ -121,6 +126,10 @@ class SyslogTcpProbe {
   // certificate subject.
   void tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject);
 
+  void acknowledged(IoCounters& io, uint64_t events) { io.acknowledged.add(events); }
+  // A session whose stream broke the protocol: counted, logged with the sender and why.
+  void protocol_broken(IoCounters& io, const std::string& peer, const std::string& why);
+
   SyslogTcpCounters counters() const;
   SourceCounters source_counters() const;
   void write_metrics(MetricsWriter& writer) const;
@@ -132,6 +141,7 @@ class SyslogTcpProbe {
   const size_t event_size_;        // for the truncation line
   const int64_t idle_timeout_ms_;  // for the idle line
   const bool tls_;                 // the TLS families only for a TLS source
+  const std::string protocol_;     // the acknowledgement families only for such a protocol
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
 };

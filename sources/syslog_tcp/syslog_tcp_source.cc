@@ -27,17 +27,19 @@ const ComponentSpec kSyslogTcpSourceSpec{
 };
 
 SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config,
-                                 std::vector<Channel*> channels)
+                                 std::vector<Channel*> channels, std::unique_ptr<StreamProtocolFactory> protocol)
     : component_(std::move(component)),
       config_(std::move(config)),
       io_threads_(resolve_num_processors(config_.num_processors)),
-      probe_(component_.name, config_, io_threads_),
+      protocol_(std::move(protocol)),
+      probe_(component_.name, config_, io_threads_, protocol_ ? std::string(protocol_->name()) : ""),
       tls_(config_.ssl ? std::make_unique<TlsContext>(component_, config_) : nullptr),
       shared_{.source_name = component_.name,
               .config = config_,
               .channels = std::move(channels),
               .probe = probe_,
-              .tls = tls_.get()} {}
+              .tls = tls_.get(),
+              .protocol = protocol_.get()} {}
 
 void SyslogTcpSource::reload_credentials() {
   if (!tls_) return;
@@ -66,8 +68,10 @@ void SyslogTcpSource::start() {
   started_ = true;
   std::string ports;
   for (uint16_t p : shared_.bound_ports) ports += (ports.empty() ? "" : " ") + std::to_string(p);
+  std::string speaks = protocol_ ? std::string(protocol_->name()) : "";
+  if (tls_) speaks += speaks.empty() ? "TLS" : " over TLS";
   spdlog::info("source {}: listening on {} port(s) {}{} with {} io thread(s)", name(), config_.host, ports,
-               tls_ ? " (TLS)" : "", io_threads_);
+               speaks.empty() ? "" : " (" + speaks + ")", io_threads_);
 }
 
 void SyslogTcpSource::stop(Deadline deadline) {

@@ -37,7 +37,9 @@ namespace sluice::syslog_tcp {
 class SyslogTcpSource final : public Source {
  public:
   // `component` is kept for error messages that name the file and line (a port in use).
-  SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config, std::vector<Channel*> channels);
+  // `protocol`: the connections speak it (RELP) rather than plain syslog frames.
+  SyslogTcpSource(config::ComponentConfig component, SyslogTcpConfig config, std::vector<Channel*> channels,
+                  std::unique_ptr<StreamProtocolFactory> protocol = nullptr);
   ~SyslogTcpSource() override;
 
   const std::string& name() const override { return component_.name; }
@@ -57,6 +59,7 @@ class SyslogTcpSource final : public Source {
   const config::ComponentConfig component_;
   const SyslogTcpConfig config_;
   const int io_threads_;
+  const std::unique_ptr<StreamProtocolFactory> protocol_;
   SyslogTcpProbe probe_;
   std::unique_ptr<TlsContext> tls_;  // ssl = true
   IoShared shared_;

@@ -2,6 +2,8 @@
 
 #include <openssl/err.h>
 
+#include <algorithm>
+
 namespace sluice::syslog_tcp {
 
 TlsSession::TlsSession(SSL* ssl) : ssl_(ssl), in_(BIO_new(BIO_s_mem())), out_(BIO_new(BIO_s_mem())) {
@@ -17,6 +19,21 @@ TlsSession::~TlsSession() { SSL_free(ssl_); }
 void TlsSession::take_output(std::string& out) {
   char chunk[16 * 1024];
   for (int n; (n = BIO_read(out_, chunk, sizeof chunk)) > 0;) out.append(chunk, static_cast<size_t>(n));
+}
+
+bool TlsSession::write(std::string_view plain, std::string& out) {
+  if (state_ != State::established) return false;
+  // Into a memory BIO a write never blocks: it is taken whole or fails.
+  while (!plain.empty()) {
+    const int chunk = static_cast<int>(std::min<size_t>(plain.size(), 1 << 20));
+    if (SSL_write(ssl_, plain.data(), chunk) <= 0) {
+      ERR_clear_error();
+      return false;
+    }
+    plain.remove_prefix(static_cast<size_t>(chunk));
+  }
+  take_output(out);
+  return true;
 }
 
 size_t TlsSession::buffered() const { return BIO_ctrl_pending(in_); }

@@ -37,6 +37,9 @@ class TlsSession {
   // to `out`.
   State feed(std::string_view cipher, const std::function<void(std::string_view)>& plain, std::string& out,
              std::vector<char>& scratch);
+  // Encrypts `plain` (a protocol's replies, once established) into records appended to `out`.
+  // False if the session cannot send (not established).
+  bool write(std::string_view plain, std::string& out);
   // Refused after the handshake (admit said no): closes with an alert in `out`.
   void refuse(TlsFailure why, std::string& out);
 

@@ -1,0 +1,45 @@
+#include "sources/relp/relp_config.h"
+
+#include <algorithm>
+
+namespace sluice::relp {
+
+using C = RelpConfig;
+
+// clang-format off
+const config::PropertyTable<C> kRelpProperties{
+    {"ackAfter", config::one_of(&C::ack_after, {{"kafka", AckAfter::kafka}, {"channel", AckAfter::channel}}), "kafka",
+     "When a message is answered \"200 OK\" (and the sender may forget it): kafka = once every channel's sink "
+     "has delivered it (with acks=all: in Kafka's in-sync replicas); channel = once every channel took it, which "
+     "must be a file channel (its puts are on disk; fsync = batch for power loss too). Never before."},
+    {"maxDataSize", &C::max_data_size, "128k",
+     "The largest RELP frame taken (librelp's default); a larger one ends the session, counted, and the sender "
+     "resends. A message longer than eventSize is cut there and marked Incomplete.",
+     {.min = 1024, .max = 64 << 20}},
+};
+// clang-format on
+
+namespace {
+
+bool in_table(const config::PropertyTable<C>& table, const std::string& key) {
+  return std::any_of(table.begin(), table.end(), [&](const config::Property<C>& p) {
+    return p.name == key || std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
+  });
+}
+
+}  // namespace
+
+RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& component) {
+  RelpSourceConfig c;
+  // Ours first (the rest is the TCP table's, checked there), then the TCP table on the rest.
+  c.relp =
+      config::bind(kRelpProperties, component, [](const std::string&, const config::PropertyValue&) { return true; });
+  config::ComponentConfig tcp_part = component;
+  std::erase_if(tcp_part.properties, [](const auto& entry) { return in_table(kRelpProperties, entry.first); });
+  if (tcp_part.properties.count("framing"))
+    component.fail("framing", "means nothing for RELP, which frames its messages itself: remove it");
+  c.tcp = syslog_tcp::parse_syslog_tcp_config(tcp_part);
+  return c;
+}
+
+}  // namespace sluice::relp

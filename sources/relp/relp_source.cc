@@ -1,0 +1,48 @@
+#include "sources/relp/relp_source.h"
+
+#include "agent/api/channel.h"
+#include "sources/syslog_tcp/syslog_tcp_source.h"
+
+namespace sluice::relp {
+namespace {
+
+std::vector<config::PropertyDoc> describe_relp() {
+  std::vector<config::PropertyDoc> docs = config::describe(kRelpProperties);
+  for (config::PropertyDoc& doc : config::describe(syslog_tcp::kSyslogTcpProperties))
+    if (doc.name != "framing") docs.push_back(std::move(doc));
+  return docs;
+}
+
+std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
+                                         BuildContext&) {
+  RelpSourceConfig c = parse_relp_source_config(component);
+  for (Channel* channel : channels) {
+    batch_size_for(component, "batchSize", c.tcp.batch_size, *channel);
+    if (c.relp.ack_after == AckAfter::channel && !channel->puts_reach_disk())
+      component.fail("ackAfter", "= channel needs channels that write every put to disk, and channel '" +
+                                     channel->name() +
+                                     "' keeps puts in memory: use a file channel, or ackAfter = kafka");
+  }
+  if (channels.size() > 255) component.fail("channels", "more than 255 channels cannot all be waited for");
+  const RelpSettings settings{.max_data_size = static_cast<size_t>(c.relp.max_data_size.bytes),
+                              .event_size = c.tcp.event_size};
+  return std::make_unique<syslog_tcp::SyslogTcpSource>(
+      component, std::move(c.tcp), std::move(channels),
+      std::make_unique<RelpProtocolFactory>(settings, c.relp.ack_after));
+}
+
+}  // namespace
+
+const ComponentSpec kRelpSourceSpec{
+    .kind = config::Kind::source,
+    .type = "relp",
+    .aliases = {},
+    .doc =
+        "RELP (rsyslog's omrelp, librelp clients) on one or more TCP ports; each message is answered only once "
+        "it is delivered by every channel's sink (ackAfter = kafka) or on a file channel's disk (ackAfter = "
+        "channel), so a sender's queue keeps what the agent does not have yet. Optionally over TLS (ssl = true).",
+    .describe = &describe_relp,
+    .make_source = &make_relp_source,
+};
+
+}  // namespace sluice::relp

@@ -1,0 +1,117 @@
+#include "sources/syslog_tcp/stream_acks.h"
+
+#include <algorithm>
+
+namespace sluice::syslog_tcp {
+
+void AckWaker::notify(std::shared_ptr<AckQueue> queue) {
+  std::lock_guard lock(mutex_);
+  if (!async_) return;
+  ready_.push_back(std::move(queue));
+  if (ready_.size() == 1) uv_async_send(async_);  // one wake-up serves all queued so far
+}
+
+std::vector<std::shared_ptr<AckQueue>> AckWaker::take_ready() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(ready_, {});
+}
+
+void AckWaker::detach() {
+  std::lock_guard lock(mutex_);
+  async_ = nullptr;
+  ready_.clear();
+}
+
+AckQueue::Ticket AckQueue::expect(std::string reply) {
+  std::lock_guard lock(mutex_);
+  pending_.push_back({std::move(reply), false, true});
+  return head_ + pending_.size() - 1;
+}
+
+void AckQueue::reply_in_order(std::string reply) {
+  std::lock_guard lock(mutex_);
+  pending_.push_back({std::move(reply), true, false});
+  release_done_locked();  // the caller (the loop) sends what is ready after feeding
+}
+
+void AckQueue::done(Ticket first, size_t count) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (Ticket t = std::max(first, head_); t < first + count && t - head_ < pending_.size(); ++t)
+      pending_[t - head_].done = true;
+    release_done_locked();
+    wake = !ready_.empty() && !notified_;
+    if (wake) notified_ = true;
+  }
+  if (wake) waker_->notify(shared_from_this());
+}
+
+void AckQueue::release_done_locked() {
+  while (!pending_.empty() && pending_.front().done) {
+    ready_ += pending_.front().reply;
+    ready_events_ += pending_.front().event;
+    pending_.pop_front();
+    ++head_;
+  }
+}
+
+std::string AckQueue::take_ready(uint64_t& events) {
+  std::lock_guard lock(mutex_);
+  notified_ = false;
+  events = std::exchange(ready_events_, 0);
+  return std::exchange(ready_, {});
+}
+
+size_t AckQueue::waiting() const {
+  std::lock_guard lock(mutex_);
+  return pending_.size();
+}
+
+void BatchAcknowledger::add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket) {
+  std::lock_guard lock(mutex_);
+  if (remaining_.size() <= index) remaining_.resize(index + 1, 0);
+  remaining_[index] = channels_;
+  if (!runs_.empty()) {
+    Run& last = runs_.back();
+    if (last.queue == queue && last.first_index + last.count == index && last.first_ticket + last.count == ticket) {
+      ++last.count;
+      return;
+    }
+  }
+  runs_.push_back({index, 1, queue, ticket});
+}
+
+void BatchAcknowledger::committed(size_t first, size_t count) {
+  // What is done is collected under this batch's lock, and told to the queues after it.
+  struct Done {
+    AckQueue* queue;
+    AckQueue::Ticket first;
+    size_t count;
+  };
+  std::vector<Done> done;
+  std::vector<std::shared_ptr<AckQueue>> keep;  // alive until told
+  {
+    std::lock_guard lock(mutex_);
+    const size_t end = std::min(first + count, remaining_.size());
+    // The runs are in index order: the first one that reaches `first`.
+    auto run = std::upper_bound(runs_.begin(), runs_.end(), first,
+                                [](size_t index, const Run& r) { return index < r.first_index + r.count; });
+    for (; run != runs_.end() && run->first_index < end; ++run) {
+      const size_t from = std::max(first, run->first_index), to = std::min(end, run->first_index + run->count);
+      for (size_t i = from; i < to; ++i) {
+        if (remaining_[i] == 0 || --remaining_[i] != 0) continue;
+        const AckQueue::Ticket ticket = run->first_ticket + (i - run->first_index);
+        if (!done.empty() && done.back().queue == run->queue.get() && done.back().first + done.back().count == ticket)
+          ++done.back().count;
+        else {
+          done.push_back({run->queue.get(), ticket, 1});
+          keep.push_back(run->queue);
+        }
+      }
+    }
+  }
+  for (const Done& d : done) d.queue->done(d.first, d.count);
+}
+
+}  // namespace sluice::syslog_tcp

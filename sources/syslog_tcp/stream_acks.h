@@ -1,0 +1,107 @@
+#pragma once
+// Replies that wait for their events (RELP's "rsp 200 OK"): who waits, and who tells.
+//
+//   io thread                          channel commit (a sink thread)
+//   AckQueue::expect(reply) ─ ticket ─▶ BatchAcknowledger (on the batch's storage)
+//                                        │ each event committed by every channel
+//   send ◀── AckWaker (uv_async) ◀────── AckQueue::done(tickets)
+//
+// An AckQueue belongs to one connection and may outlive it (a batch still in a channel holds
+// it): replies for a closed connection are simply never sent; the sender resends those events.
+// Replies leave in ticket order, whatever order their events are committed in.
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/api/event_batch.h"
+
+namespace sluice::syslog_tcp {
+
+class AckQueue;
+
+// One per io thread: wakes its loop when a queue has replies ready.
+class AckWaker {
+ public:
+  // `async` is the loop's handle; detach() before it closes.
+  explicit AckWaker(uv_async_t* async) : async_(async) {}
+  void notify(std::shared_ptr<AckQueue> queue);
+  // Loop thread: the queues that have replies ready since the last call.
+  std::vector<std::shared_ptr<AckQueue>> take_ready();
+  // The loop is ending: later notifications are dropped.
+  void detach();
+
+ private:
+  std::mutex mutex_;
+  uv_async_t* async_;
+  std::vector<std::shared_ptr<AckQueue>> ready_;
+};
+
+class AckQueue : public std::enable_shared_from_this<AckQueue> {
+ public:
+  using Ticket = uint64_t;
+  explicit AckQueue(std::shared_ptr<AckWaker> waker) : waker_(std::move(waker)) {}
+
+  // Loop thread: `reply` goes out once done(ticket) and every earlier reply has gone.
+  Ticket expect(std::string reply);
+  // Loop thread: `reply` goes out right after the earlier ones (needs no event).
+  void reply_in_order(std::string reply);
+  // Any thread: these tickets' events are done.
+  void done(Ticket first, size_t count);
+  // Loop thread: the replies whose turn has come, in order (empty if none); `events` counts
+  // those that answered an event (expect()).
+  std::string take_ready(uint64_t& events);
+  // Replies still waiting for their events.
+  size_t waiting() const;
+
+  // The io worker's connection, set and cleared on its loop thread only.
+  void* connection = nullptr;
+
+ private:
+  struct Pending {
+    std::string reply;
+    bool done = false;
+    bool event = false;  // from expect()
+  };
+  void release_done_locked();
+
+  const std::shared_ptr<AckWaker> waker_;
+  mutable std::mutex mutex_;
+  std::deque<Pending> pending_;  // tickets [head_, head_ + pending_.size())
+  Ticket head_ = 0;
+  std::string ready_;
+  uint64_t ready_events_ = 0;
+  bool notified_ = false;  // in the waker's ready list since the last take_ready
+};
+
+// On a batch's storage (EventStorage::acknowledger): which connection and ticket each event
+// answers, and how many channel commits it still waits for.
+class BatchAcknowledger final : public CommitTracker {
+ public:
+  explicit BatchAcknowledger(uint8_t channels) : channels_(channels) {}
+  // Loop thread, while the batch is built: event `index` answers `ticket` of `queue`.
+  void add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket);
+  // Any thread (a channel's commit, or every put done): events [first, first + count).
+  void committed(size_t first, size_t count) override;
+  size_t size() const { return remaining_.size(); }
+
+ private:
+  // Consecutive events of one connection with consecutive tickets.
+  struct Run {
+    size_t first_index;
+    size_t count;
+    std::shared_ptr<AckQueue> queue;
+    AckQueue::Ticket first_ticket;
+  };
+  const uint8_t channels_;
+  std::mutex mutex_;
+  std::vector<Run> runs_;
+  std::vector<uint8_t> remaining_;  // per event: channel commits still to come
+};
+
+}  // namespace sluice::syslog_tcp

@@ -1,0 +1,169 @@
+// type = relp in-process: a RELP client of our own (to hold replies back and look at them) and
+// rsyslog's omrelp (librelp's client, numbered messages through a disk-assisted queue).
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <thread>
+
+#include "channels/memory/memory_channel.h"
+#include "sources/relp/relp_source.h"
+#include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "tests/support/component.h"
+#include "tests/support/eventually.h"
+#include "tests/support/process.h"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+using sluice::test::eventually;
+
+namespace {
+
+struct RelpSource {
+  MemoryChannel channel{"c", MemoryChannelConfig{100000, 1000, {}, 20}};
+  std::unique_ptr<Source> source;
+
+  void start(std::map<std::string, std::string> properties = {}) {
+    properties.emplace("host", "127.0.0.1");
+    properties.emplace("ports", "0");
+    properties.emplace("numProcessors", "1");
+    properties.emplace("batchSize", "1");
+    SharedState shared;
+    BuildContext context{shared};
+    source = relp::kRelpSourceSpec.make_source(test::component(config::Kind::source, "r", "relp", properties),
+                                               {&channel}, context);
+    source->start();
+  }
+  uint16_t port() const { return source->listening_ports()[0]; }
+  syslog_tcp::SyslogTcpCounters counters() const {
+    return static_cast<const syslog_tcp::SyslogTcpSource&>(*source).tcp_counters();
+  }
+  // Takes everything queued and commits it: the sink's delivery, as far as the source can tell.
+  std::vector<std::string> deliver() {
+    std::vector<std::string> out;
+    for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now())) {
+      for (const EventBatch& b : t.batches)
+        for (const EventRecord& e : b) out.emplace_back(b.body(e));
+      channel.commit(t);
+    }
+    return out;
+  }
+};
+
+// A RELP client of our own: frames commands, reads what the server answers.
+class Client {
+ public:
+  explicit Client(uint16_t port) : fd_(test::connect_loopback(port)) {}
+  ~Client() { ::close(fd_); }
+  void send(uint32_t txnr, std::string_view command, std::string_view data) {
+    std::string frame = std::to_string(txnr) + " " + std::string(command) + " " + std::to_string(data.size());
+    if (!data.empty()) (frame += " ") += data;
+    frame += "\n";
+    REQUIRE(::write(fd_, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size()));
+  }
+  // Everything the server sent within `wait` (stops early once `until` has arrived).
+  std::string read(std::chrono::milliseconds wait, std::string_view until = {}) {
+    const auto deadline = Clock::now() + wait;
+    while (Clock::now() < deadline && (until.empty() || received_.find(until) == std::string::npos)) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) {
+        closed_ = true;
+        break;
+      }
+      received_.append(buf, static_cast<size_t>(n));
+    }
+    return received_;
+  }
+  bool closed() const { return closed_; }
+
+ private:
+  int fd_;
+  std::string received_;
+  bool closed_ = false;
+};
+
+bool accepts_connections(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return connected;
+}
+
+const std::string kOffers = "relp_version=0\nrelp_software=test\ncommands=syslog";
+
+}  // namespace
+
+TEST_CASE("RELP: a message is answered only once its event is committed, in order, and close after", "[source][relp]") {
+  RelpSource r;
+  r.start();
+  Client client(r.port());
+  client.send(1, "open", kOffers);
+  CHECK_THAT(client.read(5s, "commands=syslog\n"),
+             Catch::StartsWith("1 rsp ") && Catch::Contains("200 OK\nrelp_version=0"));
+  client.send(2, "syslog", "<13>Dec  1 10:00:00 host app: one");
+  client.send(3, "syslog", "<13>Dec  1 10:00:00 host app: two");
+  REQUIRE(eventually([&] { return r.counters().events_received == 2; }, 5s));
+  // In the channel, not delivered: no reply may come.
+  CHECK(client.read(300ms).find("2 rsp") == std::string::npos);
+  CHECK(r.deliver() == std::vector<std::string>{"app: one", "app: two"});
+  CHECK_THAT(client.read(5s, "3 rsp 6 200 OK\n"), Catch::EndsWith("2 rsp 6 200 OK\n3 rsp 6 200 OK\n"));
+  client.send(4, "close", "");
+  CHECK_THAT(client.read(5s, "4 rsp 0\n"), Catch::EndsWith("4 rsp 0\n"));
+  CHECK(r.counters().events_acknowledged == 2);
+  r.source->stop(Clock::now() + 5s);
+}
+
+TEST_CASE("RELP at stop: replies still go out while the drain lasts, then serverclose", "[source][relp]") {
+  RelpSource r;
+  r.start();
+  Client client(r.port());
+  client.send(1, "open", kOffers);
+  client.read(5s, "commands=syslog\n");
+  client.send(2, "syslog", "<13>app: before the stop");
+  REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
+  // The sink delivers once the stop has begun (the listener is closed): the drain must wait for it.
+  const uint16_t port = r.port();
+  std::thread sink([&] {
+    eventually([&] { return !accepts_connections(port); }, 5s);
+    r.deliver();
+  });
+  r.source->stop(Clock::now() + 5s);
+  sink.join();
+  CHECK_THAT(client.read(5s, "serverclose"), Catch::EndsWith("2 rsp 6 200 OK\n0 serverclose 0\n"));
+}
+
+TEST_CASE("RELP: a broken stream is counted and ended with serverclose; ackAfter = channel needs a file channel",
+          "[source][relp][config]") {
+  RelpSource r;
+  r.start();
+  Client client(r.port());
+  client.send(1, "open", kOffers);
+  client.read(5s, "commands=syslog\n");
+  const std::string garbage = "<13>this is plain syslog\n";
+  const int plain = test::connect_loopback(r.port());
+  REQUIRE(::write(plain, garbage.data(), garbage.size()) > 0);
+  CHECK(eventually([&] { return r.counters().protocol_errors == 1; }, 5s));
+  char reply[64];
+  CHECK(::read(plain, reply, sizeof reply) == 16);  // "0 serverclose 0\n", then the close
+  ::close(plain);
+  r.source->stop(Clock::now() + 5s);
+
+  RelpSource refused;
+  CHECK_THROWS_WITH(refused.start({{"ackAfter", "channel"}}),
+                    Catch::Contains("ackAfter: = channel needs channels that write every put to disk"));
+  CHECK_THROWS_WITH(refused.start({{"framing", "auto"}}), Catch::Contains("framing: means nothing for RELP"));
+  CHECK_THROWS_WITH(refused.start({{"ackAfterr", "kafka"}}), Catch::Contains("unknown property"));
+}
