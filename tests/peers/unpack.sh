@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 peer=${1:-}
 case "$peer" in
-  rsyslog) libraries=(libestr0 libfastjson4 liblognorm5 libssl3)
-           packages=(rsyslog rsyslog-kafka rsyslog-openssl) ;;
+  rsyslog) libraries=(libestr0 libfastjson4 liblognorm5 libssl3 librelp0)
+           packages=(rsyslog rsyslog-kafka rsyslog-openssl rsyslog-relp) ;;
   syslog-ng) libraries=(libivykis0 libnet1 libjson-c5 libwrap0 libpcre3)
              packages=(syslog-ng-core syslog-ng-mod-rdkafka) ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
