@@ -300,6 +300,7 @@ int64_t days_from_civil(int64_t year, unsigned month, unsigned day) {
 ParseClock ParseClock::at(int64_t now_ms, int32_t offset_s) {
   ParseClock clock;
   clock.now_ms = now_ms;
+  clock.zone_checked_ms = now_ms;
   clock.local_offset_s = offset_s;
   // The local year: walk from an estimate to the year whose span holds the local time.
   const int64_t local_days = (now_ms + offset_s * int64_t{1000}) / kDayMs;
@@ -323,7 +324,7 @@ void ParseClock::refresh() {
   const int64_t system_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
-  if (system_ms - now_ms >= 1000 || system_ms < now_ms)
+  if (system_ms - zone_checked_ms >= 1000 || system_ms < now_ms)
     *this = now();
   else
     now_ms = system_ms;

@@ -26,11 +26,13 @@ struct ParseClock {
   int64_t now_ms = 0;
   int32_t local_offset_s = 0;  // the agent's zone: local time minus UTC
   int32_t local_year = 1970;
+  int64_t zone_checked_ms = 0;  // when the zone (and year) were last looked up
 
   // The system clock and zone; call per read, not per event.
   static ParseClock now();
-  // Moves to the system clock's time; the zone is looked up again at most once a second (or
-  // when the clock went back), as a read loop needs it.
+  // Moves to the system clock's time; the zone and year are looked up again once a second has
+  // passed since the last look (or the clock went back), so a DST change or a new year shows
+  // within a second under any traffic.
   void refresh();
   // A fixed instant, for tests: `now_ms` in a zone `offset_s` east of UTC.
   static ParseClock at(int64_t now_ms, int32_t offset_s = 0);

@@ -3,30 +3,39 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <memory>
 #include <string_view>
 
 namespace sluice::syslog_tcp {
 
 namespace {
 
-// A TLS 1.3 suite names no key exchange ("_WITH_"): its IANA name is OpenSSL's too.
-bool is_tls13_suite(std::string_view name) { return name.find("_WITH_") == std::string_view::npos; }
+struct Suite {
+  std::string standard;  // IANA's (and Java's) name
+  std::string openssl;   // OpenSSL's
+  bool tls13;
+};
 
-std::vector<std::string> split_colons(std::string_view list) {
-  std::vector<std::string> out;
-  while (!list.empty()) {
-    const size_t colon = list.find(':');
-    if (colon != 0) out.emplace_back(list.substr(0, colon));
-    if (colon == std::string_view::npos) break;
-    list.remove_prefix(colon + 1);
+// The suites a fresh server context offers: OpenSSL's defaults on this machine, in its order.
+std::vector<Suite> default_suites() {
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
+  std::vector<Suite> suites;
+  if (!ctx) return suites;
+  STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(ctx.get());
+  for (int i = 0; i < sk_SSL_CIPHER_num(ciphers); ++i) {
+    const SSL_CIPHER* c = sk_SSL_CIPHER_value(ciphers, i);
+    const char* standard = SSL_CIPHER_standard_name(c);
+    if (!standard) continue;
+    suites.push_back({standard, SSL_CIPHER_get_name(c), std::string_view(SSL_CIPHER_get_version(c)) == "TLSv1.3"});
   }
-  return out;
+  return suites;
 }
 
-std::string join_colons(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ":") + name;
-  return out;
+// Signalling values Java lists among its suites; OpenSSL sends them by itself when needed.
+bool is_signalling_value(std::string_view name) { return name.ends_with("_SCSV"); }
+
+bool known_to_openssl(const std::string& name) {
+  return std::string_view(OPENSSL_cipher_name(name.c_str())) != "(NONE)";
 }
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
@@ -38,40 +47,36 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 OpensslCipherChoice openssl_cipher_choice(const std::vector<std::string>& include,
                                           const std::vector<std::string>& exclude) {
   OpensslCipherChoice choice;
-  // Each Java name in OpenSSL's terms, sorted into the TLS version it belongs to.
-  std::vector<std::string> include12, include13, exclude12, exclude13;
-  const auto sort_into = [&](const std::vector<std::string>& names, std::vector<std::string>& tls12,
-                             std::vector<std::string>& tls13) {
-    for (const std::string& name : names) {
-      if (is_tls13_suite(name)) {
-        // OPENSSL_cipher_name knows TLS 1.3 suites too; asking it rejects a misspelt one.
-        if (std::string_view(OPENSSL_cipher_name(name.c_str())) != name) return choice.unknown = name, false;
-        tls13.push_back(name);
-      } else {
-        const std::string_view openssl = OPENSSL_cipher_name(name.c_str());
-        if (openssl == "(NONE)") return choice.unknown = name, false;
-        tls12.emplace_back(openssl);
-      }
-    }
-    return true;
+  const std::vector<Suite> defaults = default_suites();
+  const auto is_default = [&](const std::string& name) {
+    return std::any_of(defaults.begin(), defaults.end(), [&](const Suite& s) { return s.standard == name; });
   };
-  if (!sort_into(include, include12, include13) || !sort_into(exclude, exclude12, exclude13)) return choice;
-
-  std::vector<std::string> suites13 = include.empty() ? split_colons(OSSL_default_ciphersuites()) : include13;
-  std::erase_if(suites13, [&](const std::string& s) { return contains(exclude13, s); });
-  choice.tls13_suites = join_colons(suites13);
-  choice.tls13_left = !suites13.empty();
-
-  if (include.empty()) {
-    // OpenSSL's cipher-list syntax takes a cipher out by "!NAME", which also stops a later
-    // rule from adding it back.
-    choice.tls12_ciphers = OSSL_default_cipher_list();
-    for (const std::string& name : exclude12) choice.tls12_ciphers += ":!" + name;
-  } else {
-    std::erase_if(include12, [&](const std::string& s) { return contains(exclude12, s); });
-    choice.tls12_ciphers = join_colons(include12);
-    choice.tls12_left = !include12.empty();
+  for (const std::string& name : include) {
+    if (is_signalling_value(name))
+      choice.ignored.push_back(name + " (a signalling value, not a cipher suite: OpenSSL sends it when needed)");
+    else if (!known_to_openssl(name))
+      return choice.unknown = name, choice;
+    else if (!is_default(name))
+      choice.ignored.push_back(name + " (not among OpenSSL's default suites here; as in Flume, not enabled)");
   }
+  for (const std::string& name : exclude)
+    if (!is_signalling_value(name) && !is_default(name))
+      choice.ignored.push_back(name + " (excluded, but not offered anyway)");
+
+  std::vector<std::string> tls12, tls13;
+  for (const Suite& s : defaults) {
+    if ((!include.empty() && !contains(include, s.standard)) || contains(exclude, s.standard)) continue;
+    (s.tls13 ? tls13 : tls12).push_back(s.tls13 ? s.standard : s.openssl);
+  }
+  const auto join = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& name : names) out += (out.empty() ? "" : ":") + name;
+    return out;
+  };
+  choice.tls12_ciphers = join(tls12);
+  choice.tls13_suites = join(tls13);
+  choice.tls12_left = !tls12.empty();
+  choice.tls13_left = !tls13.empty();
   return choice;
 }
 

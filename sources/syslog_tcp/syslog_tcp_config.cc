@@ -5,6 +5,8 @@
 #include <optional>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "sources/syslog_tcp/java_cipher_suites.h"
 
 namespace sluice::syslog_tcp {
@@ -134,6 +136,8 @@ static void check_flume_cipher_suites(const config::ComponentConfig& component, 
     component.fail(flume, "names " + choice.unknown +
                               ", a cipher suite OpenSSL does not know (Java's name, e.g. "
                               "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
+  for (const std::string& why : choice.ignored)
+    spdlog::warn("{}: {}: ignored {}", component.where(flume).to_string(), component.full_key(flume), why);
   if (!choice.tls12_left) c.ssl_protocols = static_cast<uint8_t>(c.ssl_protocols & ~tls_1_2);
   if (!choice.tls13_left) c.ssl_protocols = static_cast<uint8_t>(c.ssl_protocols & ~tls_1_3);
   if (c.ssl_protocols == 0) component.fail(flume, "leaves no cipher suite for the TLS versions in ssl.protocols");
@@ -160,8 +164,8 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
     }
     return;
   }
-  check_flume_cipher_suites(component, c);
   if (c.ssl_protocols == 0) component.fail("ssl.protocols", "leaves no TLS version (TLSv1.2, TLSv1.3)");
+  check_flume_cipher_suites(component, c);
   const bool pem = !c.ssl_certificate.empty() || !c.ssl_key.empty();
   if (pem && !c.keystore.empty())
     component.fail("keystore", "and ssl.certificate/ssl.key are both set: give one of them");

@@ -297,3 +297,16 @@ TEST_CASE("days_from_civil agrees with libc across eras", "[parser]") {
           utc_ms(d));
   }
 }
+
+TEST_CASE("ParseClock::refresh looks the zone up again once a second has passed, under steady traffic too",
+          "[syslog]") {
+  ParseClock clock = ParseClock::now();
+  const int32_t zone = clock.local_offset_s;
+  clock.local_offset_s = zone + 3600;  // as if the zone changed (DST) since it was looked up...
+  clock.refresh();                     // ...less than a second ago: kept
+  CHECK(clock.local_offset_s == zone + 3600);
+  clock.zone_checked_ms -= 1500;  // reads every millisecond since, the last look 1.5 s ago
+  clock.now_ms -= 1;
+  clock.refresh();
+  CHECK(clock.local_offset_s == zone);
+}

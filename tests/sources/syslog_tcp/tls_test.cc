@@ -286,6 +286,19 @@ TEST_CASE("TLS settings that cannot work are refused at start, naming the proper
   refused({{"include-cipher-suites", "TLS_AES_128_GCM_SHA256"}}, "include-cipher-suites: is set but ssl is false");
 }
 
+TEST_CASE("Flume's exclude-cipher-suites: the excluded TLS 1.3 suites are refused, the others served",
+          "[source][tls]") {
+  TlsSource t;
+  t.start({{"exclude-cipher-suites", "TLS_AES_256_GCM_SHA384 TLS_CHACHA20_POLY1305_SHA256"}});
+  const std::string line = "<13>app: a suite left\n";
+  CHECK(t.s_client(line, {"-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384"}) != 0);
+  CHECK(t.s_client(line, {"-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256"}) == 0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  CHECK(t.bodies() == std::vector<std::string>{"app: a suite left"});
+  CHECK(t.failures(TlsFailure::protocol) == 1);
+}
+
 TEST_CASE("Flume's include-cipher-suites: only its suites are offered; a TLS version left without one is off",
           "[source][tls]") {
   TlsSource t;
