@@ -25,6 +25,28 @@ Agent::Agent(const config::AgentConfig& config) {
     std::vector<Channel*> targets;
     for (const std::string& name : c.channels) targets.push_back(by_name.at(name));
     sources_.push_back(find_component(c).make_source(c, std::move(targets), context));
+    if (const std::string_view property = sources_.back()->needs_delivered_commits(); !property.empty())
+      check_delivered_commits(config, c, property);
+  }
+}
+
+// A source that answers its senders once its events are committed (RELP, ackAfter = kafka)
+// would answer too early through a sink that commits before delivery (acks = 0, the null
+// sink), and never through a channel no sink drains: refused at start.
+void Agent::check_delivered_commits(const config::AgentConfig& config, const config::ComponentConfig& source,
+                                    std::string_view property) const {
+  for (const std::string& channel : source.channels) {
+    bool drained = false;
+    for (size_t i = 0; i < config.sinks.size(); ++i) {
+      if (config.sinks[i].channels.front() != channel) continue;
+      drained = true;
+      if (!sinks_[i]->commits_after_delivery())
+        source.fail(property, "answers senders once events are delivered, but sink '" + config.sinks[i].name +
+                                  "' on channel '" + channel +
+                                  "' commits without Kafka's acknowledgement (acks = 0, or no Kafka): give it acks = "
+                                  "1 or all, or use a file channel and ackAfter = channel");
+    }
+    if (!drained) source.fail(property, "needs a sink on channel '" + channel + "': nothing would be answered");
   }
 }
 

@@ -51,6 +51,9 @@ class Agent {
   size_t sink_count() const { return sinks_.size(); }
 
  private:
+  void check_delivered_commits(const config::AgentConfig& config, const config::ComponentConfig& source,
+                               std::string_view property) const;
+
   SharedState shared_;  // first: it outlives every component
   std::vector<std::unique_ptr<Channel>> channels_;
   std::vector<std::unique_ptr<Sink>> sinks_;

@@ -4,7 +4,7 @@
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
-#                                  acks-all-seed ramp tls udp rsyslog rsyslog-udp syslog-ng flume"]
+#                                  acks-all-seed ramp tls relp udp rsyslog rsyslog-udp syslog-ng flume"]
 #                     [--sink-property "k = v"]...
 #                     [--reference DIR]
 #
@@ -14,7 +14,10 @@
 # linger 5 ms), acks-all-sized (the same with a channel of 240,000 events, room for what four takes
 # per sink hold in flight, and maxTakesInFlight 4), acks-all-seed (the seed's settings with acks=all
 # and idempotence), ramp (the sender rises to --rate over a third of the run), tls (the seed's shape
-# with ssl = true, sluice-loadgen --tls verifying the agent's certificate), udp (the seed's shape
+# with ssl = true, sluice-loadgen --tls verifying the agent's certificate), relp (a type = relp
+# source, ackAfter = kafka, acks=all with linger 5 ms, sluice-loadgen --relp with a window of
+# BENCH_RELP_WINDOW = 4096 per connection: acknowledged events/s and ack latency p50/p99 in a table
+# of their own), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
 # dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
 # load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
@@ -179,6 +182,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
     udp) source_type=syslogudp transport=(--udp) metrics=(--metrics 127.0.0.1:0) ;;  # its counted drops
     tls) transport=(--tls --ca "$out/tls/ca.pem") ;;
+    relp) source_type=relp acks=all linger=5 transport=(--relp --window "${BENCH_RELP_WINDOW:-4096}") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
@@ -307,6 +311,12 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
            (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted }' >> "$out/runs.csv"
   tail -1 "$out/runs.csv" >&2
+  if [ "$shape" = relp ]; then  # what the sender saw of the agent's acknowledgements (after Kafka's)
+    sed -n 's/.*"relp":true,"window":\([0-9]*\),"acknowledged":\([0-9]*\),"ack_p50_ms":\([0-9.e+-]*\),"ack_p99_ms":\([0-9.e+-]*\).*/\1,\2,\3,\4/p' \
+      "$dir/sent.json" | awk -F, -v v="$variant" -v n="$n" -v s="$seconds" \
+      '{ printf "%s,%d,%d,%d,%.0f,%.2f,%.2f\n", v, n, $1, $2, $2 / s, $3, $4 }' >> "$out/acks.csv"
+    tail -1 "$out/acks.csv" >&2
+  fi
 }
 
 summarize() {  # medians per variant, the ratio against rsyslog measured in the same run, the plot
@@ -322,6 +332,19 @@ summarize() {  # medians per variant, the ratio against rsyslog measured in the 
              m[8], m[9], m[10], m[12], m[11] }'
   done
 } | tee "$out/summary.md"
+if [ -s "$out/acks.csv" ]; then  # RELP: acknowledged events/s and the ack latency, medians
+  {
+    echo
+    echo "| variant | window | acknowledged events/s | ack latency p50 ms | p99 ms |"
+    echo "|---|---|---|---|---|"
+    for variant in $(cut -d, -f1 "$out/acks.csv" | awk '!seen[$0]++'); do
+      grep "^$variant," "$out/acks.csv" | awk -F, -v v="$variant" '{ a[NR] = $5; p[NR] = $6; q[NR] = $7; w = $3 }
+        function median(x, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+          return x[int((n + 1) / 2)] }
+        END { printf "| %s | %d | %.0f | %.2f | %.2f |\n", v, w, median(a, NR), median(p, NR), median(q, NR) }'
+    done
+  } | tee -a "$out/summary.md"
+fi
 # Ratios measured in the same run: Sluice's kafka variant against each peer.
 for peer in rsyslog syslog-ng flume; do
   if grep -q "^$peer," "$out/runs.csv" && grep -q "^kafka," "$out/runs.csv"; then

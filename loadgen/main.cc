@@ -16,6 +16,7 @@
 
 #include "agent/api/property_values.h"
 #include "loadgen/receiver.h"
+#include "loadgen/relp_sender.h"
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"
 #include "sinks/kafka/topic_reader.h"
@@ -137,6 +138,13 @@ int main(int argc, char** argv) {
                "Send each event as one UDP datagram of --size bytes (sendmmsg), no framing; the summary records "
                "what the machine's input backlog dropped");
   app.add_flag("--tls", send.tls, "TCP connections over TLS (RFC 5425); see --cert, --key, --ca");
+  app.add_flag("--relp", send.relp,
+               "RELP sessions (a type = relp source): each event counted once the receiver acknowledges it, and the "
+               "time to that reply reported (ack p50/p99); unanswered events are sent again after a reconnect");
+  app.add_option("--window", send.relp_window,
+                 "With --relp: events sent and not yet acknowledged, at most, per "
+                 "connection (omrelp's windowSize)")
+      ->default_val(128);
   app.add_option("--cert", send.tls_client.cert, "With --tls: a client certificate (PEM) to show");
   app.add_option("--key", send.tls_client.key, "With --tls: the client certificate's key (PEM)");
   app.add_option("--ca", send.tls_client.ca, "With --tls: verify the server against these CAs (PEM); else no check");
@@ -216,12 +224,16 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--cert, --key and --ca go with --tls");
     if (send.udp && framing != "lf")
       throw std::invalid_argument("--framing is for TCP: over --udp each datagram is one event");
+    if (send.relp && (send.udp || send.tls || framing != "lf"))
+      throw std::invalid_argument("--relp frames its own messages over plain TCP: not with --udp, --tls or --framing");
     send.udp_gso = !no_gso;
-    send.format.framing = send.udp ? Framing::datagram : framing == "octet" ? Framing::octet_counting : Framing::lf;
+    send.format.framing = send.udp || send.relp ? Framing::datagram
+                          : framing == "octet"  ? Framing::octet_counting
+                                                : Framing::lf;
     send.csv_path = csv;
     ensure_file_limit(static_cast<uint64_t>(send.connections));
     if (quiet) send.progress_interval = std::chrono::milliseconds(0);
-    const SendResult result = send_events(send);
+    const SendResult result = send.relp ? send_relp(send) : send_events(send);
     std::fprintf(stderr,
                  "loadgen: sent %llu events in %.2f s: %.0f events/s over %zu %s; %llu possibly lost, "
                  "%llu reconnects, %.2f CPU-s%s\n",
@@ -229,6 +241,10 @@ int main(int argc, char** argv) {
                  send.udp ? "UDP socket(s)" : "connection(s)", static_cast<unsigned long long>(result.possibly_lost),
                  static_cast<unsigned long long>(result.reconnects), result.cpu_seconds,
                  result.ok() ? "" : " (a connection was still down at the end)");
+    if (send.relp)
+      std::fprintf(stderr, "loadgen: RELP: %llu acknowledged (window %d); ack latency p50 %.2f ms, p99 %.2f ms\n",
+                   static_cast<unsigned long long>(result.acknowledged), result.relp_window, result.ack_p50_ms,
+                   result.ack_p99_ms);
     if (send.udp)
       std::fprintf(stderr, "loadgen: the input backlog dropped %llu packet(s) on this machine while we sent\n",
                    static_cast<unsigned long long>(result.backlog_drops));

@@ -21,12 +21,6 @@
 #include <thread>
 
 namespace sluice::loadgen {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr size_t kChunkEvents = 256;
-constexpr auto kReconnectMin = std::chrono::milliseconds(100);
-constexpr auto kReconnectMax = std::chrono::milliseconds(2000);
 
 // A TCP connection, or a UDP socket connected to the target (so that send() needs no address
 // and a closed port comes back as ECONNREFUSED).
@@ -51,6 +45,20 @@ int connect_to(const Target& target, bool udp, std::string& error) {
   freeaddrinfo(found);
   return fd;
 }
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kChunkEvents = 256;
+constexpr auto kReconnectMin = std::chrono::milliseconds(100);
+constexpr auto kReconnectMax = std::chrono::milliseconds(2000);
 
 struct Connection {
   ConnectionResult result;
@@ -222,6 +230,9 @@ std::string SendResult::to_json() const {
       << ",\"cpu_seconds\":" << cpu_seconds << ",\"blocked_seconds\":" << blocked_seconds
       << ",\"possibly_lost\":" << possibly_lost << ",\"reconnects\":" << reconnects;
   if (udp) out << ",\"udp\":true,\"gso\":" << (udp_gso ? "true" : "false") << ",\"backlog_drops\":" << backlog_drops;
+  if (relp)
+    out << ",\"relp\":true,\"window\":" << relp_window << ",\"acknowledged\":" << acknowledged
+        << ",\"ack_p50_ms\":" << ack_p50_ms << ",\"ack_p99_ms\":" << ack_p99_ms;
   out << ",\"connections\":[";
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];
@@ -390,10 +401,7 @@ SendResult send_events(const SendOptions& options) {
   for (auto& w : workers) w.join();
   SendResult result;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  result.cpu_seconds =
-      usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  result.cpu_seconds = process_cpu_seconds();
   result.blocked_seconds = stats.blocked_ns.load() / 1e9;
   result.udp = options.udp;
   if (options.udp) result.backlog_drops = input_backlog_drops() - backlog_drops_before;

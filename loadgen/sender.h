@@ -40,9 +40,11 @@ struct SendOptions {
   double rate = 0;                    // events/s over all connections; 0 = as fast as possible
   std::chrono::milliseconds ramp{0};  // rise linearly from 0 to rate over this long
   EventFormat format;
-  bool udp = false;     // datagrams instead of TCP connections (format.framing is then datagram)
-  bool udp_gso = true;  // UDP: datagrams of one size sent 64 per send with UDP_SEGMENT (see sender.cc)
-  bool tls = false;     // TCP over TLS (tls_client.h)
+  bool udp = false;       // datagrams instead of TCP connections (format.framing is then datagram)
+  bool udp_gso = true;    // UDP: datagrams of one size sent 64 per send with UDP_SEGMENT (see sender.cc)
+  bool tls = false;       // TCP over TLS (tls_client.h)
+  bool relp = false;      // RELP sessions (relp_sender.h): each event acknowledged by the receiver
+  int relp_window = 128;  // RELP: events sent and not yet acknowledged, at most, per connection
   TlsClientOptions tls_client;
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;                                 // total events; 0 = until duration
@@ -72,6 +74,10 @@ struct SendResult {
   bool udp = false;
   bool udp_gso = false;        // UDP: some datagrams went 64 to a packet (one backlog drop may be 64 of them)
   uint64_t backlog_drops = 0;  // UDP: packets the machine's input backlog dropped during the run (machine-wide)
+  bool relp = false;
+  int relp_window = 0;
+  uint64_t acknowledged = 0;              // RELP: events the receiver answered 200 OK
+  double ack_p50_ms = 0, ack_p99_ms = 0;  // RELP: from an event's write to its reply
   double rate() const { return seconds > 0 ? (sent - possibly_lost) / seconds : 0; }
   // No connection failed for good (reconnected ones count as fine).
   bool ok() const { return failed_for_good == 0; }
@@ -86,5 +92,10 @@ uint64_t input_backlog_drops();
 // Runs to completion (count reached or duration over). Throws if a target cannot be reached
 // at the start.
 SendResult send_events(const SendOptions& options);
+
+// A TCP connection, or a UDP socket connected to the target; -1 with `error` set if none.
+int connect_to(const Target& target, bool udp, std::string& error);
+// This process's user + system CPU time so far.
+double process_cpu_seconds();
 
 }  // namespace sluice::loadgen

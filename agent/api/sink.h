@@ -39,6 +39,9 @@ class Sink {
   virtual void write_metrics(MetricsWriter&) const {}
   // key=value lines for the agent's --ready-file (e.g. the embedded Kafka's address).
   virtual std::string ready_info() const { return {}; }
+  // True if it commits a take only once its destination acknowledged the events (Kafka's
+  // delivery reports, acks >= 1): what a source that answers its senders on commit relies on.
+  virtual bool commits_after_delivery() const { return false; }
 };
 
 }  // namespace sluice

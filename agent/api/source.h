@@ -37,6 +37,10 @@ class Source {
   // SIGHUP: read credentials (certificates, keys) again, keeping established connections; on an
   // error keep the old ones and log it. From the agent's main thread, while the source runs.
   virtual void reload_credentials() {}
+  // Why the source needs every sink of its channels to commit only after delivery (RELP's
+  // ackAfter = kafka answers senders on commit): the property that asks it, or empty. The agent
+  // refuses a topology where a sink would not.
+  virtual std::string_view needs_delivered_commits() const { return {}; }
 };
 
 }  // namespace sluice

@@ -428,6 +428,9 @@ void KafkaSink::write_metrics(MetricsWriter& writer) const {
   probe_->write_metrics(writer, std::atomic_load(&producer_).get());
 }
 
+// acks = 0 commits when librdkafka reports the message sent, which Kafka never acknowledged.
+bool KafkaSink::commits_after_delivery() const { return config_.wait_for_delivery && config_.acks != "0"; }
+
 std::string KafkaSink::ready_info() const {
   if (config_.bootstrap != kEmbedded || !env_->embedded()) return {};
   return "embedded.bootstrap=" + env_->embedded()->bootstrap_servers() + "\n";

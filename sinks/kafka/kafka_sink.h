@@ -48,6 +48,7 @@ class KafkaSink final : public Sink {
   KafkaSinkCounters kafka_counters() const { return probe_->kafka_counters(); }
   void write_metrics(MetricsWriter& writer) const override;
   std::string ready_info() const override;
+  bool commits_after_delivery() const override;
 
  private:
   void run();

@@ -14,7 +14,8 @@ const config::PropertyTable<C> kRelpProperties{
      "must be a file channel (its puts are on disk; fsync = batch for power loss too). Never before."},
     {"maxDataSize", &C::max_data_size, "128k",
      "The largest RELP frame taken (librelp's default); a larger one ends the session, counted, and the sender "
-     "resends. A message longer than eventSize is cut there and marked Incomplete.",
+     "resends. eventSize defaults to it for RELP; if eventSize is set lower, a longer message is cut there, marked "
+     "Incomplete, counted, and answered.",
      {.min = 1024, .max = 64 << 20}},
 };
 // clang-format on
@@ -39,6 +40,9 @@ RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& compone
   if (tcp_part.properties.count("framing"))
     component.fail("framing", "means nothing for RELP, which frames its messages itself: remove it");
   c.tcp = syslog_tcp::parse_syslog_tcp_config(tcp_part);
+  // A message the agent answers is one the sender forgets: unless eventSize is given, RELP keeps
+  // every message it takes whole (up to maxDataSize) rather than TCP's 2,500 bytes.
+  if (!component.properties.count("eventSize")) c.tcp.event_size = static_cast<size_t>(c.relp.max_data_size.bytes);
   return c;
 }
 

@@ -355,6 +355,9 @@ void IoWorker::receive_tls(Connection* conn, std::string_view cipher) {
       return;
     }
     shared_.probe.tls_established(counters_);
+    // The handshake's last records first: a protocol's replies to data that came with them follow.
+    send_raw(conn, out);
+    out.clear();
     state = tls.feed({}, plain, out, plain_buffer_);  // data that came with the handshake's end
   }
   send_raw(conn, out);
@@ -374,14 +377,15 @@ void IoWorker::refuse_tls(Connection* conn, TlsFailure why) {
 
 // Writes what a TLS session must send: at once if the socket takes it, else queued behind
 // earlier writes (libuv keeps their order); freed when written or when the connection closes.
-void IoWorker::send_raw(Connection* conn, std::string& bytes) {
-  if (bytes.empty()) return;
+bool IoWorker::send_raw(Connection* conn, std::string& bytes) {
+  if (bytes.empty()) return true;
   auto* stream = reinterpret_cast<uv_stream_t*>(&conn->handle);
   uv_buf_t whole = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
-  const int written = uv_try_write(stream, &whole, 1);
-  if (written < 0 && written != UV_EAGAIN) return;  // the socket failed: its read side ends the connection
+  // Behind earlier writes still queued, nothing may jump ahead: queue this too.
+  const int written = uv_stream_get_write_queue_size(stream) ? UV_EAGAIN : uv_try_write(stream, &whole, 1);
+  if (written < 0 && written != UV_EAGAIN) return false;  // the socket failed: its read side ends the connection
   const size_t done = written > 0 ? static_cast<size_t>(written) : 0;
-  if (done == bytes.size()) return;
+  if (done == bytes.size()) return true;
   struct PendingWrite {
     uv_write_t request;
     std::string bytes;
@@ -390,8 +394,11 @@ void IoWorker::send_raw(Connection* conn, std::string& bytes) {
   pending->request.data = pending;
   uv_buf_t rest = uv_buf_init(pending->bytes.data(), static_cast<unsigned>(pending->bytes.size()));
   if (uv_write(&pending->request, stream, &rest, 1,
-               [](uv_write_t* request, int) { delete static_cast<PendingWrite*>(request->data); }) != 0)
+               [](uv_write_t* request, int) { delete static_cast<PendingWrite*>(request->data); }) != 0) {
     delete pending;
+    return false;
+  }
+  return true;
 }
 
 // ssl.handshakeTimeout: a connection still handshaking that long after it was accepted (however
@@ -477,28 +484,36 @@ void IoWorker::consume_protocol(Connection& conn, std::string_view data) {
   }
 }
 
-// What the connection's AckQueue has ready, in order.
+// What the connection's AckQueue has ready, in order. A session the sender closed ends once its
+// last reply (the close's) has been written: librelp's server closes then too.
 void IoWorker::send_replies(Connection& conn) {
+  if (!connections_.count(&conn)) return;  // already ended (its replies go nowhere)
   uint64_t events = 0;
   std::string replies = conn.protocol->acks()->take_ready(events);
-  if (events) shared_.probe.acknowledged(counters_, events);
-  send_plain(conn, std::move(replies));
-}
-
-void IoWorker::send_plain(Connection& conn, std::string bytes) {
-  if (bytes.empty()) return;
-  if (!conn.tls) {
-    send_raw(&conn, bytes);
+  if (!replies.empty() && !send_plain(conn, std::move(replies))) {
+    // Replies that cannot be sent would leave a gap the sender cannot see: end the session instead.
+    shared_.probe.protocol_broken(counters_, conn.peer_text(), "a reply could not be written");
+    close_connection(&conn);
     return;
   }
+  if (events) shared_.probe.acknowledged(counters_, events);
+  if (conn.protocol->closing() && conn.protocol->acks()->waiting() == 0 &&
+      uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn.handle)) == 0)
+    close_connection(&conn);
+}
+
+bool IoWorker::send_plain(Connection& conn, std::string bytes) {
+  if (bytes.empty()) return true;
+  if (!conn.tls) return send_raw(&conn, bytes);
   std::string records;
-  if (conn.tls->write(bytes, records)) send_raw(&conn, records);
+  return conn.tls->write(bytes, records) && send_raw(&conn, records);
 }
 
 // The agent ends a protocol connection: its farewell (RELP's serverclose: "resend what I did
 // not answer"), then the close. What it sent unanswered is not lost: the sender still has it.
 void IoWorker::end_protocol_connection(Connection* conn) {
   send_replies(*conn);
+  if (!connections_.count(conn)) return;
   send_plain(*conn, conn->protocol->farewell());
   close_connection(conn);
 }

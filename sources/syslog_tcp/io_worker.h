@@ -104,7 +104,7 @@ class IoWorker {
   void receive(Connection* conn, std::string_view data);
   void receive_tls(Connection* conn, std::string_view cipher);
   void refuse_tls(Connection* conn, TlsFailure why);
-  void send_raw(Connection* conn, std::string& bytes);
+  bool send_raw(Connection* conn, std::string& bytes);  // false: the socket failed
   void check_handshakes();
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
   // A protocol connection's bytes: its messages decoded, its replies sent.
@@ -112,7 +112,7 @@ class IoWorker {
   EventRecord& decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
                             uint64_t& invalid_utf8);
   void send_replies(Connection& conn);
-  void send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
+  bool send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
   void end_protocol_connection(Connection* conn);        // farewell, then close
   void flush();
   void close_connection(Connection* conn);

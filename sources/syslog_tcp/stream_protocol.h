@@ -46,6 +46,8 @@ class StreamProtocolFactory {
   virtual bool acknowledge_on_put() const = 0;
   // For log lines and the listening line: "RELP".
   virtual std::string_view name() const = 0;
+  // The property that chose when messages are answered ("ackAfter"), for errors.
+  virtual std::string_view ack_property() const = 0;
 };
 
 }  // namespace sluice::syslog_tcp

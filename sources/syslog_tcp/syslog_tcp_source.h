@@ -54,6 +54,10 @@ class SyslogTcpSource final : public Source {
   void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
   // SIGHUP: a TLS source reads its certificate, key and CA files again.
   void reload_credentials() override;
+  // A protocol that answers on commit (RELP, ackAfter = kafka).
+  std::string_view needs_delivered_commits() const override {
+    return protocol_ && !protocol_->acknowledge_on_put() ? protocol_->ack_property() : std::string_view();
+  }
 
  private:
   const config::ComponentConfig component_;

@@ -131,3 +131,22 @@ TEST_CASE("a port in use is refused at start with the key's file and line", "[co
                                        Contains("Address already in use"));
   ::close(fd);
 }
+
+TEST_CASE("RELP answering after Kafka needs every sink of its channels to wait for Kafka's acknowledgement",
+          "[config][errors][relp]") {
+  std::string relp = kValid;
+  relp.replace(relp.find("multiport_syslogtcp"), std::string("multiport_syslogtcp").size(), "relp");
+  CHECK(check(relp) == "");  // the Kafka sink's default acks = 1
+  CHECK_THAT(check(relp + "a.sinks.k.kafka.producer.acks = 0\n"),
+             Contains("f.properties:4: a.sources.s.ackAfter: answers senders once events are delivered, but sink 'k' "
+                      "on channel 'c' commits without Kafka's acknowledgement"));
+  // The same source beside a null sink, and with a channel no sink drains.
+  const std::string head = relp.substr(0, relp.find("a.channels.c.type"));
+  CHECK_THAT(check(head + "a.channels.c.type = memory\na.sinks.k.type = null\na.sinks.k.channel = c\n"),
+             Contains("sink 'k' on channel 'c' commits without Kafka's acknowledgement"));
+  std::string two = relp;
+  two.replace(two.find("a.channels = c\n"), std::string("a.channels = c\n").size(), "a.channels = c d\n");
+  two.replace(two.find("a.sources.s.channels = c\n"), std::string("a.sources.s.channels = c\n").size(),
+              "a.sources.s.channels = c d\n");
+  CHECK_THAT(check(two + "a.channels.d.type = memory\n"), Contains("ackAfter: needs a sink on channel 'd'"));
+}

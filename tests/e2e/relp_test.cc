@@ -198,3 +198,19 @@ TEST_CASE(
   rsyslog.stop();
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
+
+TEST_CASE("sluice-loadgen --relp: 200,000 events over 4 sessions, every one acknowledged after Kafka, landed once",
+          "[e2e][relp]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(relp_config(ten_sink_config(p.bootstrap(), kAcksAll), 0), "t", {"--metrics", "127.0.0.1:0"});
+  REQUIRE(p.send({"--relp", "--window", "1024", "-c", "4", "-n", "200000", "-r", "100000"}) == 0);
+  const std::string summary = read_file(p.dir().file("sent.json"));
+  CHECK_THAT(summary, Catch::Contains("\"relp\":true,\"window\":1024,\"acknowledged\":200000"));
+  CHECK(acknowledged(p) == 200000);
+  std::string report;
+  CHECK(p.verify(report) == 0);
+  INFO(report << p.agent_log());
+  CHECK_THAT(report, Catch::Contains("unique 200000, duplicates 0, missing 0"));
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}

@@ -301,6 +301,18 @@ TEST_CASE("a source's acknowledger hears of each event's commit once, in memory,
   CHECK(spilled_acknowledger->times() == test::each_once(10));
 }
 
+TEST_CASE("a spilled record taken whole (read after the take's lock) keeps its acknowledger", "[spill][channel][ack]") {
+  TempDir dir;
+  auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "10"}});
+  const auto acknowledger = std::make_shared<test::RecordingAcknowledger>();
+  EventBatch in_memory = test::acknowledged_batch(0, 10, std::make_shared<test::RecordingAcknowledger>());
+  REQUIRE(channel->put(in_memory, Clock::now() + 1s));
+  EventBatch spilled = test::acknowledged_batch(10, 10, acknowledger);
+  REQUIRE(channel->put(spilled, Clock::now() + 1s));
+  CHECK(drain(*channel, 100) == range(0, 20));  // one take: memory, then the whole record
+  CHECK(acknowledger->times() == test::each_once(10));
+}
+
 TEST_CASE("the file channel's puts reach the disk; its acknowledger hears of commits", "[spill][channel][ack]") {
   TempDir dir;
   auto channel = open_channel("file", dir, {});
