@@ -497,9 +497,13 @@ void IoWorker::send_replies(Connection& conn) {
     return;
   }
   if (events) shared_.probe.acknowledged(counters_, events);
-  if (conn.protocol->closing() && conn.protocol->acks()->waiting() == 0 &&
-      uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn.handle)) == 0)
-    close_connection(&conn);
+  if (!conn.protocol->closing() || conn.protocol->acks()->waiting() != 0) return;
+  if (conn.tls) {  // a RELP client reads: it gets a clean TLS end
+    std::string out;
+    conn.tls->close_notify(out);
+    send_raw(&conn, out);
+  }
+  if (uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn.handle)) == 0) close_connection(&conn);
 }
 
 bool IoWorker::send_plain(Connection& conn, std::string bytes) {

@@ -36,6 +36,13 @@ bool TlsSession::write(std::string_view plain, std::string& out) {
   return true;
 }
 
+void TlsSession::close_notify(std::string& out) {
+  if (state_ != State::established && state_ != State::closed) return;
+  SSL_shutdown(ssl_);  // sends ours; the peer's is not waited for
+  ERR_clear_error();
+  take_output(out);
+}
+
 size_t TlsSession::buffered() const { return BIO_ctrl_pending(in_); }
 
 // A memory BIO keeps the largest buffer it ever held (a 256 KiB read): once it is empty, a big

@@ -40,6 +40,8 @@ class TlsSession {
   // Encrypts `plain` (a protocol's replies, once established) into records appended to `out`.
   // False if the session cannot send (not established).
   bool write(std::string_view plain, std::string& out);
+  // Our close_notify, into `out` (for a peer that reads: a protocol's session ending cleanly).
+  void close_notify(std::string& out);
   // Refused after the handshake (admit said no): closes with an alert in `out`.
   void refuse(TlsFailure why, std::string& out);
 

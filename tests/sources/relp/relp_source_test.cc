@@ -18,6 +18,7 @@
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
+#include "tests/support/test_certificates.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -185,4 +186,40 @@ TEST_CASE("RELP: a broken stream is counted and ended with serverclose; ackAfter
                     Catch::Contains("ackAfter: = channel needs channels that write every put to disk"));
   CHECK_THROWS_WITH(refused.start({{"framing", "auto"}}), Catch::Contains("framing: means nothing for RELP"));
   CHECK_THROWS_WITH(refused.start({{"ackAfterr", "kafka"}}), Catch::Contains("unknown property"));
+}
+
+TEST_CASE("RELP over TLS (ssl = true): openssl s_client's session is answered after the commit, then closed",
+          "[source][relp][tls]") {
+  test::TempDir dir;
+  const test::CertificateFiles certs = test::make_certificates(dir.path());
+  RelpSource r;
+  r.start({{"ssl", "true"}, {"ssl.certificate", certs.server_cert}, {"ssl.key", certs.server_key}});
+  const auto frame = [](uint32_t txnr, std::string_view command, std::string_view data) {
+    std::string out = std::to_string(txnr) + " " + std::string(command) + " " + std::to_string(data.size());
+    if (!data.empty()) (out += " ") += data;
+    return out + "\n";
+  };
+  std::ofstream(dir.file("session.txt")) << frame(1, "open", kOffers) << frame(2, "syslog", "<13>app: over TLS")
+                                         << frame(3, "close", "");
+  // -ign_eof: s_client reads on after its input ends, until the server closes the session.
+  int exit_code = -1;
+  std::thread client([&] {
+    exit_code = test::run({"/bin/bash", "-c",
+                           "exec openssl s_client -quiet -ign_eof -connect 127.0.0.1:" + std::to_string(r.port()) +
+                               " < '" + dir.file("session.txt") + "'"},
+                          dir.file("replies.txt"), 20s);
+  });
+  const bool received = eventually([&] { return r.counters().events_received == 1; }, 10s);
+  const std::string before = test::read_file(dir.file("replies.txt"));
+  const std::vector<std::string> delivered = r.deliver();
+  client.join();
+  REQUIRE(received);
+  const std::string replies = test::read_file(dir.file("replies.txt"));
+  INFO(replies);
+  CHECK(before.find("2 rsp") == std::string::npos);  // not before the commit
+  CHECK(delivered == std::vector<std::string>{"app: over TLS"});
+  CHECK_THAT(replies, Catch::Contains("200 OK\nrelp_version=0") && Catch::Contains("2 rsp 6 200 OK\n3 rsp 0\n"));
+  CHECK(exit_code == 0);
+  CHECK(r.counters().tls_handshakes == 1);
+  r.source->stop(Clock::now() + 5s);
 }
