@@ -15,6 +15,7 @@
 #include "channels/memory/memory_channel.h"
 #include "sources/relp/relp_source.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "tests/support/channel_contents.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
@@ -46,15 +47,7 @@ struct RelpSource {
     return static_cast<const syslog_tcp::SyslogTcpSource&>(*source).tcp_counters();
   }
   // Takes everything queued and commits it: the sink's delivery, as far as the source can tell.
-  std::vector<std::string> deliver() {
-    std::vector<std::string> out;
-    for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now())) {
-      for (const EventBatch& b : t.batches)
-        for (const EventRecord& e : b) out.emplace_back(b.body(e));
-      channel.commit(t);
-    }
-    return out;
-  }
+  std::vector<std::string> deliver() { return test::take_all_bodies(channel); }
 };
 
 // A RELP client of our own: frames commands, reads what the server answers.
@@ -62,12 +55,18 @@ class Client {
  public:
   explicit Client(uint16_t port) : fd_(test::connect_loopback(port)) {}
   ~Client() { ::close(fd_); }
-  void send(uint32_t txnr, std::string_view command, std::string_view data) {
-    std::string frame = std::to_string(txnr) + " " + std::string(command) + " " + std::to_string(data.size());
-    if (!data.empty()) (frame += " ") += data;
-    frame += "\n";
-    REQUIRE(::write(fd_, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size()));
+  // "TXNR COMMAND DATALEN[ DATA]\n"
+  static std::string frame(uint32_t txnr, std::string_view command, std::string_view data) {
+    std::string out = std::to_string(txnr) + " " + std::string(command) + " " + std::to_string(data.size());
+    if (!data.empty()) (out += " ") += data;
+    return out + "\n";
   }
+  void send(uint32_t txnr, std::string_view command, std::string_view data) {
+    const std::string bytes = frame(txnr, command, data);
+    REQUIRE(::write(fd_, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  }
+  // `open` (txnr 1) with librelp's offers, and its answer read.
+  void open();
   // Everything the server sent within `wait` (stops early once `until` has arrived).
   std::string read(std::chrono::milliseconds wait, std::string_view until = {}) {
     const auto deadline = Clock::now() + wait;
@@ -105,6 +104,11 @@ bool accepts_connections(uint16_t port) {
 
 const std::string kOffers = "relp_version=0\nrelp_software=test\ncommands=syslog";
 
+void Client::open() {
+  send(1, "open", kOffers);
+  read(std::chrono::seconds(5), "commands=syslog\n");
+}
+
 }  // namespace
 
 TEST_CASE("RELP: a message is answered only once its event is committed, in order, and close after", "[source][relp]") {
@@ -133,8 +137,7 @@ TEST_CASE("RELP keeps a long message whole: eventSize defaults to maxDataSize", 
   RelpSource r;
   r.start();
   Client client(r.port());
-  client.send(1, "open", kOffers);
-  client.read(5s, "commands=syslog\n");
+  client.open();
   const std::string message = "<13>app: " + std::string(20000, 'x');
   client.send(2, "syslog", message);
   REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
@@ -147,8 +150,7 @@ TEST_CASE("RELP at stop: replies still go out while the drain lasts, then server
   RelpSource r;
   r.start();
   Client client(r.port());
-  client.send(1, "open", kOffers);
-  client.read(5s, "commands=syslog\n");
+  client.open();
   client.send(2, "syslog", "<13>app: before the stop");
   REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
   // The sink delivers once the stop has begun (the listener is closed): the drain must wait for it.
@@ -167,8 +169,7 @@ TEST_CASE("RELP: a broken stream is counted and ended with serverclose; ackAfter
   RelpSource r;
   r.start();
   Client client(r.port());
-  client.send(1, "open", kOffers);
-  client.read(5s, "commands=syslog\n");
+  client.open();
   const std::string garbage = "<13>this is plain syslog\n";
   const int plain = test::connect_loopback(r.port());
   REQUIRE(::write(plain, garbage.data(), garbage.size()) > 0);
@@ -194,11 +195,7 @@ TEST_CASE("RELP over TLS (ssl = true): openssl s_client's session is answered af
   const test::CertificateFiles certs = test::make_certificates(dir.path());
   RelpSource r;
   r.start({{"ssl", "true"}, {"ssl.certificate", certs.server_cert}, {"ssl.key", certs.server_key}});
-  const auto frame = [](uint32_t txnr, std::string_view command, std::string_view data) {
-    std::string out = std::to_string(txnr) + " " + std::string(command) + " " + std::to_string(data.size());
-    if (!data.empty()) (out += " ") += data;
-    return out + "\n";
-  };
+  const auto frame = &Client::frame;
   std::ofstream(dir.file("session.txt")) << frame(1, "open", kOffers) << frame(2, "syslog", "<13>app: over TLS")
                                          << frame(3, "close", "");
   // -ign_eof: s_client reads on after its input ends, until the server closes the session.

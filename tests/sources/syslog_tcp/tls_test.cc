@@ -15,6 +15,7 @@
 
 #include "channels/memory/memory_channel.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "tests/support/channel_contents.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
@@ -64,15 +65,7 @@ struct TlsSource {
     return test::run({"/bin/bash", "-c", command}, dir.file("s_client.log"), 20s);
   }
 
-  std::vector<std::string> bodies() {
-    std::vector<std::string> out;
-    for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now())) {
-      for (const EventBatch& b : t.batches)
-        for (const EventRecord& e : b) out.emplace_back(b.body(e));
-      channel.commit(t);
-    }
-    return out;
-  }
+  std::vector<std::string> bodies() { return test::take_all_bodies(channel); }
 };
 
 // A TLS client of our own: connects, and says which certificate the server showed.
