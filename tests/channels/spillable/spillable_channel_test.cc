@@ -313,7 +313,7 @@ TEST_CASE("a spilled record taken whole (read after the take's lock) keeps its a
   CHECK(acknowledger->times() == test::each_once(10));
 }
 
-TEST_CASE("the file channel's puts reach the disk; its acknowledger hears of commits", "[spill][channel][ack]") {
+TEST_CASE("the file channel's puts reach the disk, its acknowledger hears of commits", "[spill][channel][ack]") {
   TempDir dir;
   auto channel = open_channel("file", dir, {});
   CHECK(channel->puts_reach_disk());

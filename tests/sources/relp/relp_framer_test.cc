@@ -49,7 +49,7 @@ TEST_CASE("RELP frames come out whole however the stream is cut", "[relp]") {
   }
 }
 
-TEST_CASE("a stream that is not RELP is refused, saying why; a partial frame waits", "[relp]") {
+TEST_CASE("a stream that is not RELP is refused, saying why, a partial frame waits", "[relp]") {
   std::vector<Seen> seen;
   const auto why = [&](std::string_view bytes, size_t max = 1024) {
     RelpFramer framer(max);

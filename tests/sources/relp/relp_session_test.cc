@@ -42,7 +42,7 @@ const std::string kOpen = frame(1, "open", "relp_version=0\nrelp_software=x\ncom
 
 }  // namespace
 
-TEST_CASE("open is answered with our offers; messages only once done, in order; close after them", "[relp]") {
+TEST_CASE("open is answered with our offers, messages only once done, in order, close after them", "[relp]") {
   Session s;
   CHECK(s.feed(kOpen).empty());
   CHECK(s.replies() ==
@@ -68,7 +68,7 @@ TEST_CASE("open is answered with our offers; messages only once done, in order; 
   CHECK(s.feed(frame(6, "syslog", "<13>x")) == "a frame after close");
 }
 
-TEST_CASE("an empty message is answered at once; a command not offered is refused, the session goes on", "[relp]") {
+TEST_CASE("an empty message is answered at once, a command not offered is refused, the session goes on", "[relp]") {
   Session s;
   s.feed(kOpen);
   s.replies();

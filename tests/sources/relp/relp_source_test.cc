@@ -164,7 +164,7 @@ TEST_CASE("RELP at stop: replies still go out while the drain lasts, then server
   CHECK_THAT(client.read(5s, "serverclose"), Catch::EndsWith("2 rsp 6 200 OK\n0 serverclose 0\n"));
 }
 
-TEST_CASE("RELP: a broken stream is counted and ended with serverclose; ackAfter = channel needs a file channel",
+TEST_CASE("RELP: a broken stream is counted and ended with serverclose, ackAfter = channel needs a file channel",
           "[source][relp][config]") {
   RelpSource r;
   r.start();

@@ -45,7 +45,7 @@ TEST_CASE("an include list offers exactly its suites, TLS 1.2 in OpenSSL's names
                                                  "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384"});
 }
 
-TEST_CASE("an include list of one TLS version's suites leaves the other none; Java's SCSV changes nothing",
+TEST_CASE("an include list of one TLS version's suites leaves the other none, Java's SCSV changes nothing",
           "[source][tls]") {
   const OpensslCipherChoice only12 =
       openssl_cipher_choice({"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_EMPTY_RENEGOTIATION_INFO_SCSV"}, {});
@@ -82,7 +82,7 @@ TEST_CASE("excluded suites come out of the included ones, or out of the defaults
   CHECK(left.count("TLS_AES_256_GCM_SHA384") == 1);
 }
 
-TEST_CASE("a misspelt included suite is reported; an excluded one OpenSSL lacks is only noted", "[source][tls]") {
+TEST_CASE("a misspelt included suite is reported, an excluded one OpenSSL lacks is only noted", "[source][tls]") {
   CHECK(openssl_cipher_choice({"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA257"}, {}).unknown ==
         "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA257");
   CHECK(openssl_cipher_choice({"ECDHE-ECDSA-AES128-GCM-SHA256"}, {}).unknown == "ECDHE-ECDSA-AES128-GCM-SHA256");

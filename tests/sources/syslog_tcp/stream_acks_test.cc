@@ -41,7 +41,7 @@ TEST_CASE("an event is done once every channel committed it, whatever the slices
   CHECK(ready(*a).empty());
 }
 
-TEST_CASE("replies leave in ticket order; those needing no event wait their turn", "[ack]") {
+TEST_CASE("replies leave in ticket order, those needing no event wait their turn", "[ack]") {
   const auto queue = std::make_shared<AckQueue>(std::make_shared<AckWaker>(nullptr));  // shared, as always
   AckQueue& q = *queue;
   const AckQueue::Ticket first = q.expect("1\n");

@@ -292,7 +292,7 @@ TEST_CASE("Flume's exclude-cipher-suites: the excluded TLS 1.3 suites are refuse
   CHECK(t.failures(TlsFailure::protocol) == 1);
 }
 
-TEST_CASE("Flume's include-cipher-suites: only its suites are offered; a TLS version left without one is off",
+TEST_CASE("Flume's include-cipher-suites: only its suites are offered, a TLS version left without one is off",
           "[source][tls]") {
   TlsSource t;
   t.start({{"include-cipher-suites", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}});
