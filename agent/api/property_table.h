@@ -208,6 +208,15 @@ std::string type_name(const Property<C>& p) {
 
 }  // namespace detail
 
+// The row a key names, by its name or one of its aliases; nullptr if none.
+template <class C>
+const Property<C>* find_property(const PropertyTable<C>& table, std::string_view key) {
+  auto it = std::find_if(table.begin(), table.end(), [&](const Property<C>& p) {
+    return p.name == key || std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
+  });
+  return it == table.end() ? nullptr : &*it;
+}
+
 // Builds C from the component's properties: defaults first, then every given value. Unknown
 // keys go to `extra`; unknown to it too, they are an error that lists the known names.
 template <class C>
@@ -217,10 +226,8 @@ C bind(const PropertyTable<C>& table, const ComponentConfig& component, const Ex
     detail::assign(p, config, p.default_value, ValueContext{component.full_key(p.name) + " (default)", {}});
   std::vector<const Property<C>*> given;
   for (const auto& [key, value] : component.properties) {
-    auto it = std::find_if(table.begin(), table.end(), [&](const Property<C>& p) {
-      return p.name == key || std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
-    });
-    if (it == table.end()) {
+    const Property<C>* row = find_property(table, key);
+    if (!row) {
       if (extra && extra(key, value)) continue;
       std::string known;
       for (const Property<C>& p : table) known += (known.empty() ? "" : ", ") + std::string(p.name);
@@ -228,11 +235,11 @@ C bind(const PropertyTable<C>& table, const ComponentConfig& component, const Ex
                         std::string(kind_singular(component.kind)) + " type '" + component.type + "' (known: " + known +
                         ")");
     }
-    if (std::find(given.begin(), given.end(), &*it) != given.end())
-      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) + ": sets '" + std::string(it->name) +
+    if (std::find(given.begin(), given.end(), row) != given.end())
+      throw ConfigError(value.where.to_string() + ": " + component.full_key(key) + ": sets '" + std::string(row->name) +
                         "' a second time, under another of its names");
-    given.push_back(&*it);
-    detail::assign(*it, config, value.value, ValueContext{component.full_key(key), value.where});
+    given.push_back(row);
+    detail::assign(*row, config, value.value, ValueContext{component.full_key(key), value.where});
   }
   return config;
 }

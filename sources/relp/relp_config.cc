@@ -20,23 +20,14 @@ const config::PropertyTable<C> kRelpProperties{
 };
 // clang-format on
 
-namespace {
-
-bool in_table(const config::PropertyTable<C>& table, const std::string& key) {
-  return std::any_of(table.begin(), table.end(), [&](const config::Property<C>& p) {
-    return p.name == key || std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
-  });
-}
-
-}  // namespace
-
 RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& component) {
   RelpSourceConfig c;
   // Ours first (the rest is the TCP table's, checked there), then the TCP table on the rest.
   c.relp =
       config::bind(kRelpProperties, component, [](const std::string&, const config::PropertyValue&) { return true; });
   config::ComponentConfig tcp_part = component;
-  std::erase_if(tcp_part.properties, [](const auto& entry) { return in_table(kRelpProperties, entry.first); });
+  std::erase_if(tcp_part.properties,
+                [](const auto& entry) { return config::find_property(kRelpProperties, entry.first) != nullptr; });
   if (tcp_part.properties.count("framing"))
     component.fail("framing", "means nothing for RELP, which frames its messages itself: remove it");
   c.tcp = syslog_tcp::parse_syslog_tcp_config(tcp_part);

@@ -69,7 +69,8 @@ size_t AckQueue::waiting() const {
 }
 
 void BatchAcknowledger::add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket) {
-  std::lock_guard lock(mutex_);
+  // No lock, per event: until the batch is sealed and put, only its io thread knows it (the
+  // channel's lock orders these writes before any commit reads them).
   if (remaining_.size() <= index) remaining_.resize(index + 1, 0);
   remaining_[index] = channels_;
   if (!runs_.empty()) {
