@@ -14,6 +14,7 @@
 #include "tests/support/pipeline.h"
 #include "tests/support/process.h"
 #include "tests/support/test_certificates.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -78,15 +79,9 @@ TEST_CASE(
   REQUIRE(served_fingerprint(p, port) == fingerprint_of_file(certs.server_cert));
 
   // 100,000 events at 10,000/s over 2 connections (10 s: longer than the reloads take),
-  // established before the reloads and kept. Joined by the guard whatever happens below.
+  // established before the reloads and kept. Joined whatever happens below.
   int sent = -1;
-  std::thread sender([&] { sent = p.send({"--tls", "-c", "2", "-n", "100000", "-r", "10000"}); });
-  struct JoinAtExit {
-    std::thread& thread;
-    ~JoinAtExit() {
-      if (thread.joinable()) thread.join();
-    }
-  } join_at_exit{sender};
+  test::TestThread sender([&] { sent = p.send({"--tls", "-c", "2", "-n", "100000", "-r", "10000"}); });
   const bool connected = eventually([&] { return p.metric("sluice_source_tls_handshakes_total") >= 3; }, 20s);
   // The renewed pair (any other certificate and its key will do) replaces the files, then SIGHUP.
   copy_file(certs.client_cert, live_cert);

@@ -2,12 +2,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <deque>
+
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "agent/api/log_limiter.h"
 #include "tests/support/eventually.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -36,12 +39,12 @@ TEST_CASE("a log limiter lets the first line through, holds the rest back and th
 TEST_CASE("a log limiter shared by threads lets exactly one line through per interval", "[log]") {
   LogLimiter limiter(10s);
   std::atomic<int> through{0};
-  std::vector<std::thread> threads;
+  std::deque<test::TestThread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       for (int i = 0; i < 1000; ++i)
         if (limiter.next()) ++through;
     });
-  for (std::thread& t : threads) t.join();
+  for (test::TestThread& t : threads) t.join();
   CHECK(through == 1);
 }

@@ -20,6 +20,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
 #include "tests/support/test_certificates.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -155,7 +156,7 @@ TEST_CASE("RELP at stop: replies still go out while the drain lasts, then server
   REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
   // The sink delivers once the stop has begun (the listener is closed): the drain must wait for it.
   const uint16_t port = r.port();
-  std::thread sink([&] {
+  test::TestThread sink([&] {
     eventually([&] { return !accepts_connections(port); }, 5s);
     r.deliver();
   });
@@ -200,7 +201,7 @@ TEST_CASE("RELP over TLS (ssl = true): openssl s_client's session is answered af
                                          << frame(3, "close", "");
   // -ign_eof: s_client reads on after its input ends, until the server closes the session.
   int exit_code = -1;
-  std::thread client([&] {
+  test::TestThread client([&] {
     exit_code = test::run({"/bin/bash", "-c",
                            "exec openssl s_client -quiet -ign_eof -connect 127.0.0.1:" + std::to_string(r.port()) +
                                " < '" + dir.file("session.txt") + "'"},
