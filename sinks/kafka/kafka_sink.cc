@@ -104,6 +104,11 @@ void KafkaSink::run() {
       producer_->poll(10);
       continue;
     }
+    if (retiring_.load()) {  // a reload replaced this sink: only what it took is settled
+      if (window_.empty()) break;
+      producer_->poll(10);
+      continue;
+    }
     const auto now = Clock::now();
     if (window_.size() >= max_in_flight_ || !window_back_.empty() || now < resume_at_ || producer_->fatal()) {
       producer_->poll(10);  // serves delivery reports while the window is full, failed or backing off
@@ -189,6 +194,15 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
       m.key_length = key.size();
     }
   }
+  if (!config_.headers.empty()) {
+    // Views into headers_, which send() reserved for the whole take: it does not move.
+    const size_t first = headers_.size();
+    for (const RecordHeaderField& h : config_.headers) {
+      const std::string_view value = batch.field(e, h.field, key_scratch_.emplace_back().data());
+      if (!value.empty()) headers_.push_back({h.name, value});
+    }
+    m.headers = std::span<const MessageHeader>(headers_.data() + first, headers_.size() - first);
+  }
   if (config_.partition_field != EventField::none)
     m.partition = static_cast<int32_t>(EventBatch::numeric_field(e, config_.partition_field));
   if (config_.topic_field != EventField::none) {
@@ -234,7 +248,9 @@ void KafkaSink::send(Take take) {
   json_.clear();
   key_scratch_.clear();
   topics_.clear();
-  key_scratch_.reserve(config_.key_field != EventField::none ? take.events : 0);
+  headers_.clear();
+  headers_.reserve(take.events * config_.headers.size());
+  key_scratch_.reserve(take.events * ((config_.key_field != EventField::none) + config_.headers.size()));
   if (!config_.wait_for_delivery) {
     const auto taken_at = Clock::now();
     hand_over(std::move(take));
@@ -416,6 +432,11 @@ void KafkaSink::stop(Deadline deadline) {
       "rolled back for retry, {} possibly duplicated)",
       name_, c.events_sent, c.events_lost_after_handover, c.events_failed, c.events_discarded, c.events_rolled_back,
       c.events_possibly_duplicated);
+}
+
+void KafkaSink::retire(Deadline deadline) {
+  retiring_.store(true);
+  stop(deadline);
 }
 
 SinkCounters KafkaSink::counters() const {

@@ -44,6 +44,7 @@ class KafkaSink final : public Sink {
   void start() override;
   void request_stop(Deadline deadline) override;
   void stop(Deadline deadline) override;
+  void retire(Deadline deadline) override;
   SinkCounters counters() const override;
   KafkaSinkCounters kafka_counters() const { return probe_->kafka_counters(); }
   void write_metrics(MetricsWriter& writer) const override;
@@ -78,11 +79,13 @@ class KafkaSink final : public Sink {
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
   std::atomic<bool> draining_{false};              // stop() was called: end once the channel is empty
+  std::atomic<bool> retiring_{false};              // retire() was called: take nothing more
   StopDeadline stop_deadline_;                     // ...or at this deadline, whatever is left
   const std::shared_ptr<KafkaSinkProbe> probe_;    // shared with the delivery trackers
   std::vector<OutgoingMessage> messages_;          // reused for every take
   std::string json_;                               // format json: the take's payloads, copied by librdkafka
-  std::vector<std::array<char, 24>> key_scratch_;  // numeric keys, formatted
+  std::vector<std::array<char, 24>> key_scratch_;  // numeric keys and header values, formatted
+  std::vector<MessageHeader> headers_;             // kafka.headers of every message, in order
   std::vector<std::string_view> topics_;           // per-event topics, when topicHeader applies
   std::chrono::milliseconds backoff_{100};         // before retrying a rolled-back take; doubles to 10 s
   Clock::time_point resume_at_{};                  // no new take before (the backoff)

@@ -90,6 +90,18 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "topic",
      "Event field naming each event's topic when allowTopicOverride is on: host, app or msgid. Syslog events have no "
      "'topic' field, so Flume's default changes nothing."},
+    {"headers",
+     config::list_of(&C::headers, "an event field: Facility, Severity, host, app, procid, msgid, port, timestamp, clientIP or clientHostname",
+                     [](std::string_view word) -> std::optional<RecordHeaderField> {
+                       const std::optional<EventField> field = event_field_from_name(word);
+                       if (!field) return std::nullopt;
+                       return RecordHeaderField{*field, std::string(word)};
+                     }),
+     "",
+     "Event fields sent as Kafka record headers, each named as written here (e.g. Facility Severity host clientIP; "
+     "numbers in decimal, timestamp in ms since the epoch); a field the event lacks is left out. Off by default: "
+     "records with headers are produced one call each (rd_kafka_producev), which costs CPU (see the README).",
+     {}, {}, {"kafka.headers"}},
     {"shareProducer", &C::share_producer, "false",
      "Share one librdkafka producer with the other sinks whose producer settings are identical: fewer connections and "
      "threads, but one librdkafka broker thread then compresses and sends for all of them (the seed's 10 sinks: 2.6M "

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
@@ -10,6 +11,12 @@
 namespace sluice::kafka {
 
 enum class PayloadFormat { body, raw, json };
+
+// kafka.headers: an event field sent as a Kafka record header, named as the user wrote it.
+struct RecordHeaderField {
+  EventField field;
+  std::string name;
+};
 
 struct KafkaSinkConfig {
   std::string topic;
@@ -22,6 +29,7 @@ struct KafkaSinkConfig {
   EventField partition_field = EventField::none;  // partition number from a numeric field
   EventField topic_field = EventField::none;      // per-event topic (cleared unless allowTopicOverride)
   bool allow_topic_override = true;
+  std::vector<RecordHeaderField> headers;
   bool share_producer = false;
   ProducerSettings producer;  // librdkafka names, mapped from kafka.* and legacy keys
 

@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -147,6 +148,10 @@ size_t Producer::produce(const std::string& topic, int32_t partition, std::span<
     for (OutgoingMessage& m : messages) m.refusal = RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION;
     return messages.size();
   }
+  const bool per_message = partition == kPerMessage;
+  const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
+  if (std::any_of(messages.begin(), messages.end(), [](const OutgoingMessage& m) { return !m.headers.empty(); }))
+    return produce_each(rkt, per_message ? kPerMessage : partition, messages, until, flags);
   // librdkafka's array, and for each of its entries the index of its OutgoingMessage.
   thread_local std::vector<rd_kafka_message_t> batch;
   thread_local std::vector<uint32_t> origin;
@@ -164,9 +169,7 @@ size_t Producer::produce(const std::string& topic, int32_t partition, std::span<
     messages[i].refusal = 0;
     origin[i] = static_cast<uint32_t>(i);
   }
-  const bool per_message = partition == kPerMessage;
   const int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
-  const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
   size_t refused = 0;
   while (!batch.empty()) {
     const int accepted = rd_kafka_produce_batch(rkt, target, flags, batch.data(), static_cast<int>(batch.size()));
@@ -194,6 +197,40 @@ size_t Producer::produce(const std::string& topic, int32_t partition, std::span<
       break;
     }
     rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
+  }
+  return refused;
+}
+
+// One rd_kafka_producev per message, headers attached (librdkafka owns them once it takes the
+// message). A full queue is waited out as in the batch path; order is kept because a message is
+// only produced once the one before it was taken.
+size_t Producer::produce_each(rd_kafka_topic_t* rkt, int32_t partition, std::span<OutgoingMessage> messages,
+                              const StopDeadline& until, int flags) {
+  size_t refused = 0;
+  for (OutgoingMessage& message : messages) {
+    message.refusal = 0;
+    const int32_t target = partition == kPerMessage
+                               ? (message.partition < 0 ? RD_KAFKA_PARTITION_UA : message.partition)
+                               : (partition < 0 ? RD_KAFKA_PARTITION_UA : partition);
+    while (true) {
+      rd_kafka_headers_t* headers = rd_kafka_headers_new(message.headers.size());
+      for (const MessageHeader& h : message.headers)
+        rd_kafka_header_add(headers, h.name.data(), static_cast<ssize_t>(h.name.size()), h.value.data(),
+                            static_cast<ssize_t>(h.value.size()));
+      const rd_kafka_resp_err_t err = rd_kafka_producev(
+          rk_, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(target), RD_KAFKA_V_MSGFLAGS(flags & RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_VALUE(const_cast<char*>(message.payload), message.length),
+          RD_KAFKA_V_KEY(message.key, message.key_length), RD_KAFKA_V_OPAQUE(message.tracker),
+          RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      rd_kafka_headers_destroy(headers);  // not taken: still ours
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || until.passed()) {
+        message.refusal = err;
+        ++refused;
+        break;
+      }
+      rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
+    }
   }
   return refused;
 }

@@ -42,6 +42,12 @@ class DeliveryTracker {
   virtual void on_delivery(const DeliveryReport& report) = 0;
 };
 
+// A Kafka record header; both views must stay valid until produce() returns (librdkafka copies them).
+struct MessageHeader {
+  std::string_view name;
+  std::string_view value;
+};
+
 struct OutgoingMessage {
   const char* payload;
   size_t length;
@@ -49,6 +55,9 @@ struct OutgoingMessage {
   size_t key_length = 0;
   DeliveryTracker* tracker = nullptr;
   int32_t partition = -1;  // used when produce() is asked for per-message partitions
+  // Record headers (kafka.headers): a call with any message that has some produces each message
+  // on its own with rd_kafka_producev, since librdkafka's batch call has no headers.
+  std::span<const MessageHeader> headers;
   // Set by produce(): librdkafka's error for a message it did not take (its tracker is not
   // told: the caller decides); 0 once taken (its tracker will hear the outcome).
   int refusal = 0;
@@ -103,6 +112,8 @@ class Producer {
 
  private:
   rd_kafka_topic_s* topic_handle(const std::string& topic);
+  size_t produce_each(rd_kafka_topic_s* rkt, int32_t partition, std::span<OutgoingMessage> messages,
+                      const StopDeadline& until, int flags);
 
   rd_kafka_s* rk_ = nullptr;
   mutable std::mutex stats_mutex_;

@@ -128,6 +128,16 @@ bool TopicReader::read_all(const OnMessage& on_message, const ReadOptions& optio
         rd_kafka_message_destroy(m);
         continue;
       }
+      headers_.clear();
+      rd_kafka_headers_t* headers = nullptr;
+      if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name = nullptr;
+        const void* value = nullptr;
+        size_t length = 0;
+        for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &length) == RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i)
+          headers_.push_back(std::string(name) + "=" + std::string(static_cast<const char*>(value), length));
+      }
       on_message(m->partition, m->offset, timestamp, std::string_view(static_cast<const char*>(m->payload), m->len));
     }
     rd_kafka_message_destroy(m);

@@ -43,10 +43,13 @@ class TopicReader {
       std::function<void(int32_t partition, int64_t offset, int64_t timestamp_ms, std::string_view payload)>;
   // Returns false when the timeout ended the read before every partition reached its end.
   bool read_all(const OnMessage& on_message, const ReadOptions& options);
+  // Inside on_message: the record headers of the message handed over, "name=value" each, in order.
+  const std::vector<std::string>& headers() const { return headers_; }
 
  private:
   rd_kafka_s* rk_ = nullptr;
   std::string topic_;
+  std::vector<std::string> headers_;
 };
 
 }  // namespace sluice::kafka

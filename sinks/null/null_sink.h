@@ -17,6 +17,7 @@ class NullSink final : public Sink {
   const std::string& name() const override { return name_; }
   void start() override;
   void stop(Deadline deadline) override;
+  void retire(Deadline deadline) override;
   SinkCounters counters() const override;
 
  private:

@@ -111,6 +111,48 @@ TEST_CASE("topicHeader = app sends each event to its app's topic and the rest to
   CHECK(landed.at("t").count("no header at all") == 1);
 }
 
+TEST_CASE("kafka.headers sends the named fields as record headers, named as written, and leaves out absent ones",
+          "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  for (const std::string acks : {"0", "all"}) {
+    INFO("acks=" << acks);
+    SinkUnderTest t(cluster, {{"kafka.headers", "Facility Severity host timestamp"}, {"kafka.producer.acks", acks}});
+    EventBatch batch = parsed_batch({"<134>1 2026-12-02T10:00:00.000Z web01 app - - - first", "no header " + acks});
+    REQUIRE(t.channel.put(batch, Clock::now() + 5s));
+    t.sink->stop(Clock::now() + 20s);
+    REQUIRE(t.channel.counters().events_held == 0);
+  }
+  std::map<std::string, std::vector<std::string>> headers_of;
+  kafka::TopicReader reader(cluster.bootstrap_servers(), "t");
+  reader.read_all(
+      [&](int32_t, int64_t, int64_t, std::string_view payload) { headers_of[std::string(payload)] = reader.headers(); },
+      kafka::ReadOptions{500ms, 30s});
+  // (The parser alone, without the source's decoder, leaves APP-NAME and the rest in the body.)
+  REQUIRE(headers_of.size() == 3);  // the first line twice (same payload), each "no header" line once
+  CHECK(headers_of.at("app - - - first") ==
+        std::vector<std::string>{"Facility=16", "Severity=6", "host=web01", "timestamp=1796205600000"});
+  // No PRI, no host: user.notice and the time of arrival, no host header.
+  for (const char* line : {"no header 0", "no header all"}) {
+    const std::vector<std::string>& h = headers_of.at(line);
+    REQUIRE(h.size() == 3);
+    CHECK(h[0] == "Facility=1");
+    CHECK(h[1] == "Severity=5");
+    CHECK(h[2].starts_with("timestamp="));
+  }
+}
+
+TEST_CASE("a headers word that names no event field is refused naming the key", "[kafka][sink]") {
+  kafka::MockCluster cluster;
+  SharedState shared;
+  BuildContext context{shared};
+  MemoryChannel channel{"c", MemoryChannelConfig{10, 10, {}, 20}};
+  REQUIRE_THROWS_WITH(
+      kafka::kKafkaSinkSpec.make_sink(
+          sink_component(cluster.bootstrap_servers(), {{"kafka.headers", "Facility colour"}}), channel, context),
+      Catch::Contains("kafka.headers") && Catch::Contains("colour"));
+}
+
 TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after delivery", "[kafka][sink]") {
   for (const char* acks : {"0", "all"}) {
     INFO("acks=" << acks);
