@@ -81,7 +81,7 @@ TEST_CASE(
   // 100,000 events at 10,000/s over 2 connections (10 s: longer than the reloads take),
   // established before the reloads and kept. Joined whatever happens below.
   int sent = -1;
-  test::TestThread sender([&] { sent = p.send({"--tls", "-c", "2", "-n", "100000", "-r", "10000"}); });
+  TestThread sender([&] { sent = p.send({"--tls", "-c", "2", "-n", "100000", "-r", "10000"}); });
   const bool connected = eventually([&] { return p.metric("sluice_source_tls_handshakes_total") >= 3; }, 20s);
   // The renewed pair (any other certificate and its key will do) replaces the files, then SIGHUP.
   copy_file(certs.client_cert, live_cert);
