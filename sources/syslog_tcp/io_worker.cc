@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include <spdlog/spdlog.h>
 
@@ -58,18 +59,21 @@ struct IoWorker::Connection {
   std::unique_ptr<TlsSession> tls;             // ssl = true
   std::unique_ptr<StreamProtocol> protocol;    // RELP
   uint64_t opened_ms = 0;                      // uv_now() at open: the handshake's clock
-  Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c)
+  // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
+  sockaddr_storage peer;
+  bool awaiting_proxy = false;  // proxyProtocol: the header is not whole yet
+  // Bytes read but not yet consumed: a PROXY header's start, or what followed it while the
+  // client's name is looked up.
+  std::string held;
+  Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c, const sockaddr_storage& from)
       : worker(w),
         port(p),
         port_index(index),
         framer(c.event_size, c.detect_octet_counting()),
-        charset(c.charset_of(p)) {}
-  std::string peer_text() {
-    sockaddr_storage peer{};
-    int length = sizeof peer;
-    uv_tcp_getpeername(&handle, reinterpret_cast<sockaddr*>(&peer), &length);
-    return address_text(peer);
-  }
+        charset(c.charset_of(p)),
+        peer(from),
+        awaiting_proxy(c.proxy_protocol != ProxyProtocol::none) {}
+  std::string peer_text() const { return address_text(peer); }
 };
 
 IoWorker::IoWorker(IoShared& shared, int index)
@@ -104,11 +108,14 @@ IoWorker::IoWorker(IoShared& shared, int index)
     uv_timer_start(
         idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every, every);
   }
-  if (shared_.tls) {
+  if (shared_.tls || config_.proxy_protocol != ProxyProtocol::none) {  // handshakes and PROXY headers
     handshake_timer_ = std::make_unique<uv_timer_t>();
     uv_timer_init(&loop_, handshake_timer_.get());
     handshake_timer_->data = this;
-    const auto every = static_cast<uint64_t>(std::clamp<int64_t>(config_.ssl_handshake_timeout.count() / 4, 25, 1000));
+    const int64_t shortest =
+        std::min(shared_.tls ? config_.ssl_handshake_timeout.count() : INT64_MAX,
+                 config_.proxy_protocol != ProxyProtocol::none ? config_.proxy_header_timeout.count() : INT64_MAX);
+    const auto every = static_cast<uint64_t>(std::clamp<int64_t>(shortest / 4, 25, 1000));
     uv_timer_start(
         handshake_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->check_handshakes(); }, every,
         every);
@@ -202,7 +209,7 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
   const std::vector<uint16_t>& ports = shared_.bound_ports;
   size_t index = 0;
   while (index + 1 < ports.size() && ports[index] != port) ++index;
-  auto* conn = new Connection(this, port, index, config_);
+  auto* conn = new Connection(this, port, index, config_, peer);
   uv_tcp_init(&loop_, &conn->handle);
   conn->handle.data = conn;
   if (uv_tcp_open(&conn->handle, fd) != 0) {
@@ -234,13 +241,61 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
     if (conn->protocol) return;  // nothing read, nothing to answer: the drain says farewell
     half_close(conn->handle);
   }
-  const HeaderNames& names = *config_.header_names;
-  if (!names.client_ip.empty() || !names.client_host.empty()) {
-    conn->client = address_text(peer);
-    conn->client_ip_length = static_cast<uint8_t>(conn->client.size());
-    if (!names.client_host.empty() && !start_lookup(conn, peer)) return;  // reads once the name is known
-  }
+  // Behind a PROXY-protocol balancer the client is known once its header is read.
+  if (!conn->awaiting_proxy && !know_client(conn)) return;  // reads once the name is known
   start_reading(conn);
+}
+
+// The client's address (and name) as its events carry them. False while a reverse lookup runs:
+// reading starts once it is done.
+bool IoWorker::know_client(Connection* conn) {
+  const HeaderNames& names = *config_.header_names;
+  if (names.client_ip.empty() && names.client_host.empty()) return true;
+  conn->client = address_text(conn->peer);
+  conn->client_ip_length = static_cast<uint8_t>(conn->client.size());
+  return names.client_host.empty() || start_lookup(conn, conn->peer);
+}
+
+// proxyProtocol: collects the header; once whole, the client it names is filtered (allow,
+// deny) and known, and the bytes after the header go on as the stream (or the TLS handshake).
+void IoWorker::receive_proxy_header(Connection* conn, std::string_view data) {
+  conn->held.append(data);
+  const ProxyHeader header = parse_proxy_header(conn->held, config_.proxy_protocol);
+  if (header.state == ProxyHeader::State::incomplete) {
+    if (conn->held.size() <= kProxyHeaderMax) return;
+    refuse_before_data(conn, Refusal::proxy_header,
+                       "no header in the first " + std::to_string(kProxyHeaderMax) + " bytes");
+    return;
+  }
+  if (header.state == ProxyHeader::State::refused) {
+    refuse_before_data(conn, Refusal::proxy_header, header.error);
+    return;
+  }
+  conn->awaiting_proxy = false;
+  if (header.client) conn->peer = *header.client;
+  conn->held.erase(0, header.length);
+  if (config_.clients.filters() && !config_.clients.admits(conn->peer)) {
+    refuse_before_data(conn, Refusal::denied, "");
+    return;
+  }
+  if (!know_client(conn)) {  // the rest waits in `held` for the name (on_name)
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->handle));
+    return;
+  }
+  conn->opened_ms = uv_now(&loop_);  // a TLS handshake's clock starts after the header
+  receive_held(conn);
+}
+
+void IoWorker::receive_held(Connection* conn) {
+  if (conn->held.empty()) return;
+  const std::string rest = std::move(conn->held);
+  conn->held.clear();
+  receive(conn, rest);
+}
+
+void IoWorker::refuse_before_data(Connection* conn, Refusal why, const std::string& detail) {
+  shared_.probe.refused(counters_, why, conn->peer_text(), detail);
+  close_connection(conn);
 }
 
 void IoWorker::start_reading(Connection* conn) {
@@ -289,8 +344,9 @@ void IoWorker::on_name(uv_getnameinfo_t* request, int status, const char* hostna
   // (libuv reports a cancelled lookup as UV_EAI_CANCELED.)
   if (status != UV_EAI_CANCELED && status != UV_ECANCELED) self->names_.store(ip, name, uv_now(&self->loop_));
   conn->client += name;
-  if (self->stopping_ && conn->protocol) return;  // nothing read yet: the drain says farewell
-  self->start_reading(conn);                      // at shutdown too: the drain reads what it sent
+  if (self->stopping_ && conn->protocol && conn->held.empty()) return;  // nothing read yet: the drain says farewell
+  self->start_reading(conn);                                            // at shutdown too: the drain reads what it sent
+  self->receive_held(conn);                                             // what followed a PROXY header
 }
 
 // idleTimeout: connections that sent nothing for that long are closed (what they had sent
@@ -333,7 +389,9 @@ void IoWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) 
 }
 
 void IoWorker::receive(Connection* conn, std::string_view data) {
-  if (conn->tls)
+  if (conn->awaiting_proxy)
+    receive_proxy_header(conn, data);
+  else if (conn->tls)
     receive_tls(conn, data);
   else
     consume(*conn, data);
@@ -402,10 +460,12 @@ bool IoWorker::send_raw(Connection* conn, std::string& bytes) {
 }
 
 // ssl.handshakeTimeout: a connection still handshaking that long after it was accepted (however
-// slowly it sends) is closed and counted.
+// slowly it sends) is closed and counted; so is one whose PROXY header is not whole by
+// proxyHeaderTimeout.
 void IoWorker::check_handshakes() {
   const uint64_t now = uv_now(&loop_);
-  const auto timeout = static_cast<uint64_t>(config_.ssl_handshake_timeout.count());
+  const auto handshake_timeout = static_cast<uint64_t>(config_.ssl_handshake_timeout.count());
+  const auto header_timeout = static_cast<uint64_t>(config_.proxy_header_timeout.count());
   // While a full channel held this loop (backpressure) nobody's handshake could go on: that time
   // is not the clients'. libuv runs timers before it reads, so without this a client whose reply
   // waited in the socket would be refused the moment the loop came back.
@@ -413,12 +473,17 @@ void IoWorker::check_handshakes() {
   if (last_handshake_check_ms_ && now - last_handshake_check_ms_ > 2 * period) {
     const uint64_t held = now - last_handshake_check_ms_ - period;
     for (Connection* conn : connections_)
-      if (conn->tls && conn->tls->handshaking()) conn->opened_ms += held;
+      if (conn->awaiting_proxy || (conn->tls && conn->tls->handshaking())) conn->opened_ms += held;
   }
   last_handshake_check_ms_ = now;
-  for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end()))
-    if (conn->tls && conn->tls->handshaking() && !conn->pending_lookup && now - conn->opened_ms >= timeout)
+  for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+    if (conn->pending_lookup) continue;
+    if (conn->awaiting_proxy && now - conn->opened_ms >= header_timeout)
+      refuse_before_data(conn, Refusal::proxy_header, "no complete header within proxyHeaderTimeout");
+    else if (!conn->awaiting_proxy && conn->tls && conn->tls->handshaking() &&
+             now - conn->opened_ms >= handshake_timeout)
       refuse_tls(conn, TlsFailure::timeout);
+  }
 }
 
 EventRecord& IoWorker::decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,

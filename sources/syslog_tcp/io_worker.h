@@ -99,6 +99,10 @@ class IoWorker {
   static void on_acks_ready(uv_async_t* handle);
 
   void start_reading(Connection* conn);
+  bool know_client(Connection* conn);
+  void receive_proxy_header(Connection* conn, std::string_view data);
+  void receive_held(Connection* conn);
+  void refuse_before_data(Connection* conn, Refusal why, const std::string& detail);
   bool start_lookup(Connection* conn, const sockaddr_storage& peer);
   void close_idle();
   void receive(Connection* conn, std::string_view data);

@@ -137,7 +137,9 @@ void Acceptor::accept_backlog() {
 
 bool Acceptor::admit(int fd, const sockaddr_storage& peer) {
   std::optional<Refusal> refusal;
-  if (config_.clients.filters() && !config_.clients.admits(peer))
+  // Behind a PROXY-protocol balancer the peer is the balancer: the client is known (and
+  // filtered) once its header is read.
+  if (config_.proxy_protocol == ProxyProtocol::none && config_.clients.filters() && !config_.clients.admits(peer))
     refusal = Refusal::denied;
   else if (open_connections_.load(std::memory_order_relaxed) >= config_.max_connections)
     refusal = Refusal::limit;
@@ -146,6 +148,7 @@ bool Acceptor::admit(int fd, const sockaddr_storage& peer) {
     return true;
   }
   ::close(fd);
+  counters_.closed.add(1);
   probe_.refused(counters_, *refusal, address_text(peer));
   return false;
 }

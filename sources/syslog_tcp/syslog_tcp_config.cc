@@ -46,6 +46,19 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "Client networks that may connect (CIDR, e.g. 10.0.0.0/8 ::1); empty: any. Others are refused and counted."},
     {"deny", config::list_of(&C::deny, kNetwork, parse_cidr), "",
      "Client networks refused even if allowed (CIDR)."},
+    {"proxyProtocol",
+     config::one_of(&C::proxy_protocol, {{"none", ProxyProtocol::none}, {"v1", ProxyProtocol::v1},
+                                 {"v2", ProxyProtocol::v2}, {"auto", ProxyProtocol::any}}),
+     "none",
+     "Behind a load balancer that speaks HAProxy's PROXY protocol (HAProxy send-proxy / send-proxy-v2): v1, v2, or "
+     "auto (either, but one is required). Each connection must start with the header, before TLS; its client "
+     "address is what clientIPHeader, clientHostnameHeader, allow/deny and the logs use (LOCAL and UNKNOWN "
+     "headers keep the balancer's). A connection without a valid header within proxyHeaderTimeout is refused and "
+     "counted (reason proxy_header); one closed before sending anything (a balancer's TCP health check) is not. "
+     "Open such a port only to the balancers: whoever connects can claim any address."},
+    {"proxyHeaderTimeout", &C::proxy_header_timeout, "10s",
+     "With proxyProtocol: how long a new connection may take to send its whole PROXY header.",
+     {.min = 100, .max = 3'600'000}},
     {"framing", config::one_of(&C::framing, {{"auto", Framing::detect}, {"non-transparent", Framing::lines}}), "auto",
      "auto: each frame is RFC 6587 octet-counted if it starts with a digit 1-9, else a line ended by LF, CRLF or NUL; "
      "non-transparent: lines only (for senders whose lines start with digits and have no PRI)."},

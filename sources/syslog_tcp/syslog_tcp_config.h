@@ -11,6 +11,7 @@
 #include "sources/syslog/charset.h"
 #include "sources/syslog/client_filter.h"
 #include "sources/syslog/event_decoder.h"
+#include "sources/syslog_tcp/proxy_header.h"
 
 namespace sluice::syslog_tcp {
 
@@ -37,6 +38,8 @@ struct SyslogTcpConfig {
   std::vector<Network> allow;
   std::vector<Network> deny;
   Framing framing = Framing::detect;
+  ProxyProtocol proxy_protocol = ProxyProtocol::none;
+  std::chrono::milliseconds proxy_header_timeout{0};
   uint8_t keep_fields = 0;  // KeepField bits
   std::string port_header;
   std::string client_ip_header;

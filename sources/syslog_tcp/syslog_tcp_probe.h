@@ -48,6 +48,7 @@ struct SyslogTcpCounters {
   uint64_t connections_closed = 0;          // includes refused ones
   uint64_t connections_refused_denied = 0;  // by the allow/deny lists
   uint64_t connections_refused_limit = 0;   // over maxConnections
+  uint64_t connections_refused_proxy = 0;   // proxyProtocol: no valid PROXY header
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
@@ -75,13 +76,13 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, refused_denied, refused_limit,
-      idle_closed, tls_handshakes, acknowledged, protocol_errors;
+      refused_proxy, idle_closed, tls_handshakes, acknowledged, protocol_errors;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log;
 };
 
-// Why the acceptor closed a connection at once.
-enum class Refusal { denied, limit };
+// Why a connection was closed before any of its data was read.
+enum class Refusal { denied, limit, proxy_header };
 
 class SyslogTcpProbe {
  public:
@@ -91,6 +92,7 @@ class SyslogTcpProbe {
         event_size_(config.event_size),
         idle_timeout_ms_(config.idle_timeout.count()),
         tls_(config.ssl),
+        proxy_(config.proxy_protocol != ProxyProtocol::none),
         protocol_(std::move(protocol)) {
     for (int i = 0; i < io_threads; ++i) io_.emplace_back(config.ports.size());
   }
@@ -116,7 +118,9 @@ class SyslogTcpProbe {
     if (!framed.truncated) return;
     if (auto note = io.truncation_log.next()) log_truncated(framed.truncated, peer(), port, *note);
   }
-  void refused(IoCounters& io, Refusal why, const std::string& peer);
+  // Counted and logged (once per 10 s per io thread) with the client's address and, for a
+  // PROXY header, what was wrong with it. The caller counts the connection's close.
+  void refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail = {});
   void accept_failed(IoCounters& io, int error);
   void idle_closed(IoCounters& io, uint64_t connections);
   void unread_at_shutdown(IoCounters& io, uint64_t bytes);
@@ -141,6 +145,7 @@ class SyslogTcpProbe {
   const size_t event_size_;        // for the truncation line
   const int64_t idle_timeout_ms_;  // for the idle line
   const bool tls_;                 // the TLS families only for a TLS source
+  const bool proxy_;               // the proxy_header refusals only behind a PROXY-protocol balancer
   const std::string protocol_;     // the acknowledgement families only for such a protocol
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Debian's rsyslog or syslog-ng unpacked beside the build, not installed (installing would start a
+# Debian's rsyslog, syslog-ng or haproxy unpacked beside the build, not installed (installing would start a
 # system service, and the two conflict): what the tests use as real senders and the benchmark as
 # peers. Idempotent; prints the root the programs are under.
 #
 #   tests/peers/unpack.sh rsyslog    # build/peers/rsyslog/usr/sbin/rsyslogd, its modules in usr/lib/x86_64-linux-gnu/rsyslog
 #   tests/peers/unpack.sh syslog-ng  # build/peers/syslog-ng/usr/sbin/syslog-ng
+#   tests/peers/unpack.sh haproxy    # build/peers/haproxy/usr/sbin/haproxy (the load balancer in front of agents)
 #
 # Their shared libraries come from Debian (installed with .ci/install-deps). On failure it says
 # which command failed and what it printed.
@@ -16,6 +17,8 @@ case "$peer" in
            packages=(rsyslog rsyslog-kafka rsyslog-openssl rsyslog-relp) ;;
   syslog-ng) libraries=(libivykis0 libnet1 libjson-c5 libwrap0 libpcre3)
              packages=(syslog-ng-core syslog-ng-mod-rdkafka) ;;
+  haproxy) libraries=(liblua5.3-0 libopentracing-c-wrapper0 libpcre2-8-0 libssl3 libsystemd0 libcrypt1)
+           packages=(haproxy) ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
 esac
 root=$PWD/build/peers/$peer

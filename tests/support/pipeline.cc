@@ -157,6 +157,11 @@ std::vector<uint16_t> Pipeline::agent_ports() const {
   return ports;
 }
 
+void Pipeline::send_to(const std::vector<uint16_t>& ports) {
+  targets_.clear();
+  for (uint16_t port : ports) targets_.insert(targets_.end(), {"-t", "127.0.0.1:" + std::to_string(port)});
+}
+
 long Pipeline::agent_peak_rss_kb() const {
   std::istringstream status(read_file("/proc/" + std::to_string(agent_->pid()) + "/status"));
   for (std::string line; std::getline(status, line);)

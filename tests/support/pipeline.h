@@ -67,6 +67,8 @@ class Pipeline {
 
   // The ports the agent listens on, as the last start_agent found them.
   std::vector<uint16_t> agent_ports() const;
+  // Where send() sends from now on (127.0.0.1:port each), in place of the agent's ports.
+  void send_to(const std::vector<uint16_t>& ports);
 
   // sluice-loadgen against the agent's ports with `args`; the summary goes to sent.json.
   int send(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(120));

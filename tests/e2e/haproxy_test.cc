@@ -1,0 +1,117 @@
+// Several agents behind a TCP load balancer: Debian's HAProxy (unpacked by tests/peers/unpack.sh)
+// deals connections round robin to two agents with the PROXY protocol v2 (send-proxy-v2), from
+// an address of its own (127.0.0.9), so that an event carrying 127.0.0.1 — the load generator's
+// address — can only have learnt it from the header. One Kafka for both agents.
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "tests/support/eventually.h"
+#include "tests/support/pipeline.h"
+
+using namespace sluice::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A port nobody listens on now (the kernel's pick), for HAProxy's frontend.
+uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts(uint16_t port) {
+  try {
+    ::close(connect_loopback(port));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The ten-sink shape behind a PROXY v2 balancer, every event's client address in a Kafka header.
+std::string proxied_config(const std::string& bootstrap) {
+  std::string config = ten_sink_config(bootstrap, kAcksAll) +
+                       "t.sources.r1.proxyProtocol = v2\nt.sources.r1.clientIPHeader = clientIP\n";
+  for (int i = 0; i < 10; ++i) config += "t.sinks.k" + std::to_string(i) + ".kafka.headers = clientIP\n";
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every event once with its client's address",
+          "[e2e][proxy]") {
+  const std::string haproxy = source_path("build/peers/haproxy/usr/sbin/haproxy");
+  INFO("haproxy is unpacked by `bash tests/peers/unpack.sh haproxy` (.ci/run does it)");
+  REQUIRE(std::ifstream(haproxy).good());
+  Pipeline a, b;
+  a.start_broker();
+  b.use_kafka(a.bootstrap(), a.topic());
+  a.start_agent(proxied_config(a.bootstrap()), "t", {"--metrics", "127.0.0.1:0"});
+  b.start_agent(proxied_config(a.bootstrap()), "t", {"--metrics", "127.0.0.1:0"});
+
+  const uint16_t port_a = a.agent_ports().at(0), port_b = b.agent_ports().at(0);
+  const uint16_t front = free_port();
+  std::ofstream(a.dir().file("haproxy.cfg"))
+      << "global\n  maxconn 1000\n"
+      << "defaults\n  mode tcp\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n"
+      << "frontend syslog\n  bind 127.0.0.1:" << front << "\n  default_backend agents\n"
+      << "backend agents\n  balance roundrobin\n"
+      << "  server a 127.0.0.1:" << port_a << " send-proxy-v2 source 127.0.0.9\n"
+      << "  server b 127.0.0.1:" << port_b << " send-proxy-v2 source 127.0.0.9\n";
+  ChildProcess balancer({haproxy, "-db", "-f", a.dir().file("haproxy.cfg")}, a.dir().file("haproxy.log"));
+  REQUIRE(eventually([&] { return accepts(front); }, 10s));
+
+  // 8 connections through the balancer: 4 to each agent.
+  a.send_to({front});
+  REQUIRE(a.send({"-c", "8", "-n", "100000", "-r", "50000", "-d", "60s"}) == 0);
+  // A sender that skips the balancer is refused: it has no PROXY header.
+  const int direct = connect_loopback(port_a);
+  const std::string line = "<13>Dec  2 10:00:00 h app: straight to the agent\n";
+  REQUIRE(::write(direct, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+  CHECK(eventually([&] { return a.metric("sluice_source_connections_refused_total") == 1; }, 10s));
+  ::close(direct);
+
+  const double received_a = a.metric("sluice_source_events_received_total"),
+               received_b = b.metric("sluice_source_events_received_total");
+  // Round robin: 4 of the 8 connections each; a also had the refused one, and maybe the
+  // readiness check's (HAProxy connects a server for it if it is quick enough).
+  CHECK(a.metric("sluice_source_connections_accepted_total") >= 5);
+  CHECK(b.metric("sluice_source_connections_accepted_total") == 4);
+  balancer.signal(SIGTERM);
+  CHECK(balancer.wait(10s).has_value());
+  CHECK(a.stop_agent(30s) == 0);
+  CHECK(b.stop_agent(30s) == 0);
+  CHECK(received_a > 0);
+  CHECK(received_b > 0);
+  CHECK(received_a + received_b == 100000);
+
+  std::string report;
+  CHECK(a.verify(report) == 0);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique 100000, duplicates 0, missing 0"));
+
+  // kcat reads the headers back: every event names the load generator's address, none HAProxy's.
+  REQUIRE(
+      run({"/usr/bin/kcat", "-C", "-b", a.bootstrap(), "-t", a.topic(), "-o", "beginning", "-e", "-q", "-f", "%h\\n"},
+          a.dir().file("headers.txt"), 60s) == 0);
+  std::map<std::string, int> headers;
+  std::istringstream lines(read_file(a.dir().file("headers.txt")));
+  for (std::string h; std::getline(lines, h);) ++headers[h];
+  CHECK(headers == std::map<std::string, int>{{"clientIP=127.0.0.1", 100000}});
+}
