@@ -12,7 +12,7 @@
 
 namespace sluice {
 
-Agent::Agent(const config::AgentConfig& config) {
+Agent::Agent(const config::AgentConfig& config) : config_(config) {
   std::map<std::string, Channel*> by_name;
   for (const config::ComponentConfig& c : config.channels) {
     channels_.push_back(find_component(c).make_channel(c));
@@ -59,6 +59,7 @@ void Agent::start() {
   for (auto& sink : sinks_) sink->start();
   running_ = true;
   for (auto& source : sources_) source->start();
+  last_success_seconds_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 uint64_t Agent::stop(std::chrono::milliseconds timeout) {
@@ -67,7 +68,9 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   const Deadline deadline = Clock::now() + timeout;
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
-  uint64_t read = 0, never_put = 0, unread = 0, cut = 0;
+  // Counted from what reloads stopped before, then from what stops now.
+  uint64_t read = departed_.sources.events_received, never_put = departed_.sources.events_dropped_at_shutdown,
+           unread = departed_.sources.bytes_unread_at_shutdown, cut = departed_.sources.frames_cut;
   for (auto& source : sources_) {
     source->stop(deadline);
     const SourceCounters c = source->counters();
@@ -76,10 +79,20 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
     unread += c.bytes_unread_at_shutdown;
     cut += c.frames_cut;
   }
-  for (auto& sink : sinks_) sink->request_stop(deadline);  // all drain at once
-  for (auto& sink : sinks_) sink->stop(deadline);
-  uint64_t in_channels = 0, kept = 0, replayed = 0, unreadable = 0;
-  for (auto& channel : channels_) {
+  // Channels a reload removed drain with the others (their sinks still run).
+  std::vector<Sink*> all_sinks;
+  std::vector<Channel*> all_channels;
+  for (auto& sink : sinks_) all_sinks.push_back(sink.get());
+  for (auto& channel : channels_) all_channels.push_back(channel.get());
+  for (Retired& r : retired_) {
+    all_channels.push_back(r.channel.get());
+    for (auto& sink : r.sinks) all_sinks.push_back(sink.get());
+  }
+  for (Sink* sink : all_sinks) sink->request_stop(deadline);  // all drain at once
+  for (Sink* sink : all_sinks) sink->stop(deadline);
+  uint64_t in_channels = departed_.lost, kept = departed_.channels.events_on_disk,
+           replayed = departed_.channels.events_recovered, unreadable = departed_.channels.events_unreadable;
+  for (Channel* channel : all_channels) {
     channel->close();
     const ChannelCounters c = channel->counters();
     replayed += c.events_recovered;
@@ -93,15 +106,18 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
       in_channels += gone;
     }
   }
-  uint64_t discarded = 0, possibly_duplicated = 0, lost_after_handover = 0;
-  for (const auto& sink : sinks_) {
+  uint64_t discarded = departed_.sinks.events_discarded,
+           possibly_duplicated = departed_.sinks.events_possibly_duplicated,
+           lost_after_handover = departed_.sinks.events_lost_after_handover;
+  for (const Sink* sink : all_sinks) {
     const SinkCounters c = sink->counters();
     discarded += c.events_discarded;
     possibly_duplicated += c.events_possibly_duplicated;
     lost_after_handover += c.events_lost_after_handover;
   }
   // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk +
-  // unreadable on disk; read = put + never put (per channel a source feeds).
+  // unreadable on disk; read = put + never put (per channel a source feeds). Events a reload
+  // moved from a channel into its successor are counted as put once.
   const AgentTotals t = totals();
   const uint64_t lost = in_channels + never_put;
   spdlog::info(
@@ -130,19 +146,31 @@ std::string Agent::ready_info() const {
 }
 
 AgentTotals Agent::totals() const {
+  const auto lock = lock_components();
   AgentTotals t;
-  for (const auto& channel : channels_) {
-    const ChannelCounters c = channel->counters();
+  // What stopped at reloads, so that the totals never go back.
+  t.events_in = departed_.channels.events_put - departed_.moved;
+  t.put_blocked = departed_.channels.put_blocked;
+  t.events_out = departed_.sinks.events_sent;
+  t.events_failed = departed_.sinks.events_failed;
+  const auto add_channel = [&](const Channel& channel) {
+    const ChannelCounters c = channel.counters();
     t.events_in += c.events_put;
     t.channel_held += c.events_held;
-    t.channel_capacity += channel->capacity();
+    t.channel_capacity += channel.capacity();
     t.put_blocked += c.put_blocked;
-  }
-  for (const auto& sink : sinks_) {
-    const SinkCounters c = sink->counters();
+  };
+  const auto add_sink = [&](const Sink& sink) {
+    const SinkCounters c = sink.counters();
     t.events_out += c.events_sent;
     t.events_failed += c.events_failed;
     t.sinks_queued += c.events_queued;
+  };
+  for (const auto& channel : channels_) add_channel(*channel);
+  for (const auto& sink : sinks_) add_sink(*sink);
+  for (const Retired& r : retired_) {
+    add_channel(*r.channel);
+    for (const auto& sink : r.sinks) add_sink(*sink);
   }
   return t;
 }

@@ -6,9 +6,12 @@
 // (a Kafka sink starts the embedded cluster if it uses one), then sources → stop(timeout): sources stop reading and put
 // what they read; sinks drain the channels into Kafka and flush; whatever is left is counted and logged.
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,15 @@ struct AgentTotals {
   int64_t sinks_queued = 0;                 // events waiting in the sinks' clients (Kafka producers)
 };
 
+// What a reload came to (sluice_config_reloads_total{result}).
+enum class ReloadOutcome : uint8_t {
+  applied,    // validated and applied
+  unchanged,  // validated; nothing to apply (credentials are read again)
+  refused,    // did not validate: the running configuration stays as it was
+  failed,     // validated, but applying it failed in part (a port taken): logged, see the log
+};
+inline constexpr std::array<std::string_view, 4> kReloadOutcomes{"applied", "unchanged", "refused", "failed"};
+
 class Agent {
  public:
   explicit Agent(const config::AgentConfig& config);
@@ -39,25 +51,76 @@ class Agent {
   // Returns the number of events known lost during shutdown (0 on a clean drain).
   uint64_t stop(std::chrono::milliseconds timeout);
 
+  // SIGHUP (and --watch-config): `next` is validated as completely as at start (a refusal
+  // changes nothing and is logged as at start), then what changed is applied while the rest runs
+  // on: components whose settings are unchanged are kept as they are (connections, contents);
+  // changed or removed sources stop as at shutdown (their events are put first); a changed
+  // channel is drained into Kafka by its sinks (until `drain` passes), and what is left moves into
+  // its successor (kept on disk for it, for a disk channel); a removed channel is drained in the
+  // background by its sinks; a changed or removed sink stops taking and settles what it took.
+  // From the main thread, while running.
+  ReloadOutcome reload(const config::AgentConfig& next, std::chrono::milliseconds drain);
+  // A reload refused before it reached the agent (the file did not parse): counted.
+  void count_reload(ReloadOutcome outcome);
+  // Removed channels drained empty since the last call: their sinks stop and they close. From the
+  // main thread, now and then.
+  void settle_retired();
+  // SIGHUP with an unchanged configuration: the sources read their credentials again.
+  void reload_credentials();
+  const config::AgentConfig& config() const { return config_; }
+
   // key=value lines for --ready-file: ports actually bound, and what sinks add (the embedded
   // Kafka's bootstrap).
   std::string ready_info() const;
   AgentTotals totals() const;
+  // The components, for the metrics endpoint's thread: hold the lock while using them (a reload
+  // replaces them under it).
+  std::shared_lock<std::shared_mutex> lock_components() const { return std::shared_lock(components_mutex_); }
   const std::vector<std::unique_ptr<Source>>& sources() const { return sources_; }
   const std::vector<std::unique_ptr<Channel>>& channels() const { return channels_; }
   const std::vector<std::unique_ptr<Sink>>& sinks() const { return sinks_; }
   size_t source_count() const { return sources_.size(); }
   size_t channel_count() const { return channels_.size(); }
   size_t sink_count() const { return sinks_.size(); }
+  uint64_t reloads(ReloadOutcome outcome) const { return reloads_[static_cast<size_t>(outcome)].load(); }
+  // Seconds since the epoch of the last reload that was applied (or of the start), and whether
+  // the last reload was (Prometheus' own config_last_reload_* gauges, for alerting).
+  double last_reload_success_seconds() const { return last_success_seconds_.load(); }
+  bool last_reload_successful() const { return last_reload_successful_.load(); }
 
  private:
+  // A channel a reload removed, with its sinks, drained in the background until it is empty.
+  struct Retired {
+    std::unique_ptr<Channel> channel;
+    std::vector<std::unique_ptr<Sink>> sinks;
+  };
+  // The counts of components a reload stopped, for the totals and the account at stop.
+  struct Departed {
+    SourceCounters sources;
+    ChannelCounters channels;
+    SinkCounters sinks;
+    uint64_t moved = 0;  // events moved from a replaced channel into its successor: put twice
+    uint64_t lost = 0;   // events a replaced channel held that its successor could not take
+  };
+
   void check_delivered_commits(const config::AgentConfig& config, const config::ComponentConfig& source,
                                std::string_view property) const;
+  void depart(const Source& source);
+  void depart(const Channel& channel);
+  void depart(const Sink& sink);
+  void finish_reload(ReloadOutcome outcome);
 
   SharedState shared_;  // first: it outlives every component
-  std::vector<std::unique_ptr<Channel>> channels_;
+  config::AgentConfig config_;
+  std::vector<std::unique_ptr<Channel>> channels_;  // in config_'s order, as sinks_ and sources_
   std::vector<std::unique_ptr<Sink>> sinks_;
   std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<Retired> retired_;
+  Departed departed_;
+  mutable std::shared_mutex components_mutex_;
+  std::array<std::atomic<uint64_t>, kReloadOutcomes.size()> reloads_{};
+  std::atomic<double> last_success_seconds_{0};
+  std::atomic<bool> last_reload_successful_{true};
   bool running_ = false;
 };
 

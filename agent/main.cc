@@ -2,13 +2,16 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <memory>
 
 #include <spdlog/pattern_formatter.h>
@@ -94,10 +97,43 @@ void raise_file_limit() {
         limit.rlim_cur);
 }
 
+// What a reload needs: the file and agent name it re-reads, the drain time for what it replaces,
+// and how to tell the world (the ready file).
+struct ReloadContext {
+  std::string file, agent_name;
+  std::chrono::milliseconds drain{0};
+  std::chrono::milliseconds watch{0};  // --watch-config: poll the file this often (0: only SIGHUP)
+  std::function<void()> write_ready;
+};
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Re-reads the file and hands it to Agent::reload; systemd hears RELOADING=1 ... READY=1 (with
+// the monotonic time systemd 253's Type=notify-reload asks for).
+void reload(Agent& agent, const ReloadContext& context) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  notify_systemd("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(static_cast<uint64_t>(now.tv_sec) * 1'000'000 +
+                                                                 static_cast<uint64_t>(now.tv_nsec) / 1000));
+  spdlog::info("reloading {}", context.file);
+  try {
+    agent.reload(config::assemble(config::load_config_file(context.file), context.agent_name, context.file),
+                 context.drain);
+  } catch (const config::ConfigError& e) {
+    spdlog::error("reload refused: {}; the running configuration stays", e.what());
+    agent.count_reload(ReloadOutcome::refused);
+  }
+  if (context.write_ready) context.write_ready();
+  notify_systemd("READY=1");
+}
+
 // Waits for SIGINT/SIGTERM, printing a status line every `interval` and keeping systemd's
-// watchdog fed (at half its period) if the unit has one. SIGHUP has the sources read their
-// credentials again (TLS certificates and keys).
-void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
+// watchdog fed (at half its period) if the unit has one. SIGHUP reloads the configuration (and
+// the sources' credentials); with --watch-config so does a change of the file's contents.
+void run_until_signal(Agent& agent, std::chrono::milliseconds interval, const ReloadContext& context) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -105,9 +141,11 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
   sigaddset(&signals, SIGHUP);
   const std::chrono::milliseconds watchdog = systemd_watchdog_interval() / 2;
   std::chrono::milliseconds wake = interval;
-  if (watchdog.count() && (!wake.count() || watchdog < wake)) wake = watchdog;
+  for (const auto period : {watchdog, context.watch})
+    if (period.count() && (!wake.count() || period < wake)) wake = period;
   AgentTotals last = agent.totals();
-  auto last_time = Clock::now();
+  auto last_time = Clock::now(), last_watch = Clock::now();
+  std::string watched = context.watch.count() ? file_text(context.file) : "";
   while (true) {
     timespec timeout{static_cast<time_t>(wake.count() / 1000), static_cast<long>(wake.count() % 1000) * 1'000'000};
     const int sig = sigtimedwait(&signals, nullptr, wake.count() ? &timeout : nullptr);
@@ -117,12 +155,22 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
       return;
     }
     if (watchdog.count()) notify_systemd("WATCHDOG=1");
+    agent.settle_retired();
     if (sig == SIGHUP) {
-      spdlog::info("received SIGHUP: reloading credentials");
-      for (const auto& source : agent.sources()) source->reload_credentials();
+      spdlog::info("received SIGHUP");
+      reload(agent, context);
+      if (context.watch.count()) watched = file_text(context.file);
       continue;
     }
     const auto now_time = Clock::now();
+    if (context.watch.count() && now_time - last_watch >= context.watch) {
+      last_watch = now_time;
+      if (std::string text = file_text(context.file); text != watched) {
+        spdlog::info("{} changed (--watch-config)", context.file);
+        watched = std::move(text);
+        reload(agent, context);
+      }
+    }
     if (!interval.count() || now_time - last_time < interval) continue;
     const AgentTotals now = agent.totals();
     const double seconds = std::chrono::duration<double>(now_time - last_time).count();
@@ -146,7 +194,8 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval) {
 int main(int argc, char** argv) {
   CLI::App app{"sluice " SLUICE_VERSION ": syslog over TCP into Apache Kafka, configured like Flume"};
   std::string file, agent_name = "agent", ready_file, shutdown_timeout = "30s", status_interval = "10s";
-  std::string log_level = "info", metrics_address;
+  std::string log_level = "info", metrics_address, watch_interval = "30s";
+  bool watch_config = false;
   std::vector<std::string> defines;
   bool check = false, print_reference = false;
   app.add_option("-f,--conf-file", file, "Configuration file: Flume properties, or YAML (.yaml/.yml)");
@@ -161,6 +210,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--ready-file", ready_file,
                  "Once listening, write bound ports and the embedded Kafka's bootstrap here (key=value lines)");
+  app.add_flag("--watch-config", watch_config,
+               "Reload when the file's contents change (checked every --watch-interval), as Flume polls its file; "
+               "SIGHUP (systemctl reload) reloads in any case");
+  app.add_option("--watch-interval", watch_interval, "How often --watch-config looks at the file")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   app.add_option("--metrics", metrics_address,
                  "Serve /metrics (Prometheus) and /metrics.json (Flume JSON) on host:port, e.g. 127.0.0.1:34545 "
@@ -209,6 +263,9 @@ int main(int argc, char** argv) {
   try {
     const auto drain = duration_option(shutdown_timeout, "--shutdown-timeout");
     const auto interval = duration_option(status_interval, "--status-interval");
+    const auto watch =
+        watch_config ? duration_option(watch_interval, "--watch-interval") : std::chrono::milliseconds(0);
+    if (watch_config && watch.count() < 100) throw config::ConfigError("--watch-interval: at least 100ms");
     const config::AgentConfig model = config::assemble(config::load_config_file(file), agent_name, file);
     Agent agent(model);
     if (check) {
@@ -227,11 +284,16 @@ int main(int argc, char** argv) {
       metrics = std::make_unique<MetricsEndpoint>(address, agent);
       spdlog::info("metrics: http://{}/metrics and /metrics.json (port {})", address, metrics->port());
     }
+    const auto write_ready = [&] {
+      if (!ready_file.empty())
+        write_ready_file(
+            ready_file, agent.ready_info() + (metrics ? "metrics.port=" + std::to_string(metrics->port()) + "\n" : ""));
+    };
     notify_systemd("READY=1");
-    if (!ready_file.empty())
-      write_ready_file(ready_file,
-                       agent.ready_info() + (metrics ? "metrics.port=" + std::to_string(metrics->port()) + "\n" : ""));
-    run_until_signal(agent, interval);
+    write_ready();
+    const ReloadContext context{
+        .file = file, .agent_name = agent_name, .drain = drain, .watch = watch, .write_ready = write_ready};
+    run_until_signal(agent, interval, context);
     agent.stop(drain);
     metrics.reset();
     return 0;

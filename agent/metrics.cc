@@ -145,6 +145,17 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
 
 std::string prometheus_text(const Agent& agent) {
   PrometheusWriter w;
+  for (size_t i = 0; i < kReloadOutcomes.size(); ++i)
+    w.counter("sluice_config_reloads_total",
+              "Configuration reloads (SIGHUP, systemctl reload, --watch-config), by result: applied, unchanged, "
+              "refused (did not validate: nothing changed), failed (applied in part, see the log).",
+              {{"result", std::string(kReloadOutcomes[i])}}, agent.reloads(static_cast<ReloadOutcome>(i)));
+  w.gauge("sluice_config_last_reload_successful", "1 if the last reload was applied (or found nothing to change).", {},
+          agent.last_reload_successful() ? 1 : 0);
+  w.gauge("sluice_config_last_reload_success_timestamp_seconds",
+          "When the running configuration was last applied (start or reload), in seconds since the epoch.", {},
+          agent.last_reload_success_seconds());
+  const auto lock = agent.lock_components();
   for (const auto& source : agent.sources()) source->write_metrics(w);
   for (const auto& channel : agent.channels()) write_channel(w, *channel);
   for (const auto& sink : agent.sinks()) write_sink(w, *sink);
@@ -155,6 +166,7 @@ std::string prometheus_text(const Agent& agent) {
 
 std::string flume_json(const Agent& agent) {
   FlumeJsonWriter w;
+  const auto lock = agent.lock_components();
   for (const auto& source : agent.sources()) {
     w.begin("SOURCE." + source->name(), "SOURCE");
     source->write_metrics(w);

@@ -65,6 +65,9 @@ class Channel {
   // True if put() returns only once the batch is written to disk (the file channel): a source
   // that acknowledges its sender on put (RELP's ackAfter = channel) needs such a channel.
   virtual bool puts_reach_disk() const { return false; }
+  // True if close() keeps what the channel still holds (on disk) for the next open of a channel
+  // on the same storage; a memory channel's contents end with it.
+  virtual bool keeps_contents() const { return false; }
 
   virtual size_t capacity() const = 0;
   virtual size_t transaction_capacity() const = 0;

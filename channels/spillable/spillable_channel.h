@@ -49,6 +49,7 @@ class SpillableChannel final : public Channel {
   void rollback(Take&& take) override;
   size_t capacity() const override;
   bool puts_reach_disk() const override { return config_.memory_capacity == 0; }
+  bool keeps_contents() const override { return true; }  // close() writes what is in memory to disk
   size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
   ChannelCounters counters() const override;
   SpillCounters spill_counters() const;

@@ -23,6 +23,7 @@ TEST_CASE("systemd-analyze verify accepts sluice.service and an instance of slui
        {std::pair{"sluice.service", "sluice.service"}, std::pair{"sluice@.service", "sluice@tier1.service"}}) {
     // The installed paths, pointed at this build so that verify finds the executables.
     std::string text = read_file(source_path(std::string("conf/") + unit));
+    CHECK_THAT(text, Catch::Contains("\nExecReload=/bin/kill -HUP $MAINPID\n"));  // systemctl reload
     text = std::regex_replace(text, std::regex("/usr/bin/sluice"), bin("sluice"));
     text = std::regex_replace(text, std::regex("/usr/lib/sluice/tune.sh"), source_path("sysctl/tune.sh"));
     std::ofstream(dir.file(as)) << text;
@@ -33,7 +34,8 @@ TEST_CASE("systemd-analyze verify accepts sluice.service and an instance of slui
   }
 }
 
-TEST_CASE("the agent tells systemd READY, feeds the watchdog, and says STOPPING on SIGTERM", "[systemd]") {
+TEST_CASE("the agent tells systemd READY, feeds the watchdog, RELOADING then READY on SIGHUP, and STOPPING on SIGTERM",
+          "[systemd]") {
   TempDir dir;
   const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -67,6 +69,12 @@ TEST_CASE("the agent tells systemd READY, feeds the watchdog, and says STOPPING 
   };
   CHECK(receive_until("READY=1"));
   CHECK(receive_until("WATCHDOG=1"));
+  // systemctl reload: RELOADING=1 (with the monotonic time), then READY=1 once applied.
+  received.clear();
+  agent.signal(SIGHUP);
+  CHECK(receive_until("RELOADING=1\nMONOTONIC_USEC="));
+  CHECK(receive_until("READY=1"));
+  CHECK(received.find("RELOADING=1") < received.find("READY=1"));
   agent.signal(SIGTERM);
   CHECK(receive_until("STOPPING=1"));
   CHECK(agent.wait(30s) == std::optional<int>(0));
