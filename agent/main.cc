@@ -24,6 +24,7 @@
 #include "agent/config/config_file.h"
 #include "agent/http_endpoint.h"
 #include "agent/systemd_notify.h"
+#include "tools/man_page.h"
 
 namespace {
 
@@ -222,6 +223,8 @@ int main(int argc, char** argv) {
   app.add_option("-D", defines, "flume-ng style: -Dflume.monitoring.type=http -Dflume.monitoring.port=34545");
   app.add_flag("--print-config-reference", print_reference, "Print every component's properties (Markdown) and exit");
   app.set_version_flag("-V,--version", "sluice " SLUICE_VERSION);
+  bool print_man_page = false;
+  app.add_flag("--print-man-page", print_man_page, "Print this manual as roff (man sluice)")->group("");
   CLI::App* config_command = app.add_subcommand("config", "Configuration tools");
   std::string convert_file;
   config_command->add_subcommand("convert", "Print FILE in the other format (properties <-> YAML)")
@@ -241,6 +244,33 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (print_man_page) {
+    std::cout << tools::man_page(
+        app, "sluice", "syslog over TCP, TLS, UDP and RELP into Apache Kafka, configured like Flume",
+        {"sluice -f FILE [-n AGENT] [OPTIONS]", "sluice --check -f FILE [-n AGENT]", "sluice config convert FILE"},
+        "sluice " SLUICE_VERSION,
+        {{"SIGNALS",
+          "SIGTERM, SIGINT: stop reading, drain the channels into Kafka for up to --shutdown-timeout, then exit 0 "
+          "with an account of every event (sent, discarded, lost, kept on disk).\n\n"
+          "SIGHUP (systemctl reload): read the file again and validate it completely; a file that does not "
+          "validate is refused, logged as at start, and the running configuration stays. Otherwise what changed "
+          "is applied: unchanged components keep running (their connections, their channel's contents); changed "
+          "or removed sources stop as at shutdown; a changed channel is drained first and what is left moves "
+          "into its successor; sinks are replaced without losing what they took. Sources read their TLS "
+          "certificates and keys again. Counted in sluice_config_reloads_total{result}."},
+         {"FILES",
+          "/etc/sluice/agent.properties, /etc/sluice/agent.yaml: the packaged configuration (Flume properties, or "
+          "YAML).\n\n/etc/default/sluice: SLUICE_AGENT and SLUICE_OPTS for sluice.service; sluice@NAME.service "
+          "runs /etc/sluice/NAME.properties as agent NAME.\n\n/usr/share/doc/sluice/REFERENCE.md: every "
+          "component's properties (also sluice --print-config-reference)."},
+         {"EXIT STATUS",
+          "0: stopped cleanly (or --check found the file valid); 1: the configuration or the "
+          "command line is wrong (the message names file, line and key); 2: a fatal error."},
+         {"SEE ALSO",
+          "sluice-loadgen(1), sluice-kafka-mock(1), systemctl(1), kcat(1); the README in "
+          "/usr/share/doc/sluice."}});
+    return 0;
+  }
   set_up_logging(log_level);
   if (print_reference) {
     std::cout << config_reference();

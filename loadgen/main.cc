@@ -20,6 +20,7 @@
 #include "loadgen/sender.h"
 #include "loadgen/verifier.h"
 #include "sinks/kafka/topic_reader.h"
+#include "tools/man_page.h"
 
 namespace {
 
@@ -183,7 +184,20 @@ int main(int argc, char** argv) {
                "Every second for --duration, print (and with --csv, write) the messages stored and the rate");
   app.add_option("--receive", receive_port,
                  "Discard receiver: listen on this loopback port (0: any) for --duration, count events");
+  bool print_man_page = false;
+  app.add_flag("--print-man-page", print_man_page, "Print this manual as roff")->group("");
   CLI11_PARSE(app, argc, argv);
+  if (print_man_page) {
+    std::cout << sluice::tools::man_page(
+        app, "sluice-loadgen", "send numbered syslog events to an agent, and verify them in Kafka",
+        {"sluice-loadgen -t HOST:PORT [OPTIONS]", "sluice-loadgen --verify --bootstrap BROKERS [OPTIONS]"},
+        "sluice " SLUICE_VERSION,
+        {{"EXIT STATUS",
+          "0: sent (or, with --verify, every event found once); 1: events were missing or "
+          "duplicated, or an argument is wrong."},
+         {"SEE ALSO", "sluice(1), sluice-kafka-mock(1)."}});
+    return 0;
+  }
 
   try {
     if (receive_port >= 0)

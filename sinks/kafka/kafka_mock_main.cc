@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sinks/kafka/mock_cluster.h"
+#include "tools/man_page.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"sluice-kafka-mock: an in-memory Kafka cluster (librdkafka's mock) on loopback"};
@@ -31,7 +32,19 @@ int main(int argc, char** argv) {
   app.add_option("--control", control,
                  "Create this FIFO and apply the commands written to it, one per line: down [BROKER], up [BROKER], "
                  "rtt MS [BROKER], errors API COUNT ERROR (e.g. errors produce 20 NOT_LEADER_FOR_PARTITION)");
+  bool print_man_page = false;
+  app.add_flag("--print-man-page", print_man_page, "Print this manual as roff")->group("");
   CLI11_PARSE(app, argc, argv);
+  if (print_man_page) {
+    std::cout << sluice::tools::man_page(
+        app, "sluice-kafka-mock", "an in-memory Kafka cluster on loopback, for tests and demos",
+        {"sluice-kafka-mock [OPTIONS]"}, "sluice " SLUICE_VERSION,
+        {{"NOTES",
+          "It prints its bootstrap address and serves until SIGINT or SIGTERM. It keeps "
+          "everything in memory: not a broker for production."},
+         {"SEE ALSO", "sluice(1), sluice-loadgen(1)."}});
+    return 0;
+  }
 
   sigset_t signals;
   sigemptyset(&signals);

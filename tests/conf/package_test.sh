@@ -13,7 +13,8 @@ fail() { echo "package_test: $*" >&2; exit 1; }
 for f in usr/bin/sluice usr/bin/sluice-loadgen usr/bin/sluice-kafka-mock etc/sluice/agent.properties \
          etc/sluice/agent.yaml etc/default/sluice lib/systemd/system/sluice.service lib/systemd/system/sluice@.service \
          usr/lib/sysctl.d/99-sluice.conf usr/lib/sluice/tune.sh usr/share/doc/sluice/README.md \
-         usr/share/doc/sluice/REFERENCE.md; do
+         usr/share/doc/sluice/REFERENCE.md usr/share/doc/sluice/copyright usr/share/man/man1/sluice.1.gz \
+         usr/share/man/man1/sluice-loadgen.1.gz usr/share/man/man1/sluice-kafka-mock.1.gz; do
   [ -e "$scratch/root/$f" ] || fail "missing /$f"
 done
 for f in /etc/sluice/agent.properties /etc/sluice/agent.yaml /etc/default/sluice; do
@@ -26,4 +27,13 @@ file "$scratch/root/usr/bin/sluice" | grep -q "stripped" || fail "binaries are n
 "$scratch/root/usr/bin/sluice" --version | grep -q "sluice" || fail "the unpacked agent does not run"
 "$scratch/root/usr/bin/sluice" --check -f "$scratch/root/etc/sluice/agent.yaml" -n tier2 >/dev/null 2>&1 ||
   fail "the packaged configuration does not pass --check"
+# The manual comes from the option table --help prints: every option of --help is in it.
+page=$(zcat "$scratch/root/usr/share/man/man1/sluice.1.gz")
+for option in $("$scratch/root/usr/bin/sluice" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+  grep -qF -- "${option//-/\\-}" <<<"$page" || fail "man sluice lacks $option"
+done
+grep -q '^\.SH SIGNALS' <<<"$page" || fail "man sluice has no SIGNALS section"
+# Debian's policy checker: nothing to report (root is only a warning about how it runs).
+lintian_out=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v 'running with root privileges' || true)
+[ -z "$lintian_out" ] || fail "lintian: $lintian_out"
 echo "package_test: $(basename "$deb") ok ($(du -k "$deb" | cut -f1) KiB)"
