@@ -4,7 +4,7 @@
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
-#                                  acks-all-seed ramp tls relp udp rsyslog rsyslog-udp syslog-ng flume"]
+#                                  acks-all-seed ramp tls relp headers udp rsyslog rsyslog-udp syslog-ng flume"]
 #                     [--sink-property "k = v"]...
 #                     [--reference DIR]
 #
@@ -17,7 +17,8 @@
 # with ssl = true, sluice-loadgen --tls verifying the agent's certificate), relp (a type = relp
 # source, ackAfter = kafka, acks=all with linger 5 ms, sluice-loadgen --relp with a window of
 # BENCH_RELP_WINDOW = 4096 per connection: acknowledged events/s and ack latency p50/p99 in a table
-# of their own), udp (the seed's shape
+# of their own), headers (the kafka variant with kafka.headers = Facility Severity host: every message
+# produced with its record headers by rd_kafka_producev, one call each), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
 # dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
 # load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
@@ -172,7 +173,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   fi
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
   local source_type=multiport_syslogtcp transport=() counted_drops=-
-  local idempotence=false capacity=${BENCH_CAPACITY:-60000} window=""
+  local idempotence=false capacity=${BENCH_CAPACITY:-60000} window="" variant_sink_lines=()
   case "$shape" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
@@ -182,6 +183,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
     udp) source_type=syslogudp transport=(--udp) metrics=(--metrics 127.0.0.1:0) ;;  # its counted drops
     tls) transport=(--tls --ca "$out/tls/ca.pem") ;;
+    headers) variant_sink_lines=("kafka.headers = Facility Severity host") ;;  # record headers: producev per message
     relp) source_type=relp acks=all linger=5 transport=(--relp --window "${BENCH_RELP_WINDOW:-4096}") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
@@ -224,7 +226,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.messages = 50000"
           [ "$idempotence" = false ] || echo "tier2.sinks.kk$k.kafka.producer.enable.idempotence = true"
           [ -z "$window" ] || echo "tier2.sinks.kk$k.maxTakesInFlight = $window"
-          for property in "${sink_properties[@]}"; do echo "tier2.sinks.kk$k.$property"; done
+          for property in "${sink_properties[@]}" "${variant_sink_lines[@]}"; do echo "tier2.sinks.kk$k.$property"; done
         fi
       done
     } > "$dir/agent.properties"
