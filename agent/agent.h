@@ -100,7 +100,7 @@ class Agent {
     ChannelCounters channels;
     SinkCounters sinks;
     uint64_t moved = 0;  // events moved from a replaced channel into its successor: put twice
-    uint64_t lost = 0;   // events a replaced channel held that its successor could not take
+    uint64_t lost = 0;   // events a replaced disk channel held and could not write to disk
   };
 
   void check_delivered_commits(const config::AgentConfig& config, const config::ComponentConfig& source,
@@ -109,6 +109,7 @@ class Agent {
   void depart(const Channel& channel);
   void depart(const Sink& sink);
   void finish_reload(ReloadOutcome outcome);
+  uint64_t move_events(Channel& from, Channel& to);
 
   SharedState shared_;  // first: it outlives every component
   config::AgentConfig config_;

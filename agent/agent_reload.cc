@@ -12,6 +12,11 @@
 namespace sluice {
 namespace {
 
+// A reload's drain (sources letting go, replaced channels emptied into Kafka) stays well under
+// systemd's WatchdogSec and TimeoutStopSec (30 s, 45 s): what is not drained by then moves over or
+// drains in the background.
+constexpr std::chrono::milliseconds kReloadDrainMax{10'000};
+
 // Same type, same channels, same properties with the same values (where they were written in
 // the file does not matter: a comment added above them changes nothing).
 bool same_settings(const config::ComponentConfig& a, const config::ComponentConfig& b) {
@@ -172,7 +177,9 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     return ReloadOutcome::refused;
   }
 
-  const Deadline deadline = Clock::now() + drain;
+  // Bounded well under systemd's watchdog and stop timeouts (the caller feeds the watchdog): what
+  // cannot be drained by then moves over, or drains in the background.
+  const Deadline deadline = Clock::now() + std::min(drain, kReloadDrainMax);
   bool failed = false;
   // 1. The sources that stay read their credentials again, as SIGHUP always had them do; those
   //    that go stop as at shutdown: what they read is in their (old) channels.
@@ -183,42 +190,58 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       sources_[i]->stop(deadline);
   }
 
-  // 2. Channels that go. A replaced one is drained into Kafka by its sinks first; what is left
-  //    (Kafka down) moves into its successor, or stays on disk for it. A removed one keeps its
-  //    sinks and drains in the background (settle_retired). (The objects stay in the member
-  //    vectors, which the metrics endpoint reads, until the swap below.)
-  std::vector<Channel*> replaced;                 // drained, to be closed once successors took the rest
-  std::vector<size_t> successor_of;               // index into `channels` of each replaced one's successor
+  // 2. Channels that go: their sinks drain them into Kafka until the deadline (a removed one's
+  //    keep doing so in the background). The objects stay in the member vectors, which the
+  //    metrics endpoint reads, until the swap below.
+  struct Replaced {
+    Channel* old;
+    size_t old_index;   // into channels_
+    size_t successor;   // into `channels`
+    bool same_storage;  // a disk channel whose successor uses its directories: it recovers them
+  };
+  std::vector<Replaced> replaced;
   std::vector<size_t> removed;                    // indices into channels_ of the channels that go for good
   std::vector<bool> sink_retires(sinks_.size());  // drains a removed channel in the background
+  std::vector<Sink*> draining;
   for (size_t i = 0; i < channels_.size(); ++i) {
     if (keep_channel[i]) continue;
     const config::ComponentConfig* successor = named(next.channels, config_.channels[i].name);
-    std::vector<Sink*> own_sinks;
     for (size_t k = 0; k < sinks_.size(); ++k)
       if (config_.sinks[k].channels.front() == config_.channels[i].name) {
-        own_sinks.push_back(sinks_[k].get());
+        if (successor) draining.push_back(sinks_[k].get());
         sink_retires[k] = !successor;
       }
     if (!successor) {
-      spdlog::info("reload: channel {} was removed; its {} sink(s) drain it ({} events) before it closes",
-                   config_.channels[i].name, own_sinks.size(), channels_[i]->counters().events_held);
+      spdlog::info("reload: channel {} was removed; its sinks drain it ({} events) before it closes",
+                   config_.channels[i].name, channels_[i]->counters().events_held);
       removed.push_back(i);
       continue;
     }
-    for (Sink* sink : own_sinks) sink->request_stop(deadline);
-    for (Sink* sink : own_sinks) {
-      sink->stop(deadline);
-      depart(*sink);
-    }
-    successor_of.push_back(static_cast<size_t>(successor - next.channels.data()));
-    replaced.push_back(channels_[i].get());
+    const size_t s = static_cast<size_t>(successor - next.channels.data());
+    replaced.push_back({channels_[i].get(), i, s,
+                        channels_[i]->keeps_contents() && channels_[i]->storage() == channels[s]->storage()});
   }
-  // A disk channel is closed before its successor opens (the directory is locked while open).
-  for (Channel* channel : replaced)
-    if (channel->keeps_contents()) channel->close();
+  for (Sink* sink : draining) sink->request_stop(deadline);  // side by side
+  for (Sink* sink : draining) {
+    sink->stop(deadline);
+    depart(*sink);
+  }
+  // A disk channel is closed before its successor on the same directories opens (they are
+  // locked while open); what it could not write to disk is lost, and counted.
+  for (const Replaced& r : replaced)
+    if (r.same_storage) {
+      r.old->close();
+      const ChannelCounters c = r.old->counters();
+      departed_.lost += c.events_held - c.events_on_disk;
+      if (c.events_on_disk)
+        spdlog::info("reload: channel {}: {} events kept on disk for its successor, which replays them", r.old->name(),
+                     c.events_on_disk);
+    }
 
-  // 3. New channels open; a replaced memory channel's leftovers move into its successor, in order.
+  // 3. New channels open. What a replaced channel still holds moves into its successor, in order,
+  //    as far as the successor has room (a memory channel's); the rest — or a disk channel's on
+  //    other directories — stays in the old channel, drained in the background by sinks of its
+  //    old settings (settle_retired).
   std::vector<bool> opened(channels.size());
   for (size_t i = 0; i < channels.size(); ++i) {
     if (!channels[i]) continue;
@@ -231,66 +254,87 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       failed = true;
     }
   }
-  for (size_t r = 0; r < replaced.size(); ++r) {
-    Channel& old = *replaced[r];
-    if (old.keeps_contents()) {
-      if (const uint64_t kept = old.counters().events_on_disk)
-        spdlog::info("reload: channel {}: {} events kept on disk for its successor (the same directories replay them)",
-                     old.name(), kept);
+  std::vector<size_t> kept_draining;  // replaced channels that still hold events: into retired_
+  for (const Replaced& r : replaced) {
+    if (r.same_storage) {
+      depart(*r.old);
+      continue;
+    }
+    Channel* successor = opened[r.successor] && !r.old->keeps_contents() ? channels[r.successor].get() : nullptr;
+    const uint64_t moved = successor ? move_events(*r.old, *successor) : 0;
+    if (moved)
+      spdlog::info("reload: channel {}: {} events not yet sent moved into its successor", r.old->name(), moved);
+    if (const uint64_t left = r.old->counters().events_held) {
+      spdlog::warn("reload: channel {}: {} events stay in it, drained in the background by sinks of its old settings",
+                   r.old->name(), left);
+      kept_draining.push_back(r.old_index);
     } else {
-      // Nothing drains the successor yet: what does not fit at once will not fit later either.
-      Channel* successor = opened[successor_of[r]] ? channels[successor_of[r]].get() : nullptr;
-      uint64_t moved = 0, lost = 0;
-      for (Take t = old.take(old.transaction_capacity(), Clock::now()); !t.empty();
-           t = old.take(old.transaction_capacity(), Clock::now())) {
-        for (EventBatch& batch : t.batches) {
-          const size_t events = batch.size();
-          if (successor && successor->put(batch, Clock::now())) {
-            moved += events;
-          } else {
-            successor = nullptr;  // keeps the order: nothing after a refused batch goes in
-            lost += events;
-          }
-        }
-        old.commit(t);
-      }
-      departed_.moved += moved;
-      departed_.lost += lost;
-      if (moved) spdlog::info("reload: channel {}: {} events not yet sent moved into its successor", old.name(), moved);
-      if (lost) {
-        spdlog::error("reload: channel {}: {} events lost: its successor could not take them (smaller, or not open)",
-                      old.name(), lost);
+      r.old->close();
+      depart(*r.old);
+    }
+  }
+  // The sinks of the old settings for what stays: built and started now (they were validated once).
+  std::vector<Retired> drain_in_background;
+  for (size_t i : kept_draining) {
+    Retired r{nullptr, {}};
+    for (const config::ComponentConfig& c : config_.sinks) {
+      if (c.channels.front() != config_.channels[i].name) continue;
+      try {
+        std::unique_ptr<Sink> sink = find_component(c).make_sink(c, *channels_[i], context);
+        sink->start();
+        r.sinks.push_back(std::move(sink));
+      } catch (const std::exception& e) {
+        spdlog::error("reload: channel {}: sink {} of its old settings cannot start: {}", config_.channels[i].name,
+                      c.name, e.what());
         failed = true;
       }
-      old.close();
     }
-    depart(old);
+    drain_in_background.push_back(std::move(r));
   }
 
-  // 4. New sinks start; then the sinks replaced on channels that stay stop taking and settle.
+  // 4. New sinks start; a sink that cannot (its producer refused) is left out, and where it
+  //    replaced one on a channel that stays, that one goes on as it was. Then the sinks replaced on
+  //    channels that stay stop taking and settle, side by side.
+  config::AgentConfig applied = next;
+  const auto index_of = [&](const std::string& channel) {
+    return static_cast<size_t>(named(next.channels, channel) - next.channels.data());
+  };
   for (size_t i = 0; i < sinks.size(); ++i) {
+    if (!sinks[i]) continue;
     const std::string& channel = next.sinks[i].channels.front();
-    const bool channel_open = kept_channels.count(channel) ||
-                              opened[static_cast<size_t>(named(next.channels, channel) - next.channels.data())];
-    if (sinks[i] && channel_open) sinks[i]->start();
-    if (sinks[i] && !channel_open) sinks[i].reset();
-  }
-  for (size_t k = 0; k < sinks_.size(); ++k)
-    if (!keep_sink[k] && kept_channels.count(config_.sinks[k].channels.front())) {
-      sinks_[k]->retire(deadline);
-      depart(*sinks_[k]);
+    try {
+      if (!kept_channels.count(channel) && !opened[index_of(channel)])
+        throw config::ConfigError("its channel did not open");
+      sinks[i]->start();
+    } catch (const std::exception& e) {
+      spdlog::error("reload: sink {} did not start: {}", next.sinks[i].name, e.what());
+      sinks[i].reset();
+      failed = true;
+      for (size_t o = 0; o < config_.sinks.size(); ++o)
+        if (config_.sinks[o].name == next.sinks[i].name && kept_channels.count(config_.sinks[o].channels.front()) &&
+            config_.sinks[o].channels.front() == channel) {
+          keep_sink[o] = true;  // the running one stays, with its settings
+          applied.sinks[i] = config_.sinks[o];
+          spdlog::warn("reload: sink {} goes on with its previous settings", next.sinks[i].name);
+        }
     }
+  }
+  std::vector<Sink*> retiring;
+  for (size_t k = 0; k < sinks_.size(); ++k)
+    if (!keep_sink[k] && kept_channels.count(config_.sinks[k].channels.front())) retiring.push_back(sinks_[k].get());
+  for (Sink* sink : retiring) sink->retire(deadline);
+  for (Sink* sink : retiring) {
+    sink->stop(deadline);
+    depart(*sink);
+  }
 
   // 5. New sources start (after the old ones let go of their ports).
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!sources[i]) continue;
-    bool channels_open = true;
-    for (const std::string& channel : next.sources[i].channels)
-      channels_open =
-          channels_open && (kept_channels.count(channel) ||
-                            opened[static_cast<size_t>(named(next.channels, channel) - next.channels.data())]);
     try {
-      if (!channels_open) throw config::ConfigError("a channel it fills did not open");
+      for (const std::string& channel : next.sources[i].channels)
+        if (!kept_channels.count(channel) && !opened[index_of(channel)])
+          throw config::ConfigError("a channel it fills did not open");
       sources[i]->start();
     } catch (const std::exception& e) {  // a port taken by another program, say
       spdlog::error("reload: source {} did not start: {}; it is left out until a reload that works",
@@ -301,8 +345,8 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   }
 
   // 6. The new set replaces the old one (under the lock the metrics endpoint takes); what was
-  //    kept moves across, what stopped is counted and freed.
-  config::AgentConfig applied = next;
+  //    kept moves across, what stopped is counted and freed: sources first, then sinks, then the
+  //    channels they used.
   {
     std::unique_lock lock(components_mutex_);
     for (size_t i = 0; i < next.channels.size(); ++i) {
@@ -322,13 +366,18 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
           if (keep_source[o] && config_.sources[o].name == next.sources[i].name) sources[i] = std::move(sources_[o]);
     for (size_t o = 0; o < sources_.size(); ++o)
       if (sources_[o]) depart(*sources_[o]);
-    // Removed channels and their sinks go on draining, out of sight of the metrics.
+    // Removed channels, and replaced ones that still hold events, go on draining out of sight of
+    // the metrics.
     for (size_t i : removed) {
       Retired r{std::move(channels_[i]), {}};
       for (size_t k = 0; k < sinks_.size(); ++k)
         if (sink_retires[k] && config_.sinks[k].channels.front() == config_.channels[i].name)
           r.sinks.push_back(std::move(sinks_[k]));
       retired_.push_back(std::move(r));
+    }
+    for (size_t j = 0; j < kept_draining.size(); ++j) {
+      drain_in_background[j].channel = std::move(channels_[kept_draining[j]]);
+      retired_.push_back(std::move(drain_in_background[j]));
     }
     // What failed to start is left out of the configuration too: the next reload tries it again.
     const auto drop_missing = [](auto& objects, std::vector<config::ComponentConfig>& configs) {
@@ -341,9 +390,9 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     drop_missing(channels, applied.channels);
     drop_missing(sinks, applied.sinks);
     drop_missing(sources, applied.sources);
-    channels_ = std::move(channels);
-    sinks_ = std::move(sinks);
     sources_ = std::move(sources);
+    sinks_ = std::move(sinks);
+    channels_ = std::move(channels);
     config_ = std::move(applied);
   }
   const ReloadOutcome outcome = failed ? ReloadOutcome::failed : ReloadOutcome::applied;
@@ -351,17 +400,55 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   return outcome;
 }
 
+// Events of `from` into `to`, in order, as far as `to` has room; nothing drains `to` yet, so
+// room is capacity minus what it holds. Returns how many moved.
+uint64_t Agent::move_events(Channel& from, Channel& to) {
+  uint64_t moved = 0;
+  while (true) {
+    const uint64_t held = to.counters().events_held;
+    const size_t room = to.capacity() > held ? to.capacity() - static_cast<size_t>(held) : 0;
+    if (room == 0) break;
+    Take take = from.take(std::min(room, from.transaction_capacity()), Clock::now());
+    if (take.empty()) break;
+    Take done, back;  // what went in, what goes back to the front of `from`
+    for (EventBatch& batch : take.batches) {
+      const EventBatch copy = batch;  // shares the events: `from` commits what moved by it
+      if (back.empty() && to.put(batch, Clock::now())) {
+        done.events += copy.size();
+        done.bytes += copy.bytes();
+        done.batches.push_back(copy);
+      } else {
+        back.events += copy.size();
+        back.bytes += copy.bytes();
+        back.batches.push_back(copy);
+      }
+    }
+    from.commit(done);
+    moved += done.events;
+    departed_.moved += done.events;
+    if (!back.empty()) {
+      from.rollback(std::move(back));
+      break;
+    }
+  }
+  return moved;
+}
+
 void Agent::settle_retired() {
   for (size_t i = retired_.size(); i-- > 0;) {
     Retired& r = retired_[i];
+    // Empty, and nothing of it still waits in a producer (acks = 0 hands over before delivery).
     if (r.channel->counters().events_held != 0) continue;
+    if (std::any_of(r.sinks.begin(), r.sinks.end(),
+                    [](const auto& sink) { return sink->counters().events_queued > 0; }))
+      continue;
     for (auto& sink : r.sinks) {
-      sink->stop(Clock::now());
+      sink->stop(Clock::now() + std::chrono::seconds(5));
       depart(*sink);
     }
     r.channel->close();
     depart(*r.channel);
-    spdlog::info("reload: removed channel {} is drained and closed", r.channel->name());
+    spdlog::info("reload: channel {} of the previous configuration is drained and closed", r.channel->name());
     std::unique_lock lock(components_mutex_);
     retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
   }

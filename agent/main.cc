@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,8 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
@@ -120,13 +123,39 @@ void reload(Agent& agent, const ReloadContext& context) {
   notify_systemd("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(static_cast<uint64_t>(now.tv_sec) * 1'000'000 +
                                                                  static_cast<uint64_t>(now.tv_nsec) / 1000));
   spdlog::info("reloading {}", context.file);
+  // A reload may drain for seconds: systemd's watchdog is fed meanwhile.
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread feeder;
+  if (const auto period = systemd_watchdog_interval() / 2; period.count())
+    feeder = std::thread([&, period] {
+      std::unique_lock lock(mutex);
+      while (!done_cv.wait_for(lock, period, [&] { return done; })) notify_systemd("WATCHDOG=1");
+    });
+  config::AgentConfig next;
+  bool parsed = false;
   try {
-    agent.reload(config::assemble(config::load_config_file(context.file), context.agent_name, context.file),
-                 context.drain);
+    next = config::assemble(config::load_config_file(context.file), context.agent_name, context.file);
+    parsed = true;
   } catch (const config::ConfigError& e) {
     spdlog::error("reload refused: {}; the running configuration stays", e.what());
     agent.count_reload(ReloadOutcome::refused);
   }
+  if (parsed) {
+    try {
+      agent.reload(next, context.drain);
+    } catch (const std::exception& e) {  // a component failing in a way reload did not foresee
+      spdlog::error("reload failed: {}; the agent goes on with what runs", e.what());
+      agent.count_reload(ReloadOutcome::failed);
+    }
+  }
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  done_cv.notify_all();
+  if (feeder.joinable()) feeder.join();
   if (context.write_ready) context.write_ready();
   notify_systemd("READY=1");
 }

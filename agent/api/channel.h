@@ -68,6 +68,9 @@ class Channel {
   // True if close() keeps what the channel still holds (on disk) for the next open of a channel
   // on the same storage; a memory channel's contents end with it.
   virtual bool keeps_contents() const { return false; }
+  // Where such a channel keeps them (its directories), so that a reload can tell whether a
+  // channel replacing it would find them; empty for the others.
+  virtual std::string storage() const { return {}; }
 
   virtual size_t capacity() const = 0;
   virtual size_t transaction_capacity() const = 0;

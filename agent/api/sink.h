@@ -34,9 +34,10 @@ class Sink {
   // (and their graces for Kafka's answers) run side by side, then stop()s each.
   virtual void request_stop(Deadline) {}
   virtual void stop(Deadline deadline) = 0;
-  // At a reload that replaces or removes this sink while its channel stays: stops taking now
-  // (the channel's other sinks go on), settles what it took by the deadline (delivered, or back
-  // in the channel), then stops.
+  // At a reload that replaces or removes this sink while its channel stays: begins stopping
+  // without waiting — it takes nothing more (the channel's other sinks go on) and settles what it
+  // took by the deadline (delivered, or back in the channel); stop() then waits for that. The
+  // agent tells every retiring sink first, so that their settling runs side by side.
   virtual void retire(Deadline deadline) = 0;
   virtual SinkCounters counters() const = 0;
   // The sink's metrics beyond SinkCounters (the agent writes those); any thread.

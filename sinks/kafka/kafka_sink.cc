@@ -419,7 +419,10 @@ void KafkaSink::stop(Deadline deadline) {
   // acks=0: what librdkafka still holds was committed; give it the time left. Whatever is
   // still queued when the (possibly shared) producer is destroyed is purged and reported to
   // its HandedOverTake, which counts it as lost.
-  const int remaining = producer_->flush(static_cast<int>(std::max<int64_t>(left, 0)));
+  // Retired by a reload with a producer shared with sinks that go on: with acks >= 1 its own
+  // messages are all settled (the window is empty), and flushing would wait for theirs.
+  const bool shared_and_settled = retiring_.load() && config_.share_producer && config_.wait_for_delivery;
+  const int remaining = shared_and_settled ? 0 : producer_->flush(static_cast<int>(std::max<int64_t>(left, 0)));
   if (remaining > 0)
     spdlog::error(
         "sink {}: {} messages still in librdkafka at the shutdown deadline are purged (acks=0: counted as "
@@ -436,7 +439,7 @@ void KafkaSink::stop(Deadline deadline) {
 
 void KafkaSink::retire(Deadline deadline) {
   retiring_.store(true);
-  stop(deadline);
+  request_stop(deadline);
 }
 
 SinkCounters KafkaSink::counters() const {

@@ -179,6 +179,11 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   // Flume's KafkaSink defaults to acks=1; librdkafka's default would be all.
   if (!c.producer.count("acks")) c.producer["acks"] = ProducerSetting{"1", {}, "acks (default)"};
   c.acks = c.producer["acks"].value;
+  // librdkafka refuses this only when it creates the producer, at start: --check says it first.
+  if (const auto idempotence = c.producer.find("enable.idempotence");
+      idempotence != c.producer.end() && idempotence->second.value == "true" && c.acks != "all" && c.acks != "-1")
+    throw config::ConfigError(idempotence->second.where.to_string() + ": " + idempotence->second.written_as +
+                              ": enable.idempotence = true needs acks = all (acks is " + c.acks + ")");
   c.wait_for_delivery = sync || c.acks != "0";
   // A message that times out in librdkafka comes back to the sink, which would send it again
   // as a new message: a duplicate if the broker had it, idempotence or not. Waiting for

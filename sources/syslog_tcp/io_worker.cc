@@ -344,9 +344,10 @@ void IoWorker::on_name(uv_getnameinfo_t* request, int status, const char* hostna
   // (libuv reports a cancelled lookup as UV_EAI_CANCELED.)
   if (status != UV_EAI_CANCELED && status != UV_ECANCELED) self->names_.store(ip, name, uv_now(&self->loop_));
   conn->client += name;
-  if (self->stopping_ && conn->protocol && conn->held.empty()) return;  // nothing read yet: the drain says farewell
-  self->start_reading(conn);                                            // at shutdown too: the drain reads what it sent
-  self->receive_held(conn);                                             // what followed a PROXY header
+  // At shutdown a protocol connection is read no more (the drain says farewell), but what
+  // followed its PROXY header is answered; a plain one is read on, as the drain does.
+  if (!(self->stopping_ && conn->protocol)) self->start_reading(conn);
+  self->receive_held(conn);  // what followed a PROXY header
 }
 
 // idleTimeout: connections that sent nothing for that long are closed (what they had sent
@@ -709,10 +710,12 @@ void IoWorker::drain_step() {
       if (grace_over || conn->protocol->acks()->waiting() == 0) end_protocol_connection(conn);
       continue;
     }
-    // A TLS connection's unread bytes include a record it has only part of.
-    const int64_t unread = unread_bytes(conn->handle) + (conn->tls ? static_cast<int64_t>(conn->tls->buffered()) : 0);
+    // A TLS connection's unread bytes include a record it has only part of, and a proxied one's
+    // what it holds back while its client's name is looked up (or its header's start).
+    const int64_t unread = unread_bytes(conn->handle) + (conn->tls ? static_cast<int64_t>(conn->tls->buffered()) : 0) +
+                           static_cast<int64_t>(conn->held.size());
     const bool quiet = unread == 0 && now - std::max(conn->last_read_ms, drain_started_ms_) >= kDrainQuietMs;
-    if (!quiet && !grace_over) continue;
+    if ((!quiet || conn->pending_lookup) && !grace_over) continue;  // a lookup in flight: its bytes follow it
     if (unread > 0) shared_.probe.unread_at_shutdown(counters_, static_cast<uint64_t>(unread));
     consume(*conn, {}, StreamEnd::cut);
     close_connection(conn);

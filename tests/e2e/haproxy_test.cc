@@ -89,10 +89,13 @@ TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every ev
 
   const double received_a = a.metric("sluice_source_events_received_total"),
                received_b = b.metric("sluice_source_events_received_total");
-  // Round robin: 4 of the 8 connections each; a also had the refused one, and maybe the
-  // readiness check's (HAProxy connects a server for it if it is quick enough).
-  CHECK(a.metric("sluice_source_connections_accepted_total") >= 5);
-  CHECK(b.metric("sluice_source_connections_accepted_total") == 4);
+  // Round robin: 4 of the 8 connections each, a also had the refused one, and either may have had
+  // the readiness check's (HAProxy connects a server for it if it is quick enough).
+  const double accepted_a = a.metric("sluice_source_connections_accepted_total"),
+               accepted_b = b.metric("sluice_source_connections_accepted_total");
+  CHECK(accepted_a >= 5);
+  CHECK(accepted_b >= 4);
+  CHECK(accepted_a + accepted_b <= 10);
   balancer.signal(SIGTERM);
   CHECK(balancer.wait(10s).has_value());
   CHECK(a.stop_agent(30s) == 0);

@@ -97,3 +97,15 @@ TEST_CASE("event fields: a key is hashed as Java does, a topic from the event on
   CHECK(parse({{"format", "json"}}).format == PayloadFormat::json);
   CHECK(parse({{"kafka.topic", "t2"}, {"defaultPartitionId", "3"}, {"flumeBatchSize", "50"}}).partition == 3);
 }
+
+TEST_CASE("enable.idempotence without acks = all is refused when the file is read, not at start", "[kafka][config]") {
+  const auto component = test::component(
+      config::Kind::sink, "k", "kafka",
+      {{"brokerList", "embedded"}, {"kafka.producer.enable.idempotence", "true"}, {"kafka.producer.acks", "1"}});
+  CHECK_THROWS_WITH(kafka::parse_kafka_sink_config(component),
+                    Catch::Contains("enable.idempotence = true needs acks = all (acks is 1)"));
+  const auto fine = test::component(
+      config::Kind::sink, "k", "kafka",
+      {{"brokerList", "embedded"}, {"kafka.producer.enable.idempotence", "true"}, {"kafka.producer.acks", "all"}});
+  CHECK_NOTHROW(kafka::parse_kafka_sink_config(fine));
+}

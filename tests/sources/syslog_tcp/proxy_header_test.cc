@@ -190,6 +190,25 @@ TEST_CASE("a connection without the PROXY header it must start with is refused a
   CHECK(p.client_ips().empty());
 }
 
+TEST_CASE("with clientHostnameHeader what follows the PROXY header waits for the client's name, then is read",
+          "[source][proxy]") {
+  // 127.0.0.1 is named by /etc/hosts: no DNS needed. The line comes in the header's own write.
+  ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "v2"}, {"clientHostnameHeader", "clientHost"}});
+  std::string header = v2();
+  header.replace(16, 4, std::string("\x7f\x00\x00\x01", 4));  // the client: 127.0.0.1
+  const int fd = p.connect_and_send(header + "<13>Dec  2 10:00:00 h app: after the lookup\n");
+  ::close(fd);
+  REQUIRE(test::eventually([&] { return p.source->counters().events_received == 1; }, 10s));
+  p.source->stop(Clock::now() + 5s);
+  std::vector<std::string> names;
+  for (Take t = p.channel.take(10, Clock::now()); !t.empty(); t = p.channel.take(10, Clock::now())) {
+    for (const EventBatch& b : t.batches)
+      for (const EventRecord& e : b) names.push_back(std::string(b.client_host(e)) + " " + std::string(b.body(e)));
+    p.channel.commit(t);
+  }
+  CHECK(names == std::vector<std::string>{"localhost app: after the lookup"});
+}
+
 TEST_CASE("allow and deny judge the client a PROXY header names, not the balancer", "[source][proxy][clients]") {
   ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "v1"}, {"deny", "192.0.2.0/24"}});
   const int denied = p.connect_and_send("PROXY TCP4 192.0.2.7 127.0.0.1 51234 514\r\n<13>app: denied\n");

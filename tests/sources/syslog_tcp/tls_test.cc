@@ -71,8 +71,12 @@ struct TlsSource {
 // A TLS client of our own: connects, and says which certificate the server showed.
 class OurClient {
  public:
-  explicit OurClient(uint16_t port) : ctx_(SSL_CTX_new(TLS_client_method())) {
+  // `before_tls`: bytes sent in the clear first (a load balancer's PROXY header).
+  explicit OurClient(uint16_t port, const std::string& before_tls = "") : ctx_(SSL_CTX_new(TLS_client_method())) {
     fd_ = test::connect_loopback(port);
+    if (!before_tls.empty() &&
+        ::write(fd_, before_tls.data(), before_tls.size()) != static_cast<ssize_t>(before_tls.size()))
+      throw std::runtime_error("cannot write the bytes before TLS");
     ssl_ = SSL_new(ctx_);
     SSL_set_fd(ssl_, fd_);
     connected_ = SSL_connect(ssl_) == 1;
@@ -208,6 +212,33 @@ TEST_CASE(
   ::close(slow);
   t.source->stop(Clock::now() + 5s);
   CHECK(t.bodies() == std::vector<std::string>{"app: not held up"});
+}
+
+TEST_CASE("behind a PROXY balancer the header comes before the TLS handshake and names the client",
+          "[source][tls][proxy]") {
+  TlsSource t;
+  t.start({{"proxyProtocol", "v1"}, {"clientIPHeader", "clientIP"}});
+  {
+    OurClient client(t.source->listening_ports()[0], "PROXY TCP4 192.0.2.7 127.0.0.1 51234 514\r\n");
+    REQUIRE(client.connected());
+    REQUIRE(client.send("<13>app: through the balancer\n"));
+    client.close_notify();
+  }
+  {
+    OurClient direct(t.source->listening_ports()[0]);  // a TLS client without the header
+    CHECK_FALSE(direct.connected());
+  }
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  std::vector<std::string> events;
+  for (Take take = t.channel.take(100, Clock::now()); !take.empty(); take = t.channel.take(100, Clock::now())) {
+    for (const EventBatch& b : take.batches)
+      for (const EventRecord& e : b) events.push_back(std::string(b.client_ip(e)) + " " + std::string(b.body(e)));
+    t.channel.commit(take);
+  }
+  CHECK(events == std::vector<std::string>{"192.0.2.7 app: through the balancer"});
+  CHECK(t.counters().connections_refused_proxy == 1);
+  CHECK(t.counters().tls_handshakes == 1);
 }
 
 TEST_CASE("an encrypted key with ssl.keyPassword, and Flume's PKCS12 keystore, both serve", "[source][tls]") {
