@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -155,6 +156,13 @@ std::string value_of(const std::string& text, const std::string& key) {
   for (std::string line; std::getline(lines, line);)
     if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
   return "";
+}
+
+bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+  char byte;
+  return ::recv(fd, &byte, 1, 0) <= 0;
 }
 
 double prometheus_sum(const std::string& text, const std::string& name) {

@@ -58,6 +58,8 @@ std::string read_file(const std::string& path);
 std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout);
 // A TCP connection to 127.0.0.1:port (blocking); throws std::runtime_error if it fails.
 int connect_loopback(uint16_t port);
+// True if the other end closed the connection (or reset it) within the timeout.
+bool closed_by_peer(int fd, std::chrono::milliseconds timeout);
 // GET http://127.0.0.1:port/path; returns the body, or "" if the request failed.
 std::string http_get(int port, const std::string& path);
 // The sum of every sample of a Prometheus metric in `text` (all label sets), or of the one

@@ -32,14 +32,6 @@ sockaddr_storage address(const char* text) {
   return s;
 }
 
-// True if the agent closed the connection within the timeout.
-bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
-  char byte;
-  return ::recv(fd, &byte, 1, 0) <= 0;
-}
-
 }  // namespace
 
 TEST_CASE("networks parse as CIDR and match IPv4 IPv6 and v4-mapped peers", "[source][clients]") {
@@ -75,7 +67,7 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
                            {&channel});
     source.start();
     const int fd = test::connect_loopback(source.listening_ports()[0]);
-    CHECK(closed_by_peer(fd, 5s));
+    CHECK(test::closed_by_peer(fd, 5s));
     ::close(fd);
     source.stop(Clock::now() + 5s);
     CHECK(source.tcp_counters().connections_refused_denied == 1);
@@ -88,8 +80,8 @@ TEST_CASE("the source refuses clients outside allow and connections over maxConn
               b = test::connect_loopback(source.listening_ports()[0]);
     REQUIRE(test::eventually([&] { return source.tcp_counters().connections_accepted == 2; }, 5s));  // before the third
     const int c = test::connect_loopback(source.listening_ports()[0]);
-    CHECK(closed_by_peer(c, 5s));
-    CHECK_FALSE(closed_by_peer(a, 100ms));
+    CHECK(test::closed_by_peer(c, 5s));
+    CHECK_FALSE(test::closed_by_peer(a, 100ms));
     ::close(a);
     ::close(b);
     ::close(c);

@@ -14,6 +14,7 @@
 #include "channels/memory/memory_channel.h"
 #include "sources/syslog_tcp/proxy_header.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "tests/support/channel_contents.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
@@ -133,24 +134,13 @@ struct ProxiedSource {
     REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
     return fd;
   }
-  // The client IPs of the events in the channel, in order.
+  // "<client IP> <body>" of the events in the channel, in order.
   std::vector<std::string> client_ips() {
-    std::vector<std::string> out;
-    for (Take t = channel.take(1000, Clock::now()); !t.empty(); t = channel.take(1000, Clock::now())) {
-      for (const EventBatch& b : t.batches)
-        for (const EventRecord& e : b) out.emplace_back(std::string(b.client_ip(e)) + " " + std::string(b.body(e)));
-      channel.commit(t);
-    }
-    return out;
+    return test::take_all(channel, [](const EventBatch& b, const EventRecord& e) {
+      return std::string(b.client_ip(e)) + " " + std::string(b.body(e));
+    });
   }
 };
-
-bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
-  char byte;
-  return ::recv(fd, &byte, 1, 0) <= 0;
-}
 
 }  // namespace
 
@@ -180,9 +170,9 @@ TEST_CASE("a connection without the PROXY header it must start with is refused a
   const int plain = p.connect_and_send("<13>Nov 30 11:07:06 h app: sent straight to the agent\n");
   const int v1 = p.connect_and_send("PROXY TCP4 192.0.2.7 198.51.100.1 51234 514\r\n<13>app: v1 where v2 is set\n");
   const int silent = p.connect_and_send("");  // sends nothing: refused at proxyHeaderTimeout
-  CHECK(closed_by_peer(plain, 5s));
-  CHECK(closed_by_peer(v1, 5s));
-  CHECK(closed_by_peer(silent, 5s));
+  CHECK(test::closed_by_peer(plain, 5s));
+  CHECK(test::closed_by_peer(v1, 5s));
+  CHECK(test::closed_by_peer(silent, 5s));
   for (int fd : {plain, v1, silent}) ::close(fd);
   CHECK(test::eventually([&] { return p.source->tcp_counters().connections_refused_proxy == 3; }, 5s));
   p.source->stop(Clock::now() + 5s);
@@ -200,12 +190,9 @@ TEST_CASE("with clientHostnameHeader what follows the PROXY header waits for the
   ::close(fd);
   REQUIRE(test::eventually([&] { return p.source->counters().events_received == 1; }, 10s));
   p.source->stop(Clock::now() + 5s);
-  std::vector<std::string> names;
-  for (Take t = p.channel.take(10, Clock::now()); !t.empty(); t = p.channel.take(10, Clock::now())) {
-    for (const EventBatch& b : t.batches)
-      for (const EventRecord& e : b) names.push_back(std::string(b.client_host(e)) + " " + std::string(b.body(e)));
-    p.channel.commit(t);
-  }
+  const std::vector<std::string> names = test::take_all(p.channel, [](const EventBatch& b, const EventRecord& e) {
+    return std::string(b.client_host(e)) + " " + std::string(b.body(e));
+  });
   CHECK(names == std::vector<std::string>{"localhost app: after the lookup"});
 }
 
@@ -213,7 +200,7 @@ TEST_CASE("allow and deny judge the client a PROXY header names, not the balance
   ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "v1"}, {"deny", "192.0.2.0/24"}});
   const int denied = p.connect_and_send("PROXY TCP4 192.0.2.7 127.0.0.1 51234 514\r\n<13>app: denied\n");
   const int allowed = p.connect_and_send("PROXY TCP4 203.0.113.9 127.0.0.1 40000 514\r\n<13>app: allowed\n");
-  CHECK(closed_by_peer(denied, 5s));
+  CHECK(test::closed_by_peer(denied, 5s));
   ::close(denied);
   ::close(allowed);
   REQUIRE(test::eventually([&] { return p.source->counters().events_received == 1; }, 5s));

@@ -230,12 +230,9 @@ TEST_CASE("behind a PROXY balancer the header comes before the TLS handshake and
   }
   REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
   t.source->stop(Clock::now() + 5s);
-  std::vector<std::string> events;
-  for (Take take = t.channel.take(100, Clock::now()); !take.empty(); take = t.channel.take(100, Clock::now())) {
-    for (const EventBatch& b : take.batches)
-      for (const EventRecord& e : b) events.push_back(std::string(b.client_ip(e)) + " " + std::string(b.body(e)));
-    t.channel.commit(take);
-  }
+  const std::vector<std::string> events = test::take_all(t.channel, [](const EventBatch& b, const EventRecord& e) {
+    return std::string(b.client_ip(e)) + " " + std::string(b.body(e));
+  });
   CHECK(events == std::vector<std::string>{"192.0.2.7 app: through the balancer"});
   CHECK(t.counters().connections_refused_proxy == 1);
   CHECK(t.counters().tls_handshakes == 1);
