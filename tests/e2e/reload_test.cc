@@ -46,8 +46,8 @@ std::string with_second_source(const std::string& config) {
 }  // namespace
 
 TEST_CASE(
-    "reloads while 200,000 events flow: sinks reconfigured, a source added, a broken file refused; every "
-    "event once and the senders' connections kept",
+    "reloads while 200,000 events flow: sinks reconfigured, a source added, a broken file refused, and "
+    "every event once with the senders' connections kept",
     "[e2e][reload]") {
   Pipeline p;
   p.start_broker();
@@ -130,7 +130,7 @@ TEST_CASE(
   CHECK(account.lost == 0);
 }
 
-TEST_CASE("--watch-config applies a changed file without a signal, and a port removed stops listening",
+TEST_CASE("with --watch-config a changed file is applied without a signal, and a port removed stops listening",
           "[e2e][reload]") {
   Pipeline p;
   p.start_broker();
@@ -167,4 +167,39 @@ TEST_CASE("a sink whose producer cannot be made at reload leaves the running one
   p.verify(report);
   INFO(report);
   CHECK_THAT(report, Catch::Contains("unique 20000, duplicates 0, missing 0"));
+}
+
+TEST_CASE(
+    "a sink removed and another added on a channel that stays, then the channel's type changed while Kafka "
+    "is down: every event once",
+    "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const std::string base = ten_sink_config(p.bootstrap(), kAcksAll);
+  p.start_agent(base, "t", {"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"});
+  // k9 goes, kx (the same partition) comes: the channel and the other nine sinks stay.
+  std::string swapped = std::regex_replace(base, std::regex("k8 k9\n"), "k8 kx\n");
+  swapped = std::regex_replace(swapped, std::regex("t\\.sinks\\.k9\\."), "t.sinks.kx.");
+  CHECK(reload_to(p, swapped, "applied"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("keeping sources [r1] channels [c1] sinks [k0 k1 k2 k3 k4 k5 k6 k7 k8]"));
+  REQUIRE(p.send({"-c", "2", "-n", "20000", "-d", "30s"}) == 0);
+  REQUIRE(eventually([&] { return p.stored() == 20000; }, 30s));
+
+  // Kafka down, 10,000 events held; the memory channel becomes a spillable one.
+  p.control_broker("down");
+  REQUIRE(p.send({"-c", "2", "-n", "10000", "-d", "30s"}) == 0);
+  REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 10000; }, 20s));
+  const std::string spillable =
+      with_channel(swapped,
+                   "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 60000\n"
+                   "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.checkpointDir = " +
+                       p.dir().file("checkpoint") + "\nt.channels.c1.dataDirs = " + p.dir().file("data") + "\n");
+  CHECK(reload_to(p, spillable, "applied"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("10000 events not yet sent moved into its successor"));
+  p.control_broker("up");
+  REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
+  CHECK(p.stop_agent(30s) == 0);
+  const ShutdownAccount account = shutdown_account(p.agent_log());
+  CHECK(account.balances());
+  CHECK(account.lost == 0);
 }
