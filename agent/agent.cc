@@ -69,15 +69,10 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
   // Counted from what reloads stopped before, then from what stops now.
-  uint64_t read = departed_.sources.events_received, never_put = departed_.sources.events_dropped_at_shutdown,
-           unread = departed_.sources.bytes_unread_at_shutdown, cut = departed_.sources.frames_cut;
+  SourceCounters sources = departed_.sources;
   for (auto& source : sources_) {
     source->stop(deadline);
-    const SourceCounters c = source->counters();
-    read += c.events_received;
-    never_put += c.events_dropped_at_shutdown;
-    unread += c.bytes_unread_at_shutdown;
-    cut += c.frames_cut;
+    sources += source->counters();
   }
   // Channels a reload removed drain with the others (their sinks still run).
   std::vector<Sink*> all_sinks;
@@ -90,42 +85,34 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   }
   for (Sink* sink : all_sinks) sink->request_stop(deadline);  // all drain at once
   for (Sink* sink : all_sinks) sink->stop(deadline);
-  uint64_t in_channels = departed_.lost, kept = departed_.channels.events_on_disk,
-           replayed = departed_.channels.events_recovered, unreadable = departed_.channels.events_unreadable;
+  ChannelCounters channels = departed_.channels;
+  uint64_t in_channels = departed_.lost;
   for (Channel* channel : all_channels) {
     channel->close();
     const ChannelCounters c = channel->counters();
-    replayed += c.events_recovered;
-    unreadable += c.events_unreadable;
-    if (c.events_on_disk) {
+    channels += c;
+    if (c.events_on_disk)
       spdlog::info("channel {}: {} events kept on disk for the next start", channel->name(), c.events_on_disk);
-      kept += c.events_on_disk;
-    }
     if (const uint64_t gone = c.events_held - c.events_on_disk) {
       spdlog::error("channel {}: {} events were still in the channel at exit and are lost", channel->name(), gone);
       in_channels += gone;
     }
   }
-  uint64_t discarded = departed_.sinks.events_discarded,
-           possibly_duplicated = departed_.sinks.events_possibly_duplicated,
-           lost_after_handover = departed_.sinks.events_lost_after_handover;
-  for (const Sink* sink : all_sinks) {
-    const SinkCounters c = sink->counters();
-    discarded += c.events_discarded;
-    possibly_duplicated += c.events_possibly_duplicated;
-    lost_after_handover += c.events_lost_after_handover;
-  }
+  SinkCounters sinks = departed_.sinks;
+  for (const Sink* sink : all_sinks) sinks += sink->counters();
   // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk +
   // unreadable on disk; read = put + never put (per channel a source feeds). Events a reload
   // moved from a channel into its successor are counted as put once.
   const AgentTotals t = totals();
-  const uint64_t lost = in_channels + never_put;
+  const uint64_t lost = in_channels + sources.events_dropped_at_shutdown;
   spdlog::info(
       "stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
       "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
       "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut",
-      read, t.events_in, replayed, t.events_out, lost_after_handover, discarded, t.events_failed, lost, in_channels,
-      never_put, kept, unreadable, possibly_duplicated, unread, cut);
+      sources.events_received, t.events_in, channels.events_recovered, t.events_out, sinks.events_lost_after_handover,
+      sinks.events_discarded, t.events_failed, lost, in_channels, sources.events_dropped_at_shutdown,
+      channels.events_on_disk, channels.events_unreadable, sinks.events_possibly_duplicated,
+      sources.bytes_unread_at_shutdown, sources.frames_cut);
   return lost;
 }
 

@@ -67,7 +67,6 @@ class Agent {
   void settle_retired();
   // SIGHUP with an unchanged configuration: the sources read their credentials again.
   void reload_credentials();
-  const config::AgentConfig& config() const { return config_; }
 
   // key=value lines for --ready-file: ports actually bound, and what sinks add (the embedded
   // Kafka's bootstrap).

@@ -31,14 +31,6 @@ const config::ComponentConfig* named(const std::vector<config::ComponentConfig>&
   return it == list.end() ? nullptr : &*it;
 }
 
-void add(SourceCounters& to, const SourceCounters& c) {
-  to.events_received += c.events_received;
-  to.bytes_received += c.bytes_received;
-  to.frames_cut += c.frames_cut;
-  to.events_dropped_at_shutdown += c.events_dropped_at_shutdown;
-  to.bytes_unread_at_shutdown += c.bytes_unread_at_shutdown;
-}
-
 // The names in `list` whose flag is set, for the log line.
 std::string names_of(const std::vector<config::ComponentConfig>& list, const std::vector<bool>& flags, bool wanted) {
   std::string out;
@@ -53,32 +45,9 @@ double now_seconds() {
 
 }  // namespace
 
-void Agent::depart(const Source& source) { add(departed_.sources, source.counters()); }
-
-void Agent::depart(const Channel& channel) {
-  const ChannelCounters c = channel.counters();
-  ChannelCounters& to = departed_.channels;
-  to.events_put += c.events_put;
-  to.events_taken += c.events_taken;
-  to.events_committed += c.events_committed;
-  to.events_rolled_back += c.events_rolled_back;
-  to.put_blocked += c.put_blocked;
-  to.events_on_disk += c.events_on_disk;
-  to.events_recovered += c.events_recovered;
-  to.events_unreadable += c.events_unreadable;
-}
-
-void Agent::depart(const Sink& sink) {
-  const SinkCounters c = sink.counters();
-  SinkCounters& to = departed_.sinks;
-  to.events_taken += c.events_taken;
-  to.events_sent += c.events_sent;
-  to.events_failed += c.events_failed;
-  to.events_discarded += c.events_discarded;
-  to.events_rolled_back += c.events_rolled_back;
-  to.events_possibly_duplicated += c.events_possibly_duplicated;
-  to.events_lost_after_handover += c.events_lost_after_handover;
-}
+void Agent::depart(const Source& source) { departed_.sources += source.counters(); }
+void Agent::depart(const Channel& channel) { departed_.channels += channel.counters(); }
+void Agent::depart(const Sink& sink) { departed_.sinks += sink.counters(); }
 
 void Agent::count_reload(ReloadOutcome outcome) {
   reloads_[static_cast<size_t>(outcome)].fetch_add(1);

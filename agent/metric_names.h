@@ -21,5 +21,8 @@ inline constexpr const char* kSinkEventsRolledBack = "sluice_sink_events_rolled_
 inline constexpr const char* kSinkLostAfterHandover = "sluice_sink_events_lost_total";
 inline constexpr const char* kSinkPossiblyDuplicated = "sluice_sink_events_possibly_duplicated_total";
 inline constexpr const char* kSinkBatchSeconds = "sluice_sink_batch_seconds";
+inline constexpr const char* kPipelineLatency = "sluice_pipeline_latency_seconds";
+inline constexpr const char* kPipelineChannelWait = "sluice_pipeline_channel_wait_seconds";
+inline constexpr const char* kPipelineDelivery = "sluice_pipeline_delivery_seconds";
 
 }  // namespace sluice::metric_names

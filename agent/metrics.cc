@@ -133,6 +133,14 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
             "purged): sending them again may duplicate them.",
             l, c.events_possibly_duplicated);
   w.histogram(names::kSinkBatchSeconds, "Time from take to commit, per batch.", l, c.batch_seconds);
+  w.histogram(names::kPipelineLatency,
+              "Time from arrival (of its batch's first event) to commit: Kafka's acknowledgement with acks >= 1, "
+              "librdkafka taking it with acks = 0. Per event.",
+              l, c.latency.arrival_to_commit);
+  w.histogram(names::kPipelineChannelWait, "Of the pipeline latency: from arrival until the sink took it. Per event.",
+              l, c.latency.channel_wait);
+  w.histogram(names::kPipelineDelivery, "Of the pipeline latency: from take to commit. Per event.", l,
+              c.latency.delivery);
   w.flume("EventDrainAttemptCount", n(c.events_taken));
   w.flume("EventDrainSuccessCount", n(c.events_sent));
   w.flume("BatchCompleteCount", n(c.batches));

@@ -42,6 +42,20 @@ struct ChannelCounters {
   uint64_t events_on_disk = 0;     // of events_held: kept for the next start
   uint64_t events_recovered = 0;   // found at start, replayed
   uint64_t events_unreadable = 0;  // kept, but found unreadable when read back: lost, logged
+
+  ChannelCounters& operator+=(const ChannelCounters& c) {
+    events_put += c.events_put;
+    events_taken += c.events_taken;
+    events_committed += c.events_committed;
+    events_rolled_back += c.events_rolled_back;
+    events_held += c.events_held;
+    bytes_held += c.bytes_held;
+    put_blocked += c.put_blocked;
+    events_on_disk += c.events_on_disk;
+    events_recovered += c.events_recovered;
+    events_unreadable += c.events_unreadable;
+    return *this;
+  }
 };
 
 class Channel {

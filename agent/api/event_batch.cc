@@ -86,6 +86,7 @@ EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_byt
 }
 
 EventRecord& EventBatchBuilder::append(std::string_view frame) {
+  if (storage_->events.empty()) storage_->arrived_at = Clock::now();  // one clock read per batch
   auto& bytes = storage_->bytes;
   const size_t offset = bytes.size();
   bytes.insert(bytes.end(), frame.begin(), frame.end());

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "agent/api/deadline.h"
+
 namespace sluice {
 
 enum class EventStatus : uint8_t {
@@ -98,6 +100,18 @@ struct EventStorage {
   // storage's event 0. Not carried across a restart: the sender's connection is gone by then.
   std::shared_ptr<CommitTracker> acknowledger;
   size_t acknowledger_base = 0;
+  // When its first event arrived (the builder's first append): where the pipeline's latency
+  // starts. Unknown (the epoch) for events replayed from disk after a restart.
+  Clock::time_point arrived_at{};
+};
+
+// What a channel that re-encodes a batch (a spill to disk) keeps beside the record for the
+// batch it reads back: the source's acknowledger with its index of the batch's event 0 (null if
+// the source acknowledges nothing), and when the batch arrived.
+struct BatchOrigin {
+  std::shared_ptr<CommitTracker> acknowledger;
+  size_t acknowledger_base = 0;
+  Clock::time_point arrived_at{};
 };
 
 class EventBatch {
@@ -148,12 +162,13 @@ class EventBatch {
     if (storage_ && storage_->acknowledger)
       storage_->acknowledger->committed(storage_->acknowledger_base + begin_, end_ - begin_);
   }
-  // For a channel that re-encodes the batch: the acknowledger and its index of event 0 of this
-  // batch (nullptr if the source acknowledges nothing).
-  std::pair<std::shared_ptr<CommitTracker>, size_t> acknowledger() const {
-    if (!storage_ || !storage_->acknowledger) return {nullptr, 0};
-    return {storage_->acknowledger, storage_->acknowledger_base + begin_};
+  // For a channel that re-encodes the batch (BatchOrigin).
+  BatchOrigin origin() const {
+    if (!storage_) return {};
+    if (!storage_->acknowledger) return {nullptr, 0, storage_->arrived_at};
+    return {storage_->acknowledger, storage_->acknowledger_base + begin_, storage_->arrived_at};
   }
+  Clock::time_point arrived_at() const { return storage_ ? storage_->arrived_at : Clock::time_point{}; }
   const EventStorage* storage() const { return storage_.get(); }
 
   // All events of `storage` as one batch (a channel re-reading what it stored).

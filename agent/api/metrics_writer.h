@@ -7,6 +7,8 @@
 // Names follow sluice_<area>_<noun>_<unit>[_total], base units, bounded labels (component
 // name, port, a reason from a fixed set): never a client address.
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,9 +19,12 @@ namespace sluice {
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 
-// Durations in fixed buckets, recorded per batch (never per event).
+// Durations in fixed buckets, recorded per batch (never per event); a batch may weigh as many
+// observations as it holds events. 1-2.5-5 steps from 250 µs to a minute: fine enough for a
+// p50 of a few milliseconds, wide enough for an outage's backlog.
 struct DurationHistogram {
-  static constexpr double kBounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
+  static constexpr double kBounds[] = {0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                       0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
   static constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]) + 1;  // the last: +Inf
   uint64_t counts[kBuckets] = {};                                               // per bucket, not cumulative
   double sum_seconds = 0;
@@ -29,6 +34,35 @@ struct DurationHistogram {
     while (i + 1 < kBuckets && seconds > kBounds[i]) ++i;
     return i;
   }
+  DurationHistogram& operator+=(const DurationHistogram& h) {
+    for (size_t b = 0; b < kBuckets; ++b) counts[b] += h.counts[b];
+    sum_seconds += h.sum_seconds;
+    count += h.count;
+    return *this;
+  }
+};
+
+// A DurationHistogram that one thread observes into while others read it.
+class AtomicDurationHistogram {
+ public:
+  void observe(std::chrono::nanoseconds duration, uint64_t weight = 1) {
+    const double seconds = std::chrono::duration<double>(duration).count();
+    counts_[DurationHistogram::bucket_of(seconds)].fetch_add(weight, std::memory_order_relaxed);
+    sum_seconds_.fetch_add(seconds * static_cast<double>(weight), std::memory_order_relaxed);
+  }
+  DurationHistogram snapshot() const {
+    DurationHistogram h;
+    for (size_t b = 0; b < DurationHistogram::kBuckets; ++b) {
+      h.counts[b] = counts_[b].load(std::memory_order_relaxed);
+      h.count += h.counts[b];
+    }
+    h.sum_seconds = sum_seconds_.load(std::memory_order_relaxed);
+    return h;
+  }
+
+ private:
+  std::atomic<uint64_t> counts_[DurationHistogram::kBuckets] = {};
+  std::atomic<double> sum_seconds_{0};
 };
 
 class MetricsWriter {

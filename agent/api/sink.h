@@ -4,6 +4,7 @@
 
 #include "agent/api/channel.h"
 #include "agent/api/metrics_writer.h"
+#include "agent/api/pipeline_latency.h"
 
 namespace sluice {
 
@@ -20,6 +21,24 @@ struct SinkCounters {
   int64_t events_queued = 0;                // handed to the sink's client (its Kafka producer), not yet sent
   DurationHistogram batch_seconds;          // take → committed (or rolled back)
   uint64_t batches = 0;
+  PipelineLatencies latency;  // of the events committed
+
+  SinkCounters& operator+=(const SinkCounters& c) {
+    events_taken += c.events_taken;
+    events_sent += c.events_sent;
+    events_failed += c.events_failed;
+    events_discarded += c.events_discarded;
+    events_rolled_back += c.events_rolled_back;
+    events_possibly_duplicated += c.events_possibly_duplicated;
+    events_lost_after_handover += c.events_lost_after_handover;
+    events_queued += c.events_queued;
+    batch_seconds += c.batch_seconds;
+    batches += c.batches;
+    latency.arrival_to_commit += c.latency.arrival_to_commit;
+    latency.channel_wait += c.latency.channel_wait;
+    latency.delivery += c.latency.delivery;
+    return *this;
+  }
 };
 
 // Lifecycle: constructed → start() (own thread begins draining its channel) → stop(deadline):

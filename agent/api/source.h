@@ -16,6 +16,15 @@ struct SourceCounters {
   uint64_t frames_cut = 0;                  // partial frames the agent cut (shutdown, idleTimeout): Incomplete
   uint64_t events_dropped_at_shutdown = 0;  // read, but not put into a channel by the deadline
   uint64_t bytes_unread_at_shutdown = 0;    // delivered by senders, still unread at the grace's end
+
+  SourceCounters& operator+=(const SourceCounters& c) {
+    events_received += c.events_received;
+    bytes_received += c.bytes_received;
+    frames_cut += c.frames_cut;
+    events_dropped_at_shutdown += c.events_dropped_at_shutdown;
+    bytes_unread_at_shutdown += c.bytes_unread_at_shutdown;
+    return *this;
+  }
 };
 
 // Lifecycle: constructed (config validated) → start() (binds, may throw ConfigError, e.g. a

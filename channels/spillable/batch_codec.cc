@@ -79,7 +79,7 @@ void encode_batch(const EventBatch& batch, std::string& out) {
 }
 
 std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_ptr<CommitTracker> tracker,
-                                       std::pair<std::shared_ptr<CommitTracker>, size_t> acknowledger) {
+                                       BatchOrigin origin) {
   std::string plain;
   if (!snappy::Uncompress(compressed.data(), compressed.size(), &plain)) return std::nullopt;
   std::string_view in(plain);
@@ -103,8 +103,9 @@ std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_
     if (uint64_t{e.offset} + e.length > size || uint64_t{e.offset} + e.body_offset + e.body_length > size)
       return std::nullopt;
   storage->tracker = std::move(tracker);
-  storage->acknowledger = std::move(acknowledger.first);
-  storage->acknowledger_base = acknowledger.second;
+  storage->acknowledger = std::move(origin.acknowledger);
+  storage->acknowledger_base = origin.acknowledger_base;
+  storage->arrived_at = origin.arrived_at;
   return EventBatch::of(std::move(storage));
 }
 

@@ -20,9 +20,10 @@ uint32_t event_layout_version();
 void encode_batch(const EventBatch& batch, std::string& out);
 
 // The batch `compressed` holds, or nullopt if it is not a well-formed encoding; `tracker`
-// (may be null) hears of its commits, and so does the source's `acknowledger` that the encoded
-// batch had (EventBatch::acknowledger(): not encoded, kept by the channel beside the record).
+// (may be null) hears of its commits, and so does the source's acknowledger that the encoded
+// batch had; it arrived when the encoded batch did (`origin`, EventBatch::origin(): not encoded,
+// kept by the channel beside the record; unknown for a record replayed after a restart).
 std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_ptr<CommitTracker> tracker = nullptr,
-                                       std::pair<std::shared_ptr<CommitTracker>, size_t> acknowledger = {});
+                                       BatchOrigin origin = {});
 
 }  // namespace sluice::spill

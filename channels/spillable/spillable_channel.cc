@@ -134,7 +134,7 @@ void SpillableChannel::close() {
     }
     try {
       entry.disk = store_->append(encoded, static_cast<uint32_t>(events));
-      entry.acknowledger = entry.batch.acknowledger();
+      entry.origin = entry.batch.origin();
     } catch (const std::runtime_error& e) {
       spdlog::error("channel {}: {}", name(), e.what());
       unsaved += events;
@@ -241,7 +241,7 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
     if (!refusal) {
       try {
         const spill::RecordRef record = store_->append(encoded, static_cast<uint32_t>(events));
-        queue_.push_back(Entry{{}, record, batch.acknowledger()});
+        queue_.push_back(Entry{{}, record, batch.origin()});
         counters_.events_put += events;
         spill_counters_.events_spilled += events;
         disk_events_ += events;
@@ -266,19 +266,19 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
   return true;
 }
 
-EventBatch SpillableChannel::load(const spill::RecordRef& record, Acknowledger acknowledger) {
+EventBatch SpillableChannel::load(const spill::RecordRef& record, BatchOrigin origin) {
   const auto payload = store_->read(record);
-  auto batch =
-      payload ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, record), std::move(acknowledger))
-              : std::nullopt;
+  auto batch = payload
+                   ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, record), std::move(origin))
+                   : std::nullopt;
   if (!batch || batch->size() != record.events) return {};
   return std::move(*batch);
 }
 
 Take SpillableChannel::take(size_t max_events, Deadline deadline) {
   Take take;
-  // Per batch of the take: a record to read after unlocking, and its source's acknowledger.
-  std::vector<std::optional<std::pair<spill::RecordRef, Acknowledger>>> to_read;
+  // Per batch of the take: a record to read after unlocking, and its origin.
+  std::vector<std::optional<std::pair<spill::RecordRef, BatchOrigin>>> to_read;
   std::unique_lock lock(mutex_);
   if (queue_.empty() && !not_empty_.wait_until(lock, deadline, [&] { return !queue_.empty(); })) return take;
   std::vector<spill::RecordRef> unreadable;
@@ -288,16 +288,16 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
     if (front.disk) {
       if (front.disk->events > room && take.events > 0) break;  // whole records, unless it is the first
       const spill::RecordRef record = *front.disk;
-      Acknowledger acknowledger = std::move(front.acknowledger);
+      BatchOrigin origin = std::move(front.origin);
       queue_.pop_front();
       if (record.events <= room) {
         take.batches.emplace_back();
-        to_read.emplace_back(std::in_place, record, std::move(acknowledger));
+        to_read.emplace_back(std::in_place, record, std::move(origin));
         take.events += record.events;
         continue;
       }
       // Bigger than the take: read it now and leave its rest at the front, in order.
-      EventBatch whole = load(record, std::move(acknowledger));
+      EventBatch whole = load(record, std::move(origin));
       if (whole.empty()) {
         drop_unreadable(record, record.events);  // never part of this take
         continue;

@@ -57,11 +57,10 @@ class SpillableChannel final : public Channel {
   void write_metrics(MetricsWriter& writer) const override;
 
  private:
-  using Acknowledger = std::pair<std::shared_ptr<CommitTracker>, size_t>;  // EventBatch::acknowledger()
   struct Entry {
     EventBatch batch;                      // in memory (also a rolled-back slice of a disk record)
     std::optional<spill::RecordRef> disk;  // or on disk, not yet read
-    Acknowledger acknowledger;             // on disk: the source's, for the batch read back
+    BatchOrigin origin;                    // on disk: the source's acknowledger and arrival, for the batch read back
     size_t events() const { return disk ? disk->events : batch.size(); }
   };
   class RecordTracker;
@@ -70,7 +69,7 @@ class SpillableChannel final : public Channel {
   // Why the disk cannot take `stored` more bytes now, or nullptr.
   const char* disk_refusal(size_t events, uint64_t stored) const;
   // Reads and decodes; empty if corrupt.
-  EventBatch load(const spill::RecordRef& record, Acknowledger acknowledger);
+  EventBatch load(const spill::RecordRef& record, BatchOrigin origin);
   // With mutex_ held: `events` of the record were committed, its last ones; or a part of it.
   void release(const spill::RecordRef& record, size_t events);
   void release_part(const spill::RecordRef& record, spill::EventRange part);

@@ -220,10 +220,11 @@ size_t KafkaSink::produce_messages() {
   const int32_t partition =
       config_.partition_field != EventField::none ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
   const bool json = config_.format == PayloadFormat::json;
+  const ProduceOptions options{.copy_payloads = json, .with_headers = !config_.headers.empty()};
   if (json)
     for (OutgoingMessage& m : messages_) m.payload = json_.data() + reinterpret_cast<size_t>(m.payload);
   if (config_.topic_field == EventField::none)
-    return producer_->produce(config_.topic, partition, messages_, stop_deadline_, json);
+    return producer_->produce(config_.topic, partition, messages_, stop_deadline_, options);
   // Per-event topics: one produce call per run of events bound for the same topic; events
   // without the field go to the configured topic.
   const std::span<OutgoingMessage> all(messages_);
@@ -233,7 +234,7 @@ size_t KafkaSink::produce_messages() {
     const std::string topic = topics_[start].empty() ? config_.topic : std::string(topics_[start]);
     const std::span<OutgoingMessage> run = all.subspan(start, i - start);
     if (is_valid_topic_name(topic)) {
-      refused += producer_->produce(topic, partition, run, stop_deadline_, json);
+      refused += producer_->produce(topic, partition, run, stop_deadline_, options);
     } else {  // Kafka would refuse the name (e.g. "postfix/smtpd"): no need to ask it
       for (OutgoingMessage& m : run) m.refusal = kTopicException;
       refused += run.size();
@@ -253,7 +254,7 @@ void KafkaSink::send(Take take) {
   key_scratch_.reserve(take.events * ((config_.key_field != EventField::none) + config_.headers.size()));
   if (!config_.wait_for_delivery) {
     const auto taken_at = Clock::now();
-    hand_over(std::move(take));
+    hand_over(std::move(take), taken_at);
     probe_->batch_done(Clock::now() - taken_at);
     return;
   }
@@ -298,7 +299,7 @@ void KafkaSink::enforce_deadline() {
 // acks=0: committed once librdkafka has taken the batch; that is all acks=0 promises. What it
 // refused goes back to the channel (retriable, or the shutdown deadline passed while its queue
 // was full) or is discarded (retrying cannot help).
-void KafkaSink::hand_over(Take take) {
+void KafkaSink::hand_over(Take take, Clock::time_point taken_at) {
   auto* in_flight = new HandedOverTake(std::move(take), probe_);
   for (const EventBatch& batch : in_flight->take().batches)
     for (const EventRecord& e : batch) add_message(batch, e, in_flight);
@@ -306,6 +307,7 @@ void KafkaSink::hand_over(Take take) {
   if (refused == 0) {
     channel_.commit(in_flight->take());  // shares the batches: no copy of events
     probe_->sent(in_flight->take().events);
+    probe_->committed(in_flight->take(), taken_at);
     in_flight->release();
     producer_backoff_ = kProducerBackoffMin;  // the producer works
     return;
@@ -331,6 +333,7 @@ void KafkaSink::hand_over(Take take) {
   probe_->discarded(discarded);
   probe_->sent(leaving.events - discarded);
   channel_.commit(leaving);
+  probe_->committed(leaving, taken_at);
   in_flight->release(static_cast<int64_t>(refused) + 1);  // no report comes for what librdkafka refused
   roll_back(std::move(back));
 }
@@ -382,6 +385,7 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
   if (possibly_persisted) probe_->possibly_duplicated(possibly_persisted);
   if (back.empty() && leaving.events > discarded) producer_backoff_ = kProducerBackoffMin;  // the producer works
   channel_.commit(leaving);
+  probe_->committed(leaving, awaited.taken_at);
   if (!back.empty())
     window_back_.push_back(std::move(back));
   else if (window_back_.empty())

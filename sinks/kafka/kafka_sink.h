@@ -54,7 +54,7 @@ class KafkaSink final : public Sink {
  private:
   void run();
   void send(Take take);
-  void hand_over(Take take);
+  void hand_over(Take take, Clock::time_point taken_at);
   void settle_finished();
   void settle_front();
   void enforce_deadline();

@@ -7,8 +7,7 @@
 namespace sluice::kafka {
 
 void KafkaSinkProbe::batch_done(std::chrono::nanoseconds took) {
-  batch_buckets_[DurationHistogram::bucket_of(std::chrono::duration<double>(took).count())].fetch_add(1);
-  batch_nanoseconds_.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
+  batch_seconds_.observe(took);
   batches_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -52,11 +51,8 @@ SinkCounters KafkaSinkProbe::counters() const {
   c.events_discarded = discarded_.load();
   c.events_possibly_duplicated = possibly_duplicated_.load();
   c.events_lost_after_handover = lost_after_handover_.load();
-  for (size_t b = 0; b < DurationHistogram::kBuckets; ++b) {
-    c.batch_seconds.counts[b] = batch_buckets_[b].load();
-    c.batch_seconds.count += c.batch_seconds.counts[b];
-  }
-  c.batch_seconds.sum_seconds = batch_nanoseconds_.load() / 1e9;
+  c.batch_seconds = batch_seconds_.snapshot();
+  c.latency = latency_.snapshot();
   c.batches = batches_.load();
   return c;
 }

@@ -36,6 +36,8 @@ class KafkaSinkProbe {
   void rolled_back(uint64_t events) { rolled_back_.fetch_add(events, std::memory_order_relaxed); }
   // A take settled (committed or rolled back) `took` after it was taken.
   void batch_done(std::chrono::nanoseconds took);
+  // What of a take taken at `taken_at` was committed just now.
+  void committed(const Take& committed, Clock::time_point taken_at) { latency_.committed(committed, taken_at); }
   // `count` events of one reason were not delivered: counted, and one line says what follows.
   void failed(DeliveryError reason, uint64_t count, const std::string& text, std::string_view consequence);
   // acks=0: handed over (counted as sent), then failed: lost.
@@ -57,8 +59,8 @@ class KafkaSinkProbe {
   std::atomic<uint64_t> taken_{0}, sent_{0}, failed_{0}, discarded_{0}, rolled_back_{0}, possibly_duplicated_{0},
       lost_after_handover_{0}, producer_restarts_{0}, batches_{0};
   std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
-  std::atomic<uint64_t> batch_buckets_[DurationHistogram::kBuckets] = {};
-  std::atomic<uint64_t> batch_nanoseconds_{0};
+  AtomicDurationHistogram batch_seconds_;
+  PipelineLatency latency_;
   LogLimiter failure_log_;
 };
 

@@ -142,16 +142,15 @@ rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
 }
 
 size_t Producer::produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
-                         const StopDeadline& until, bool copy_payloads) {
+                         const StopDeadline& until, ProduceOptions options) {
   rd_kafka_topic_t* rkt = topic_handle(topic);
   if (!rkt) {  // a name librdkafka refuses outright (e.g. too long)
     for (OutgoingMessage& m : messages) m.refusal = RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION;
     return messages.size();
   }
   const bool per_message = partition == kPerMessage;
-  const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
-  if (std::any_of(messages.begin(), messages.end(), [](const OutgoingMessage& m) { return !m.headers.empty(); }))
-    return produce_each(rkt, per_message ? kPerMessage : partition, messages, until, flags);
+  const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (options.copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
+  if (options.with_headers) return produce_each(rkt, per_message ? kPerMessage : partition, messages, until, flags);
   // librdkafka's array, and for each of its entries the index of its OutgoingMessage.
   thread_local std::vector<rd_kafka_message_t> batch;
   thread_local std::vector<uint32_t> origin;

@@ -71,6 +71,11 @@ struct BrokerStats {
   double rtt_p99_seconds = 0;
 };
 
+struct ProduceOptions {
+  bool copy_payloads = false;  // librdkafka copies them (their memory is reused once produce returns)
+  bool with_headers = false;   // the messages carry headers: produced one call each (rd_kafka_producev)
+};
+
 class Producer {
  public:
   // Checks every setting with librdkafka without creating a handle (no network). Throws
@@ -89,9 +94,8 @@ class Producer {
   // retry: stop() may set it meanwhile): that wait is the backpressure. Messages not taken get
   // `refusal` set and their trackers are not told. Returns how many were not taken.
   static constexpr int32_t kPerMessage = -1000;
-  // copy_payloads: librdkafka copies them (their memory is reused once produce returns).
   size_t produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
-                 const StopDeadline& until, bool copy_payloads = false);
+                 const StopDeadline& until, ProduceOptions options = {});
 
   // Serves delivery reports (and errors) for up to timeout_ms.
   void poll(int timeout_ms);

@@ -37,7 +37,9 @@ void NullSink::start() {
         if (draining_.load()) break;
         continue;
       }
+      const Clock::time_point taken_at = Clock::now();
       channel_.commit(take);
+      latency_.committed(take, taken_at);
       events_.fetch_add(take.events, std::memory_order_relaxed);
       batches_.fetch_add(1, std::memory_order_relaxed);
       if (draining_.load() && Clock::now() >= deadline_) break;
@@ -62,6 +64,7 @@ SinkCounters NullSink::counters() const {
   SinkCounters c;
   c.events_taken = c.events_sent = events_.load();
   c.batches = batches_.load();
+  c.latency = latency_.snapshot();
   return c;
 }
 

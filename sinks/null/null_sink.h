@@ -28,6 +28,7 @@ class NullSink final : public Sink {
   std::atomic<bool> draining_{false};
   Deadline deadline_ = Deadline::max();
   std::atomic<uint64_t> events_{0}, batches_{0};
+  PipelineLatency latency_;
 };
 
 extern const ComponentSpec kNullSinkSpec;

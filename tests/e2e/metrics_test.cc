@@ -67,6 +67,15 @@ TEST_CASE("the counters on /metrics and /metrics.json equal what was sent and wh
   CHECK(prometheus_sum(text, "sluice_channel_events") == 0);
   CHECK(prometheus_sum(text, "sluice_sink_events_sent_total") == 100000);
   CHECK(prometheus_sum(text, "sluice_sink_batch_seconds_count") > 0);
+  // Latency is observed per event (its batch's stamp), for every event acknowledged.
+  CHECK(prometheus_sum(text, "sluice_pipeline_latency_seconds_count") == 100000);
+  CHECK(prometheus_sum(text, "sluice_pipeline_channel_wait_seconds_count") == 100000);
+  CHECK(prometheus_sum(text, "sluice_pipeline_delivery_seconds_count") == 100000);
+  CHECK(prometheus_sum(text, "sluice_pipeline_latency_seconds_sum") > 0);
+  CHECK(prometheus_sum(text, "sluice_pipeline_latency_seconds_sum") ==
+        Approx(prometheus_sum(text, "sluice_pipeline_channel_wait_seconds_sum") +
+               prometheus_sum(text, "sluice_pipeline_delivery_seconds_sum"))
+            .epsilon(0.01));
   CHECK(prometheus_sum(text, "sluice_source_connections_accepted_total") == 4);
   CHECK(prometheus_sum(text, "sluice_kafka_broker_up") == 10);  // each sink's producer sees the one broker
   // Round-trip times are per statistics interval: an idle interval reports 0.

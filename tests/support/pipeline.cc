@@ -222,6 +222,11 @@ double Pipeline::metric(const std::string& name) const {
   return prometheus_sum(http_get(metrics_port_, "/metrics"), name);
 }
 
+bool Pipeline::send_until_stored(uint64_t events, uint64_t stored_total, std::chrono::milliseconds timeout) {
+  if (send({"-c", "2", "-n", std::to_string(events), "-d", "30s"}) != 0) return false;
+  return eventually([&] { return stored() == stored_total; }, timeout);
+}
+
 uint64_t Pipeline::stored() const {
   const std::string out = dir_.file("offsets.log");
   std::remove(out.c_str());

@@ -79,6 +79,10 @@ class Pipeline {
   int verify(std::string& report, const std::string& bootstrap = "", const std::vector<std::string>& extra_args = {});
   // Messages stored in ApacheLog (sum of high watermarks).
   uint64_t stored() const;
+  // Sends `events` over two connections, then waits up to `timeout` for the topic to hold
+  // `stored_total` messages in all: false if the sender failed or they did not land.
+  bool send_until_stored(uint64_t events, uint64_t stored_total,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // The sum of a metric's samples on the agent's /metrics (needs --metrics 127.0.0.1:0).
   double metric(const std::string& name) const;
   const std::string& bootstrap() const { return bootstrap_; }

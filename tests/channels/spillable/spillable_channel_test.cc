@@ -323,3 +323,27 @@ TEST_CASE("the file channel's puts reach the disk, its acknowledger hears of com
   CHECK(drain(*channel, 4) == range(0, 10));
   CHECK(acknowledger->times() == test::each_once(10));
 }
+
+TEST_CASE("a batch spilled to disk and read back keeps its arrival, one replayed after a restart has none",
+          "[spill][channel][latency]") {
+  TempDir dir;
+  Clock::time_point spilled_arrival;
+  {
+    auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "10"}});
+    put(*channel, 0, 10);
+    EventBatch spilled = numbered(10, 10);  // memory is full: to disk
+    spilled_arrival = spilled.arrived_at();
+    REQUIRE(channel->put(spilled, Clock::now() + 1s));
+    REQUIRE(static_cast<SpillableChannel&>(*channel).spill_counters().events_spilled == 10);
+    Take take = channel->take(20, Clock::now());
+    REQUIRE(take.batches.size() == 2);
+    CHECK(take.batches[1].arrived_at() == spilled_arrival);
+    channel->rollback(std::move(take));
+    channel->close();  // both on disk now
+  }
+  auto reopened = open_channel("spillablememory", dir, {{"memoryCapacity", "10"}});
+  Take replayed = reopened->take(20, Clock::now());
+  REQUIRE(replayed.events == 20);
+  for (const EventBatch& b : replayed.batches) CHECK(b.arrived_at() == Clock::time_point{});
+  reopened->commit(replayed);
+}
