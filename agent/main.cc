@@ -28,6 +28,7 @@
 #include "agent/http_endpoint.h"
 #include "agent/systemd_notify.h"
 #include "tools/man_page.h"
+#include "top/top_command.h"
 
 namespace {
 
@@ -260,7 +261,26 @@ int main(int argc, char** argv) {
       ->add_option("FILE", convert_file, "A .properties or .yaml file")
       ->required();
   config_command->require_subcommand(1);
+  CLI::App* top_command =
+      app.add_subcommand("top", "Show a running agent's metrics in the terminal, refreshed each interval (q quits)");
+  top::TopOptions top_options;
+  std::string top_interval = "1s";
+  top_command->add_option("--metrics", top_options.address, "The agent's metrics endpoint: host:port (its --metrics)")
+      ->capture_default_str();
+  top_command->add_option("--interval", top_interval, "How often to refresh (e.g. 1s, 500ms)")->capture_default_str();
+  top_command->add_flag("--once", top_options.once,
+                        "Print one view (two readings an interval apart) as plain text and exit; 1 if unreachable");
   CLI11_PARSE(app, argc, argv);
+  if (top_command->parsed()) {
+    try {
+      top_options.interval = duration_option(top_interval, "--interval");
+      if (top_options.interval.count() < 100) throw config::ConfigError("--interval: at least 100ms");
+    } catch (const config::ConfigError& e) {
+      std::cerr << "sluice top: " << e.what() << "\n";
+      return 1;
+    }
+    return top::run_top(top_options);
+  }
   if (!convert_file.empty()) {
     try {
       const config::FlatConfig flat = config::load_config_file(convert_file);
@@ -276,7 +296,8 @@ int main(int argc, char** argv) {
   if (print_man_page) {
     std::cout << tools::man_page(
         app, "sluice", "syslog over TCP, TLS, UDP and RELP into Apache Kafka, configured like Flume",
-        {"sluice -f FILE [-n AGENT] [OPTIONS]", "sluice --check -f FILE [-n AGENT]", "sluice config convert FILE"},
+        {"sluice -f FILE [-n AGENT] [OPTIONS]", "sluice --check -f FILE [-n AGENT]", "sluice config convert FILE",
+         "sluice top [--metrics HOST:PORT] [--interval 1s] [--once]"},
         "sluice " SLUICE_VERSION,
         {{"SIGNALS",
           "SIGTERM, SIGINT: stop reading, drain the channels into Kafka for up to --shutdown-timeout, then exit 0 "
@@ -287,6 +308,15 @@ int main(int argc, char** argv) {
           "or removed sources stop as at shutdown; a changed channel is drained first and what is left moves "
           "into its successor; sinks are replaced without losing what they took. Sources read their TLS "
           "certificates and keys again. Counted in sluice_config_reloads_total{result}."},
+         {"TOP",
+          "sluice top reads a running agent's metrics endpoint (--metrics HOST:PORT, default 127.0.0.1:34545; "
+          "the agent's own --metrics or <agent>.monitoring.address) every --interval and shows, per source, channel "
+          "and sink: events/s, MB/s and connections; channel fill, put and take rates, the share of time sources "
+          "waited for room (blocked %) and what is on disk; events sent/s, the Kafka producer's queue, broker "
+          "round-trip times, brokers up, and the pipeline latency p50/p99 of the events committed in the "
+          "interval; then every failure counted since the agent started, by component and reason, with its rate. "
+          "q or Ctrl-C quits. Not on a terminal it prints a plain view each interval; --once prints one and exits "
+          "(1 if the agent cannot be read)."},
          {"FILES",
           "/etc/sluice/agent.properties, /etc/sluice/agent.yaml: the packaged configuration (Flume properties, or "
           "YAML).\n\n/etc/default/sluice: SLUICE_AGENT and SLUICE_OPTS for sluice.service; sluice@NAME.service "

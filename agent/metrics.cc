@@ -135,7 +135,7 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
   w.histogram(names::kSinkBatchSeconds, "Time from take to commit, per batch.", l, c.batch_seconds);
   w.histogram(names::kPipelineLatency,
               "Time from arrival (of its batch's first event) to commit: Kafka's acknowledgement with acks >= 1, "
-              "librdkafka taking it with acks = 0. Per event.",
+              "librdkafka taking it with acks = 0 (or the sink discarding it). Per event.",
               l, c.latency.arrival_to_commit);
   w.histogram(names::kPipelineChannelWait, "Of the pipeline latency: from arrival until the sink took it. Per event.",
               l, c.latency.channel_wait);

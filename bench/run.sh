@@ -5,12 +5,12 @@
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
 #                                  acks-all-seed ramp tls relp headers udp rsyslog rsyslog-udp syslog-ng flume"]
-#                     [--sink-property "k = v"]...
-#                     [--reference DIR]
+#                     [--sink-property "k = v"]... [--size 120] [--partitions 10] [--acks 0|1|all]
+#                     [--channel memory|spillable] [--reference DIR] [--out DIR]
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
-# kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (metrics endpoint on, both
-# endpoints scraped every second), null (sinks discard: the agent's own cost), acks-all (acks=all,
+# kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (both metrics endpoints
+# scraped every second), null (sinks discard: the agent's own cost), acks-all (acks=all,
 # linger 5 ms), acks-all-sized (the same with a channel of 240,000 events, room for what four takes
 # per sink hold in flight, and maxTakesInFlight 4), acks-all-seed (the seed's settings with acks=all
 # and idempotence), ramp (the sender rises to --rate over a third of the run), tls (the seed's shape
@@ -30,6 +30,14 @@
 # every Sluice variant V, a variant V@ref run by DIR/bin/sluice on the same load in the same run:
 # the regression check of a change is the ratio V / V@ref.
 #
+# The shape's knobs (bench/sizing.sh sweeps them): --size is the sender's bytes per event;
+# --partitions N makes the topic N partitions with the sinks unkeyed (librdkafka's partitioner
+# spreads them; by default the ten sinks key their messages 0-9 on a topic of 10); --acks sets
+# the Kafka variants' acks (1 and all with linger 5 ms, as acks-all; 0 keeps the seed's 500);
+# --channel spillable makes c1 a spillablememory channel of the same memoryCapacity on the run's
+# directory. Every Sluice run serves /metrics: its pipeline latency p50/p99 (from
+# sluice_pipeline_latency_seconds, all sinks, read just before the agent stops) is in the table.
+#
 # Per run: the broker ← agent (or a peer) ← sluice-loadgen. The broker is sluice-kafka-mock (a
 # process of its own per run) or, with --kafka real, Apache Kafka 4.4 (tests/kafka/cluster.sh, one
 # node, started once; a topic of 10 partitions per run, deleted after it). Reports events/s stored
@@ -39,7 +47,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only="" sink_properties=() kafka=mock
-reference=""
+reference="" size=120 partitions="" acks_override="" channel=memory out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
@@ -49,6 +57,11 @@ while [ $# -gt 0 ]; do
     --variants) variants=$2; shift 2 ;;
     --sink-property) sink_properties+=("$2"); shift 2 ;;
     --kafka) kafka=$2; shift 2 ;;
+    --size) size=$2; shift 2 ;;
+    --partitions) partitions=$2; shift 2 ;;
+    --acks) acks_override=$2; shift 2 ;;
+    --channel) channel=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;  # where the results go (default bench/results/<time>)
     --summarize) summarize_only=$2; shift 2 ;;
     --reference) reference=$(cd "$OLDPWD" && cd "$2" && pwd) || { echo "bench: no directory $2" >&2; exit 2; }
                  shift 2 ;;
@@ -56,6 +69,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$kafka" in mock|real) ;; *) echo "bench: --kafka is mock or real, not $kafka" >&2; exit 2 ;; esac
+case "$acks_override" in ""|0|1|all) ;; *) echo "bench: --acks is 0, 1 or all, not $acks_override" >&2; exit 2 ;; esac
+case "$channel" in memory|spillable) ;; *) echo "bench: --channel is memory or spillable, not $channel" >&2; exit 2 ;; esac
 case " $variants " in *@ref*)
   echo "bench: name the plain variants; --reference DIR adds their @ref runs" >&2; exit 2 ;;
 esac
@@ -73,7 +88,7 @@ bash .ci/install-deps gnuplot-nox
 [ -x build/bin/sluice ] || bash .ci/build
 case " $variants " in *" flume "*) bash .ci/install-java --flume ;; esac
 [ "$kafka" = mock ] || bash .ci/install-java
-out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
+[ -n "$out" ] || out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
 tick=$(getconf CLK_TCK)
 bin=build/bin
 
@@ -96,6 +111,29 @@ cleanup() {
   if [ -n "$kafka_dir" ]; then tests/kafka/cluster.sh stop "$kafka_dir"; rm -rf "$kafka_dir"/node-*/data; fi
 }
 trap cleanup EXIT
+
+# p50,p99 in ms of sluice_pipeline_latency_seconds in a /metrics text (all sinks' buckets summed),
+# interpolated within a bucket as Prometheus' histogram_quantile does; "-,-" when it has none.
+latency_quantiles() {
+  awk '/^sluice_pipeline_latency_seconds_bucket/ {
+      match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5)
+      c[le] += $NF; if (le != "+Inf") bounds[le] = le + 0 }
+    END {
+      n = 0; for (b in bounds) sorted[++n] = bounds[b]
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (sorted[j] < sorted[i]) { t = sorted[i]; sorted[i] = sorted[j]; sorted[j] = t }
+      total = c["+Inf"]; if (total == 0) { print "-,-"; exit }
+      split("0.5 0.99", qs, " ")
+      for (k = 1; k <= 2; k++) {
+        rank = qs[k] * total; lower = 0; below = 0; v = sorted[n]
+        for (i = 1; i <= n; i++) {
+          key = ""; for (b in bounds) if (bounds[b] == sorted[i]) key = b
+          if (c[key] >= rank) { v = lower + (sorted[i] - lower) * (rank - below) / (c[key] - below > 0 ? c[key] - below : 1); break }
+          lower = sorted[i]; below = c[key]
+        }
+        printf "%s%.2f", (k > 1 ? "," : ""), v * 1000
+      }
+      print "" }' "$1"
+}
 
 peer_config() {  # $1 template in bench/peers/ $2 output, then port bootstrap workdir topic
   sed -e "s|{port}|$3|g; s|{bootstrap}|$4|g; s|{workdir}|$5|g; s|{topic}|$6|g" "bench/peers/$1" > "$2"
@@ -158,20 +196,20 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local agent_bin=$bin/sluice
   if [[ $variant == *@ref ]]; then agent_bin=$reference/bin/sluice; fi
   local shape=${variant%@ref}
-  mkdir -p "$dir"
+  rm -rf "$dir" && mkdir -p "$dir"  # nothing of an earlier run with the same --out (its ready file, its spill)
   local broker bootstrap topic=ApacheLog
   if [ "$kafka" = real ]; then
     topic="run-${1//@/-}-$2"  # no @ in a Kafka topic name
-    tests/kafka/cluster.sh topic "$kafka_dir" "$topic" 10
+    tests/kafka/cluster.sh topic "$kafka_dir" "$topic" "${partitions:-10}"
     broker=$(cat "$kafka_dir/node-1/pid")
     bootstrap=$(cat "$kafka_dir/bootstrap")
   else
-    "$bin/sluice-kafka-mock" --topic ApacheLog --partitions 10 --bootstrap-file "$dir/bootstrap" >"$dir/broker.log" 2>&1 &
+    "$bin/sluice-kafka-mock" --topic ApacheLog --partitions "${partitions:-10}" --bootstrap-file "$dir/bootstrap" >"$dir/broker.log" 2>&1 &
     broker=$!; started "$broker"
     wait_file "$dir/bootstrap"
     bootstrap=$(head -1 "$dir/bootstrap")
   fi
-  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false metrics=() scraper=
+  local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false scrape=false scraper=
   local source_type=multiport_syslogtcp transport=() counted_drops=-
   local idempotence=false capacity=${BENCH_CAPACITY:-60000} window="" variant_sink_lines=()
   case "$shape" in
@@ -180,14 +218,19 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     acks-all-sized) acks=all linger=5 capacity=240000 window=4 ;;
     acks-all-seed) acks=all idempotence=true ;;
     kafka-shared) share=true ;;
-    kafka-scraped) metrics=(--metrics 127.0.0.1:0) ;;
-    udp) source_type=syslogudp transport=(--udp) metrics=(--metrics 127.0.0.1:0) ;;  # its counted drops
+    kafka-scraped) scrape=true ;;
+    udp) source_type=syslogudp transport=(--udp) scrape=true ;;  # scraped, and its counted drops read
     tls) transport=(--tls --ca "$out/tls/ca.pem") ;;
     headers) variant_sink_lines=("kafka.headers = Facility Severity host") ;;  # record headers: producev per message
     relp) source_type=relp acks=all linger=5 transport=(--relp --window "${BENCH_RELP_WINDOW:-4096}") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
+  esac
+  case "$acks_override" in
+    "") ;;
+    0) acks=0 linger=500 ;;
+    *) acks=$acks_override linger=5 ;;
   esac
   if [ "$variant" = rsyslog ] || [ "$variant" = syslog-ng ] || [ "$variant" = flume ] || [ "$variant" = rsyslog-udp ]; then
     local port; port=$(free_port)
@@ -201,10 +244,19 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     wait_port "$port" "$agent" "${transport[@]}" ||
       { cat "$dir/agent.log" >&2; echo "bench: $variant did not listen on $port" >&2; exit 1; }
   else
+    local channel_type=memory capacity_key=capacity
+    [ "$channel" = memory ] || channel_type=spillablememory capacity_key=memoryCapacity
     {
-      sed -e "s|{ports}|0 0|" -e "s|^\(tier2.channels.c1.capacity = \).*|\1$capacity|" \
+      sed -e "s|{ports}|0 0|" -e "s|^tier2.channels.c1.capacity = .*|tier2.channels.c1.$capacity_key = $capacity|" \
         -e "s|^\(tier2.sources.r1.type = \).*|\1$source_type|" \
+        -e "s|^tier2.channels.c1.type = .*|tier2.channels.c1.type = $channel_type|" \
         bench/sluice-seed.properties.in
+      # Events longer than the source's default eventSize (2,500) would be cut (Incomplete).
+      [ "$size" -le 2500 ] || echo "tier2.sources.r1.eventSize = $((size + 64))"
+      if [ "$channel" = spillable ]; then  # the template's c1, its capacity in memory, made spillable
+        echo "tier2.channels.c1.dataDir = $dir/spill"
+        echo "tier2.channels.c1.fsync = never"
+      fi
       if [ "$shape" = tls ]; then
         echo "tier2.sources.r1.ssl = true"
         echo "tier2.sources.r1.ssl.certificate = $out/tls/server.pem"
@@ -216,7 +268,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         if [ "$sink_type" != null ]; then
           echo "tier2.sinks.kk$k.topic = $topic"
           echo "tier2.sinks.kk$k.brokerList = $bootstrap"
-          echo "tier2.sinks.kk$k.key = $((k - 1))"
+          [ -n "$partitions" ] || echo "tier2.sinks.kk$k.key = $((k - 1))"
           echo "tier2.sinks.kk$k.shareProducer = $share"
           echo "tier2.sinks.kk$k.kafka.compression.codec = snappy"
           echo "tier2.sinks.kk$k.kafka.request.required.acks = $acks"
@@ -230,11 +282,11 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         fi
       done
     } > "$dir/agent.properties"
-    "$agent_bin" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s "${metrics[@]}" \
+    "$agent_bin" -f "$dir/agent.properties" -n tier2 --ready-file "$dir/ready" --status-interval 1s --metrics 127.0.0.1:0 \
       >"$dir/agent.log" 2>&1 &
     agent=$!; started "$agent"
     wait_file "$dir/ready" || { cat "$dir/agent.log"; exit 1; }
-    if [ ${#metrics[@]} -gt 0 ]; then  # a Prometheus-like scraper: both endpoints once a second
+    if [ "$scrape" = true ]; then  # a Prometheus-like scraper: both endpoints once a second
       local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
       ( while kill -0 "$agent" 2>/dev/null; do
           for path in /metrics /metrics.json; do
@@ -254,7 +306,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     watcher=$!; started "$watcher"
   fi
 
-  "$bin/sluice-loadgen" "${targets[@]}" "${transport[@]}" -c "$connections" -r "$rate" -d "${duration}s" "${ramp[@]}" -q \
+  "$bin/sluice-loadgen" "${targets[@]}" "${transport[@]}" -c "$connections" -r "$rate" -s "$size" -d "${duration}s" "${ramp[@]}" -q \
     --summary-json "$dir/sent.json" 2>"$dir/loadgen.log" || true
   if [ ! -s "$dir/sent.json" ]; then
     cat "$dir/loadgen.log" "$dir/agent.log" >&2
@@ -278,6 +330,14 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     done
   fi
   local cpu1 bcpu1 rss; cpu1=$(cpu_seconds "$agent"); bcpu1=$(cpu_seconds "$broker"); rss=$(peak_rss_mb "$agent")
+  local latency=-,-
+  if [ -s "$dir/ready" ]; then  # a Sluice run: its pipeline latency over the whole run, all sinks
+    local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
+    ( exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && timeout 10 cat <&3 ) >"$dir/metrics.txt" 2>/dev/null || true
+    latency=$(latency_quantiles "$dir/metrics.txt")
+    local cut; cut=$(awk '/^sluice_source_frames_truncated_total/ {s += $NF} END {printf "%d", s}' "$dir/metrics.txt")
+    [ "$cut" = 0 ] || { echo "bench: run $variant-$n cut $cut events at eventSize: not the size asked for" >&2; exit 1; }
+  fi
   if [ "$shape" = udp ]; then  # what the agent counted as dropped (the kernel's, at shutdown) before it stops
     local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
     counted_drops=$( { exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3; } | awk '/^sluice_source_(udp_kernel_drops|datagrams_unread_at_shutdown|events_dropped_at_shutdown)_total/ {s += $2} END {printf "%d", s}')
@@ -291,7 +351,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   else
     stop_pid "$broker"; wait "$broker" 2>/dev/null || true
   fi
-  if [ "$shape" = null ]; then stored=$(sed -n 's/.* \([0-9]*\) sent,.*/\1/p' "$dir/agent.log" | tail -1); fi
+  if [ "$shape" = null ]; then stored=$(sed -n 's/.* replayed from disk, \([0-9]*\) sent.*/\1/p' "$dir/agent.log" | tail -1); fi
   # A broker slower than the sender keeps storing after the sender stops: the rate is over the time
   # until the last event was stored, never shorter than the sender's. The watcher samples once a
   # second: from the last sample short of the final count, the rest is taken at the rate of the
@@ -309,9 +369,9 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   running=()  # all stopped
   [ "${stored:-0}" -gt 0 ] || { cat "$dir/agent.log" >&2; echo "bench: run $variant-$n stored nothing in Kafka (above: its log)" >&2; exit 1; }
   awk -v v="$variant" -v n="$n" -v sent="$sent" -v stored="$stored" -v s="$seconds" -v c0="$cpu0" -v c1="$cpu1" \
-      -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" -v counted="$counted_drops" 'BEGIN {
-    printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
-           (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted }' >> "$out/runs.csv"
+      -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" -v counted="$counted_drops" -v latency="$latency" 'BEGIN {
+    printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
+           (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted, latency }' >> "$out/runs.csv"
   tail -1 "$out/runs.csv" >&2
   if [ "$shape" = relp ]; then  # what the sender saw of the agent's acknowledgements (after Kafka's)
     sed -n 's/.*"relp":true,"window":\([0-9]*\),"acknowledged":\([0-9]*\),"ack_p50_ms":\([0-9.e+-]*\),"ack_p99_ms":\([0-9.e+-]*\).*/\1,\2,\3,\4/p' \
@@ -325,13 +385,13 @@ summarize() {  # medians per variant, the ratio against rsyslog measured in the 
   local out=$1 variants
   variants=$(tail -n +2 "$out/runs.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
 {
-  echo "| variant | stored events/s | sent events/s | loss | of it counted by the agent | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| variant | stored events/s | sent events/s | loss | of it counted by the agent | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB | latency p50 ms | latency p99 ms |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for variant in $variants; do
     grep "^$variant," "$out/runs.csv" | sort -t, -k6 -n | awk -F, -v v="$variant" '{ r[NR] = $0 } END {
       split(r[int((NR + 1) / 2)], m, ",")
-      printf "| %s | %d | %d | %d | %s | %.3f | %.2f | %.2f | %.2f | %d |\n", v, m[6], m[7], m[5], m[13] == "" ? "-" : m[13],
-             m[8], m[9], m[10], m[12], m[11] }'
+      printf "| %s | %d | %d | %d | %s | %.3f | %.2f | %.2f | %.2f | %d | %s | %s |\n", v, m[6], m[7], m[5], m[13] == "" ? "-" : m[13],
+             m[8], m[9], m[10], m[12], m[11], m[14] == "" ? "-" : m[14], m[15] == "" ? "-" : m[15] }'
   done
 } | tee "$out/summary.md"
 if [ -s "$out/acks.csv" ]; then  # RELP: acknowledged events/s and the ack latency, medians
@@ -382,7 +442,7 @@ fi
 }
 
 if [ -n "$summarize_only" ]; then summarize "$(cd "$summarize_only" && pwd)"; exit 0; fi
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd)
 [ "$kafka" = mock ] || start_real_kafka
 case " $variants " in *" tls"*)  # a CA and the agent's certificate for the tls variant
   mkdir -p "$out/tls"
@@ -393,8 +453,8 @@ case " $variants " in *" tls"*)  # a CA and the agent's certificate for the tls 
   openssl x509 -req -in "$out/tls/server.csr" -CA "$out/tls/ca.pem" -CAkey "$out/tls/ca.key" -CAcreateserial -days 2 \
     -extfile <(printf "subjectAltName=IP:127.0.0.1") -out "$out/tls/server.pem" 2>/dev/null ;;
 esac
-echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores,counted_drops" > "$out/runs.csv"
-echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max), broker: $kafka; results in $out" >&2
+echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores,counted_drops,latency_p50_ms,latency_p99_ms" > "$out/runs.csv"
+echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max), ${size} B per event, ${partitions:-10} partitions, acks ${acks_override:-per variant}, $channel channel, broker: $kafka; results in $out" >&2
 for n in $(seq 1 "$runs"); do
   for variant in $variants; do one_run "$variant" "$n"; done   # interleaved: noise hits every variant alike
 done
