@@ -29,6 +29,7 @@ class TerminalMode {
     if (tcgetattr(STDIN_FILENO, &saved_) != 0) return;
     termios raw = saved_;
     raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));  // ISIG stays: Ctrl-C is SIGINT
+    raw.c_iflag &= static_cast<tcflag_t>(~IXON);             // Ctrl-S would freeze the screen
     raw.c_cc[VMIN] = 0;
     raw.c_cc[VTIME] = 0;
     active_ = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;

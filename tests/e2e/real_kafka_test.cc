@@ -349,7 +349,8 @@ TEST_CASE(
     CHECK(std::chrono::steady_clock::now() - started < 15s);
     // Kafka's answer names the mechanism: the SCRAM exchange itself failed, not the connection.
     if (mechanism != "PLAIN") CHECK(p.agent_log().find("SASL mechanism " + mechanism) != std::string::npos);
-    CHECK(p.metric("sluice_kafka_client_errors_total") > 0);
+    // Counted from librdkafka's error callback, which comes after the log line above, not with it.
+    CHECK(eventually([&] { return p.metric("sluice_kafka_client_errors_total") > 0; }, 10s, 100ms));
     CHECK(p.stop_agent(30s) == std::optional<int>(0));
   }
 }

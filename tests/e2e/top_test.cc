@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <fstream>
 #include <regex>
 
 #include "tests/support/eventually.h"
@@ -21,10 +20,7 @@ namespace {
 
 class Tmux {
  public:
-  explicit Tmux(const TempDir& dir) : dir_(dir), socket_(dir.file("tmux.sock")) {
-    // Panes stay after their command ends, so that the test can see how it ended.
-    std::ofstream(dir.file("tmux.conf")) << "set -g remain-on-exit on\n";
-  }
+  explicit Tmux(const TempDir& dir) : dir_(dir), socket_(dir.file("tmux.sock")) {}
   Tmux(const Tmux&) = delete;
   Tmux& operator=(const Tmux&) = delete;
   ~Tmux() {
@@ -35,7 +31,7 @@ class Tmux {
 
   // A session of `columns` x `rows` running `command`.
   void start(int columns, int rows, const std::string& command) {
-    REQUIRE(tmux({"-f", dir_.file("tmux.conf"), "new-session", "-d", "-s", "top", "-x", std::to_string(columns), "-y",
+    REQUIRE(tmux({"-f", "/dev/null", "new-session", "-d", "-s", "top", "-x", std::to_string(columns), "-y",
                   std::to_string(rows), command}) == 0);
     started_ = true;
     const std::string pid = output({"display-message", "-p", "-t", "top", "#{pid}"});
@@ -43,6 +39,11 @@ class Tmux {
     server_pid_ = std::stoi(pid);
   }
   std::string screen() { return output({"capture-pane", "-p", "-t", "top"}); }
+  // The pane's state, for a failure's message.
+  std::string pane() {
+    return output({"display-message", "-p", "-t", "top",
+                   "dead #{pane_dead} status #{pane_dead_status} alternate screen #{alternate_on}"});
+  }
   // False if tmux refused (e.g. the pane's command has ended).
   bool keys(const std::string& keys) { return tmux({"send-keys", "-t", "top", keys}) == 0; }
 
@@ -84,36 +85,39 @@ TEST_CASE("sluice top in a terminal shows the agent's sources, channel and sinks
   // Longer than the screen needs to show it all, even on a loaded machine.
   TestThread sender([&] { sent = p.send({"-c", "2", "-r", "20000", "-d", "15s"}); });
   Tmux tmux(p.dir());
+  // top's status goes to a file, and the shell stays (until the tmux server is ended): a shell
+  // that ended would have tmux reap the pane, which may scroll or cut off top's last output.
+  const std::string status_file = p.dir().file("top.status");
   tmux.start(150, 45,
-             bin("sluice") + " top --metrics 127.0.0.1:" + std::to_string(p.metrics_port()) +
-                 " --interval 500ms; echo \"top exited with $?\"");
-  std::string screen;
-  // Refreshed while events flow: the rates show them, the latency of the events committed.
-  REQUIRE(eventually(
-      [&] {
-        screen = tmux.screen();
-        // Every sink's latency p99 and its broker up (librdkafka's statistics come each second).
-        if (events_in(screen) <= 0) return false;
-        for (int k = 0; k < 10; ++k)
-          if (!std::regex_search(screen, std::regex("\nk" + std::to_string(k) + " .* 1/1 .* [0-9]+\\.[0-9]\\s*\n")))
-            return false;
-        return true;
-      },
-      20s));
-  INFO(screen);
-  CHECK_THAT(screen, Catch::Contains("sluice top  127.0.0.1:") && Catch::Contains("(q quits)"));
-  CHECK_THAT(screen, Catch::Contains("SOURCES") && Catch::Contains("CHANNELS") && Catch::Contains("SINKS"));
-  CHECK(std::regex_search(screen, std::regex("\nr1 +[0-9,]+ +[0-9.]+ +2\\s")));  // two connections
-  CHECK(std::regex_search(screen, std::regex("\nc1 +[0-9,]+ +60,000 ")));
-  CHECK_THAT(screen, Catch::Contains("FAILURES  none counted"));
-  // It ends with status 0 and gives the terminal back: the alternate screen it drew on is gone.
-  // q again each second: under ASan in CI one q once went unanswered for 5 s (not understood yet).
-  REQUIRE(eventually(
-      [&] {
-        tmux.keys("q");
-        return eventually([&] { return tmux.screen().find("top exited with 0") != std::string::npos; }, 1s);
-      },
-      10s));
+             bin("sluice") + " top --metrics 127.0.0.1:" + std::to_string(p.metrics_port()) + " --interval 500ms 2>" +
+                 p.dir().file("top.err") + "; echo $? >" + status_file + "; echo 'top has exited'; exec sleep 120");
+  {
+    std::string screen;
+    // Refreshed while events flow: the rates show them, the latency of the events committed.
+    REQUIRE(eventually(
+        [&] {
+          screen = tmux.screen();
+          // Every sink's latency p99 and its broker up (librdkafka's statistics come each second).
+          if (events_in(screen) <= 0) return false;
+          for (int k = 0; k < 10; ++k)
+            if (!std::regex_search(screen, std::regex("\nk" + std::to_string(k) + " .* 1/1 .* [0-9]+\\.[0-9]\\s*\n")))
+              return false;
+          return true;
+        },
+        20s));
+    INFO(screen);
+    CHECK_THAT(screen, Catch::Contains("sluice top  127.0.0.1:") && Catch::Contains("(q quits)"));
+    CHECK_THAT(screen, Catch::Contains("SOURCES") && Catch::Contains("CHANNELS") && Catch::Contains("SINKS"));
+    CHECK(std::regex_search(screen, std::regex("\nr1 +[0-9,]+ +[0-9.]+ +2\\s")));  // two connections
+    CHECK(std::regex_search(screen, std::regex("\nc1 +[0-9,]+ +60,000 ")));
+    CHECK_THAT(screen, Catch::Contains("FAILURES  none counted"));
+  }
+  // q: it ends with status 0 and gives the terminal back (the alternate screen it drew on is gone).
+  REQUIRE(tmux.keys("q"));
+  const std::string status = wait_for_file(status_file, 10s);
+  INFO(tmux.pane() << "\nscreen:\n" << tmux.screen() << "\nstderr:\n" << read_file(p.dir().file("top.err")));
+  CHECK(status == "0\n");
+  CHECK(eventually([&] { return tmux.screen().find("top has exited") != std::string::npos; }, 5s));
   CHECK_THAT(tmux.screen(), !Catch::Contains("SOURCES"));
   sender.join();
   CHECK(sent == 0);
