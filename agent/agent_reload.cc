@@ -46,6 +46,9 @@ double now_seconds() {
 }  // namespace
 
 void Agent::depart(const Source& source) { departed_.sources += source.counters(); }
+// Levels are summed too: a disk channel replaced on its own directories leaves its events on disk
+// (kept on disk) for its successor, which replays them (replayed from disk), so the stopped line's
+// books still balance.
 void Agent::depart(const Channel& channel) { departed_.channels += channel.counters(); }
 void Agent::depart(const Sink& sink) { departed_.sinks += sink.counters(); }
 

@@ -70,6 +70,12 @@ while [ $# -gt 0 ]; do
 done
 case "$kafka" in mock|real) ;; *) echo "bench: --kafka is mock or real, not $kafka" >&2; exit 2 ;; esac
 case "$acks_override" in ""|0|1|all) ;; *) echo "bench: --acks is 0, 1 or all, not $acks_override" >&2; exit 2 ;; esac
+for v in $variants; do  # what the agent would refuse at start, refused here with the reason
+  case "$v:$acks_override" in
+    relp:0) echo "bench: relp answers after Kafka's acknowledgement: --acks 0 has none" >&2; exit 2 ;;
+    acks-all-seed:0|acks-all-seed:1) echo "bench: acks-all-seed is idempotent: it needs acks all" >&2; exit 2 ;;
+  esac
+done
 case "$channel" in memory|spillable) ;; *) echo "bench: --channel is memory or spillable, not $channel" >&2; exit 2 ;; esac
 case " $variants " in *@ref*)
   echo "bench: name the plain variants; --reference DIR adds their @ref runs" >&2; exit 2 ;;

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -14,6 +15,10 @@ namespace sluice::top {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// An agent's /metrics is tens of KiB (a few MiB with thousands of connections' sources): more is
+// not an agent, and top's memory stays bounded.
+constexpr size_t kMaxResponseBytes = size_t{64} << 20;
 
 struct Target {
   std::string host, port, path = "/metrics";
@@ -77,7 +82,8 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 std::string fetch_metrics(const std::string& address, std::chrono::milliseconds timeout) {
   const Target t = parse_address(address);
   const Clock::time_point deadline = Clock::now() + timeout;
-  const std::string where = "http://" + t.host + ":" + t.port + t.path;
+  const std::string host = t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host;  // IPv6
+  const std::string where = "http://" + host + ":" + t.port + t.path;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
@@ -103,7 +109,8 @@ std::string fetch_metrics(const std::string& address, std::chrono::milliseconds 
       failure = std::strerror(error);
       continue;
     }
-    const std::string request = "GET " + t.path + " HTTP/1.0\r\nHost: " + t.host + "\r\nConnection: close\r\n\r\n";
+    const std::string request =
+        "GET " + t.path + " HTTP/1.0\r\nHost: " + host + ":" + t.port + "\r\nConnection: close\r\n\r\n";
     size_t written = 0;
     while (written < request.size()) {
       const ssize_t n = ::send(s.fd(), request.data() + written, request.size() - written, MSG_NOSIGNAL);
@@ -115,28 +122,39 @@ std::string fetch_metrics(const std::string& address, std::chrono::milliseconds 
         break;
       }
     }
+    // From here on this address answered: what goes wrong is its failure, not the next address's.
     if (written < request.size()) {
       failure = "the request could not be sent";
-      continue;
+      break;
     }
     char buffer[65536];
     bool closed = false;
+    int read_error = 0;
     while (!closed) {
       const ssize_t n = ::recv(s.fd(), buffer, sizeof buffer, 0);
       if (n > 0) {
         response.append(buffer, static_cast<size_t>(n));
+        if (response.size() > kMaxResponseBytes) break;
       } else if (n == 0) {
         closed = true;
       } else if (errno == EAGAIN || errno == EINTR) {
         if (!wait_for(s.fd(), POLLIN, deadline)) break;
       } else {
+        read_error = errno;
         break;
       }
     }
+    if (read_error) {
+      failure = std::strerror(read_error);
+      break;
+    }
+    if (response.size() > kMaxResponseBytes) {
+      failure = "the answer is over " + std::to_string(kMaxResponseBytes >> 20) + " MiB (not an agent's metrics?)";
+      break;
+    }
     if (!closed) {
       failure = "no complete answer within " + std::to_string(timeout.count()) + " ms";
-      response.clear();
-      continue;
+      break;
     }
     failure.clear();
     break;
@@ -146,8 +164,9 @@ std::string fetch_metrics(const std::string& address, std::chrono::milliseconds 
   const size_t header_end = response.find("\r\n\r\n");
   if (response.rfind("HTTP/1.", 0) != 0 || header_end == std::string::npos)
     throw std::runtime_error(where + " did not answer in HTTP");
-  const std::string status = response.substr(9, 3);
-  if (status != "200") throw std::runtime_error(where + " answered " + response.substr(9, response.find('\r') - 9));
+  const std::string status_line = response.substr(0, std::min(response.find('\r'), size_t{200}));
+  if (status_line.size() < 12 || status_line.compare(9, 3, "200") != 0)
+    throw std::runtime_error(where + " answered " + (status_line.size() > 9 ? status_line.substr(9) : status_line));
   return response.substr(header_end + 4);
 }
 

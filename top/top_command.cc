@@ -47,10 +47,18 @@ class TerminalMode {
   bool active_ = false;
 };
 
-size_t terminal_width() {
+struct TerminalSize {
+  size_t columns = 132, rows = 0;  // rows 0: not known, nothing cut
+};
+
+TerminalSize terminal_size() {
   winsize size{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  return 132;
+  TerminalSize t;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) {
+    if (size.ws_col > 0) t.columns = size.ws_col;
+    t.rows = size.ws_row;
+  }
+  return t;
 }
 
 std::string clock_time() {
@@ -81,10 +89,32 @@ std::string title(const TopOptions& options, bool interactive) {
 }
 
 void print_lines(const std::vector<std::string>& lines, bool full_screen) {
-  std::string frame = full_screen ? "\x1b[H" : "";
-  for (const std::string& line : lines) frame += line + (full_screen ? "\x1b[K\n" : "\n");
-  if (full_screen) frame += "\x1b[J";  // what a longer frame before left below
+  std::string frame;
+  if (full_screen) {
+    // From the top left, each line over what was there; no newline after the last, which on the
+    // bottom row would scroll the screen; then whatever a longer frame left below is erased.
+    frame = "\x1b[H";
+    for (size_t i = 0; i < lines.size(); ++i) frame += (i ? "\n" : "") + lines[i] + "\x1b[K";
+    frame += "\x1b[J";
+  } else {
+    for (const std::string& line : lines) frame += line + "\n";
+  }
   std::cout << frame << std::flush;
+}
+
+// Ctrl-Z as a shell with job control expects it: the terminal given back, then stopped with
+// SIGTSTP itself (a stop the kernel discards where no shell could continue top: an orphaned
+// process group, e.g. `ssh -t host sluice top`); continued, top takes the terminal again.
+void suspend(std::optional<TerminalMode>& terminal) {
+  const bool had_terminal = terminal.has_value();
+  terminal.reset();
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTSTP);
+  ::raise(SIGTSTP);                              // pending while blocked
+  pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);  // delivered here: stopped until SIGCONT, or discarded
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  if (had_terminal) terminal.emplace();
 }
 
 }  // namespace
@@ -104,7 +134,7 @@ int run_top(const TopOptions& options) {
       std::cerr << "sluice top: " << error << "\n";
       return 1;
     }
-    print_lines(render_view(compute_view(*first, *second), title(options, false), 1000), false);
+    print_lines(render_view(compute_view(*first, *second), title(options, false)), false);
     return 0;
   }
 
@@ -113,15 +143,26 @@ int run_top(const TopOptions& options) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGQUIT);  // Ctrl-\ quits too, with the terminal given back
   sigaddset(&signals, SIGWINCH);
+  const bool interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+  // Ctrl-Z is top's to handle only on a terminal, and only if it would stop top at all (a shell
+  // without job control starts its commands with SIGTSTP ignored).
+  struct sigaction tstp {};
+  if (interactive && sigaction(SIGTSTP, nullptr, &tstp) == 0 && tstp.sa_handler == SIG_DFL)
+    sigaddset(&signals, SIGTSTP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
-  const bool interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
   std::optional<TerminalMode> terminal;
   if (interactive) terminal.emplace();
 
   std::optional<Scrape> previous;
-  std::vector<std::string> lines;
+  std::vector<std::string> lines;  // the last view, at full width
+  const auto draw = [&] {
+    if (!interactive) return print_lines(lines, false);
+    const TerminalSize size = terminal_size();
+    print_lines(fit_to_screen(lines, size.columns, size.rows), true);
+  };
   Clock::time_point next_refresh = Clock::now();
   bool running = true;
   while (running) {
@@ -129,14 +170,14 @@ int run_top(const TopOptions& options) {
       std::optional<Scrape> now = scrape(options, error);
       if (now) {
         lines = render_view(previous ? compute_view(*previous, *now) : compute_view(*now, *now),
-                            title(options, interactive), interactive ? terminal_width() : 1000);
+                            title(options, interactive));
         previous = std::move(now);
       } else {
         lines = {title(options, interactive), "", "cannot reach the agent: " + error,
                  "asking again every " + std::to_string(options.interval.count()) + " ms"};
         previous.reset();  // rates start afresh once it answers again
       }
-      print_lines(lines, interactive);
+      draw();
       next_refresh = Clock::now() + options.interval;
     }
     // Keys only on a terminal: a closed or finished stdin otherwise says nothing about quitting.
@@ -147,7 +188,10 @@ int run_top(const TopOptions& options) {
       signalfd_siginfo info{};
       if (::read(signal_fd, &info, sizeof info) == sizeof info) {
         if (info.ssi_signo == SIGWINCH) {
-          next_refresh = Clock::now();  // redrawn at the new width (and scraped again: rates stay right)
+          draw();  // the same view at the new size (a scrape now would make the rates' interval short)
+        } else if (info.ssi_signo == SIGTSTP) {
+          suspend(terminal);
+          draw();  // the last view at once (the size may have changed meanwhile), fresh rates at the next refresh
         } else {
           running = false;
         }

@@ -221,7 +221,7 @@ TopView compute_view(const Scrape& before, const Scrape& now) {
   return v;
 }
 
-std::vector<std::string> render_view(const TopView& v, const std::string& title, size_t width) {
+std::vector<std::string> render_view(const TopView& v, const std::string& title) {
   std::vector<std::string> lines;
   const bool rates = v.seconds > 0;
   const auto rate = [&](double r) { return rates ? number(r) : std::string("..."); };
@@ -258,6 +258,25 @@ std::vector<std::string> render_view(const TopView& v, const std::string& title,
       lines.push_back(row("  " + f.component, {number(f.total), rates ? number(f.per_s) + "/s" : "..."}, 24, 14) +
                       "  " + f.what + (f.reason.empty() ? "" : " (" + f.reason + ")"));
   }
+  // Names and reasons are the agent's text: no byte of theirs moves the cursor or sends an escape.
+  for (std::string& line : lines)
+    std::replace_if(
+        line.begin(), line.end(), [](char c) { return (c >= 0 && c < ' ') || c == '\x7f'; }, '?');
+  return lines;
+}
+
+std::vector<std::string> fit_to_screen(std::vector<std::string> lines, size_t columns, size_t rows) {
+  if (rows == 1 && lines.size() > 1) {
+    lines.resize(1);  // the title
+  } else if (rows >= 2 && lines.size() > rows) {
+    const size_t shown = rows - 1;
+    const size_t hidden = lines.size() - shown;
+    lines.resize(shown);
+    lines.push_back("... " + number(static_cast<double>(hidden)) + " more lines (a taller terminal shows them)");
+  }
+  // One column short of the width: a line that filled it would leave the cursor waiting to wrap,
+  // where the erase after it takes the last character (xterm) or the next row is used (others).
+  const size_t width = columns > 1 ? columns - 1 : 1;
   for (std::string& line : lines)
     if (line.size() > width) line.resize(width);
   return lines;

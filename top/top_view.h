@@ -56,8 +56,13 @@ struct TopView {
 // `before` may be `now` itself (the first refresh): levels are shown, rates are not yet.
 TopView compute_view(const Scrape& before, const Scrape& now);
 
-// The screen: a title line, then the tables, each line at most `width` characters.
-std::vector<std::string> render_view(const TopView& view, const std::string& title, size_t width);
+// The screen: a title line, then the tables (control characters in the agent's names shown as ?).
+std::vector<std::string> render_view(const TopView& view, const std::string& title);
+
+// `lines` cut to a terminal of `columns` x `rows` (rows 0: not known, not cut): each line at most
+// columns - 1 characters; when there are more lines than rows, the last row says how many were
+// left out (one row: the title alone).
+std::vector<std::string> fit_to_screen(std::vector<std::string> lines, size_t columns, size_t rows);
 
 // The q-quantile (0 < q < 1) in seconds of what histogram `family` (its _bucket samples whose
 // label `key` is `value`) gained from `before` to `now`, interpolated within its bucket as

@@ -20,7 +20,8 @@ namespace {
 
 class Tmux {
  public:
-  explicit Tmux(const TempDir& dir) : dir_(dir), socket_(dir.file("tmux.sock")) {}
+  // A tmux server of the test's own, its socket `name`.sock in `dir`, with one session.
+  Tmux(const TempDir& dir, std::string name) : dir_(dir), name_(std::move(name)), socket_(dir.file(name_ + ".sock")) {}
   Tmux(const Tmux&) = delete;
   Tmux& operator=(const Tmux&) = delete;
   ~Tmux() {
@@ -44,16 +45,25 @@ class Tmux {
     return output({"display-message", "-p", "-t", "top",
                    "dead #{pane_dead} status #{pane_dead_status} alternate screen #{alternate_on}"});
   }
+  // Whether the pane shows the alternate screen (top's while it runs).
+  bool alternate_screen() { return output({"display-message", "-p", "-t", "top", "#{alternate_on}"}) == "1"; }
+  bool resize(int columns, int rows) {
+    return tmux({"resize-window", "-t", "top", "-x", std::to_string(columns), "-y", std::to_string(rows)}) == 0;
+  }
   // False if tmux refused (e.g. the pane's command has ended).
   bool keys(const std::string& keys) { return tmux({"send-keys", "-t", "top", keys}) == 0; }
+  // A line typed into the pane's shell, then Enter.
+  bool type(const std::string& line) {
+    return tmux({"send-keys", "-t", "top", "-l", line}) == 0 && tmux({"send-keys", "-t", "top", "Enter"}) == 0;
+  }
 
  private:
   int tmux(std::vector<std::string> args, const std::string& out = "") {
     args.insert(args.begin(), {"/usr/bin/tmux", "-S", socket_});
-    return run(args, out.empty() ? dir_.file("tmux.log") : out, 10s);
+    return run(args, out.empty() ? dir_.file(name_ + ".log") : out, 10s);
   }
   std::string output(const std::vector<std::string>& args) {
-    const std::string file = dir_.file("tmux-" + std::to_string(++calls_) + ".out");
+    const std::string file = dir_.file(name_ + "-" + std::to_string(++calls_) + ".out");
     tmux(args, file);
     std::string text = read_file(file);
     while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -61,6 +71,7 @@ class Tmux {
   }
 
   const TempDir& dir_;
+  const std::string name_;
   const std::string socket_;
   bool started_ = false;
   pid_t server_pid_ = -1;
@@ -84,7 +95,7 @@ TEST_CASE("sluice top in a terminal shows the agent's sources, channel and sinks
   std::atomic<int> sent{-1};
   // Longer than the screen needs to show it all, even on a loaded machine.
   TestThread sender([&] { sent = p.send({"-c", "2", "-r", "20000", "-d", "15s"}); });
-  Tmux tmux(p.dir());
+  Tmux tmux(p.dir(), "top");
   // top's status goes to a file, and the shell stays (until the tmux server is ended): a shell
   // that ended would have tmux reap the pane, which may scroll or cut off top's last output.
   const std::string status_file = p.dir().file("top.status");
@@ -112,6 +123,9 @@ TEST_CASE("sluice top in a terminal shows the agent's sources, channel and sinks
     CHECK(std::regex_search(screen, std::regex("\nc1 +[0-9,]+ +60,000 ")));
     CHECK_THAT(screen, Catch::Contains("FAILURES  none counted"));
   }
+  // Ctrl-Z where no shell could continue top (sh -c: an orphaned process group): ignored, as the
+  // kernel ignores it for programs that do not handle it; top still answers q below.
+  REQUIRE(tmux.keys("C-z"));
   // q: it ends with status 0 and gives the terminal back (the alternate screen it drew on is gone).
   REQUIRE(tmux.keys("q"));
   const std::string status = wait_for_file(status_file, 10s);
@@ -121,6 +135,48 @@ TEST_CASE("sluice top in a terminal shows the agent's sources, channel and sinks
   CHECK_THAT(tmux.screen(), !Catch::Contains("SOURCES"));
   sender.join();
   CHECK(sent == 0);
+}
+
+TEST_CASE(
+    "sluice top follows its terminal: redrawn at once when resized, Ctrl-Z gives the shell its terminal, fg takes it again",
+    "[e2e][top]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 1"}), "t", {"--metrics", "127.0.0.1:0"});
+  Tmux shell(p.dir(), "shell");
+  // Job control; no history written; a prompt of its own to wait for (a screen's trailing blanks are not captured).
+  shell.start(150, 45, "env HISTFILE= PS1='shell> ' bash --norc --noprofile -i");
+  REQUIRE(eventually([&] { return shell.screen().find("shell>") != std::string::npos; }, 10s));
+  // A minute between refreshes: whatever is redrawn sooner is top answering its terminal.
+  REQUIRE(
+      shell.type(bin("sluice") + " top --metrics 127.0.0.1:" + std::to_string(p.metrics_port()) + " --interval 60s"));
+  // Waits for the pane to show `what` (screen text, and whether it is top's alternate screen);
+  // a failure shows the screen as it last was.
+  const auto shows = [&](const std::string& what, bool alternate) {
+    std::string screen;
+    const bool seen = eventually(
+        [&] {
+          screen = shell.screen();
+          return shell.alternate_screen() == alternate && screen.find(what) != std::string::npos;
+        },
+        10s);
+    if (!seen) FAIL_CHECK("waited 10 s for '" << what << "', alternate screen " << alternate << ", on:\n" << screen);
+    return seen ? screen : "";
+  };
+  REQUIRE(!shows("rates after the next refresh", true).empty());
+  // Smaller (SIGWINCH): the same view cut to the width, and the rows that do not fit counted.
+  REQUIRE(shell.resize(90, 20));
+  const std::string smaller = shows("more lines (a taller terminal shows them)", true);
+  CHECK_THAT(smaller, Catch::Contains("SINKS") && !Catch::Contains("lat p99 ms"));
+  // Ctrl-Z: the shell's screen and prompt back, the job stopped; fg: top's view again.
+  REQUIRE(shell.keys("C-z"));
+  shows("Stopped", false);
+  REQUIRE(shell.type("fg"));
+  shows("SOURCES", true);
+  REQUIRE(shell.keys("q"));
+  REQUIRE(eventually([&] { return !shell.alternate_screen(); }, 10s));
+  REQUIRE(shell.type("echo \"top exited with $?\""));
+  shows("top exited with 0", false);
 }
 
 TEST_CASE("sluice top --once prints one plain view, and says so with status 1 when the agent is not there",

@@ -124,22 +124,34 @@ TEST_CASE("failures since the start are listed by component and reason with thei
   CHECK(v.failures[1].what == "connections refused");
   CHECK(v.failures[2].what == "reloads");
   CHECK(v.failures[2].reason == "refused");
-  const auto lines = render_view(v, "title", 200);
+  const auto lines = render_view(v, "title");
   CHECK(any_line(lines, "msg_size_too_large"));
   CHECK(any_line(lines, "delivery failed"));
 }
 
-TEST_CASE("the screen has every component, says when rates are not known yet, and fits the width", "[top]") {
+TEST_CASE("the screen has every component, says when rates are not known yet, and fits the terminal", "[top]") {
   const auto t0 = std::chrono::steady_clock::now();
   const Scrape first = scrape_at(t0, agent_text(1000, 0, 0, 0, 0));
-  const auto waiting = render_view(compute_view(first, first), "sluice top  127.0.0.1:1", 200);
+  const auto waiting = render_view(compute_view(first, first), "sluice top  127.0.0.1:1");
   CHECK(any_line(waiting, "rates after the next refresh"));
   CHECK(any_line(waiting, "FAILURES  none counted"));
-  const auto lines =
-      render_view(compute_view(first, scrape_at(t0 + 1s, agent_text(3001000, 0, 0, 0, 0))), "sluice top", 60);
+  const auto full = render_view(compute_view(first, scrape_at(t0 + 1s, agent_text(3001000, 0, 0, 0, 0))), "sluice top");
+  const auto lines = fit_to_screen(full, 60, 0);
+  REQUIRE(lines.size() == full.size());
   CHECK(any_line(lines, "3,000,000 events/s"));
   CHECK(any_line(lines, "r1"));
   CHECK(any_line(lines, "c1"));
   CHECK(any_line(lines, "k1"));
-  for (const std::string& line : lines) CHECK(line.size() <= 60);
+  // One column short: a line filling the width would leave the cursor waiting to wrap.
+  for (const std::string& line : lines) CHECK(line.size() <= 59);
+  // A terminal of 10 rows: 9 lines, and on the bottom row what was left out.
+  const auto short_screen = fit_to_screen(full, 200, 10);
+  REQUIRE(short_screen.size() == 10);
+  CHECK(short_screen[8] == full[8]);
+  CHECK(short_screen[9] == "... " + std::to_string(full.size() - 9) + " more lines (a taller terminal shows them)");
+  CHECK(fit_to_screen(full, 200, full.size()) == full);
+  CHECK(fit_to_screen(full, 200, 1) == std::vector<std::string>{full[0]});  // the title alone
+  CHECK(fit_to_screen(full, 200, 2) ==
+        std::vector<std::string>{
+            full[0], "... " + std::to_string(full.size() - 1) + " more lines (a taller terminal shows them)"});
 }
