@@ -38,7 +38,8 @@ class TerminalMode {
   TerminalMode(const TerminalMode&) = delete;
   TerminalMode& operator=(const TerminalMode&) = delete;
   ~TerminalMode() {
-    std::cout << "\x1b[?25h\x1b[?1049l" << std::flush;
+    // A new line first: where the alternate screen is not supported the shell's prompt comes below.
+    std::cout << "\r\n\x1b[?25h\x1b[?1049l" << std::flush;
     if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
   }
 
@@ -144,10 +145,11 @@ int run_top(const TopOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGQUIT);  // Ctrl-\ quits too, with the terminal given back
+  sigaddset(&signals, SIGHUP);   // and a hangup (kill -HUP; a closed terminal is seen on stdin too)
   sigaddset(&signals, SIGWINCH);
   const bool interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-  // Ctrl-Z is top's to handle only on a terminal, and only if it would stop top at all (a shell
-  // without job control starts its commands with SIGTSTP ignored).
+  // Ctrl-Z is top's to handle only on a terminal, and only if it would stop top at all (not when
+  // whoever started top set SIGTSTP to be ignored).
   struct sigaction tstp {};
   if (interactive && sigaction(SIGTSTP, nullptr, &tstp) == 0 && tstp.sa_handler == SIG_DFL)
     sigaddset(&signals, SIGTSTP);
@@ -188,7 +190,7 @@ int run_top(const TopOptions& options) {
       signalfd_siginfo info{};
       if (::read(signal_fd, &info, sizeof info) == sizeof info) {
         if (info.ssi_signo == SIGWINCH) {
-          draw();  // the same view at the new size (a scrape now would make the rates' interval short)
+          if (interactive) draw();  // the same view at the new size (a scrape now would shorten the rates' interval)
         } else if (info.ssi_signo == SIGTSTP) {
           suspend(terminal);
           draw();  // the last view at once (the size may have changed meanwhile), fresh rates at the next refresh
