@@ -345,7 +345,10 @@ TEST_CASE("an event whose topic (from topicHeader) Kafka refuses as a name is di
   const SinkCounters c = sink->counters();
   CHECK(c.events_sent == 2);
   CHECK(c.events_discarded == 2);
-  CHECK(failed_for(*sink, "invalid_topic") == 2);
+  // "postfix/smtpd" is refused here, without asking: invalid_topic. "bad" is the broker's refusal,
+  // or, when the metadata's propagation time runs out first (a slow run: TSan in CI), unknown_topic.
+  CHECK(failed_for(*sink, "invalid_topic") >= 1);
+  CHECK(failed_for(*sink, "invalid_topic") + failed_for(*sink, "unknown_topic") == 2);
   CHECK(read_topic(cluster, "good").size() == 2);
 }
 
