@@ -316,7 +316,8 @@ int main(int argc, char** argv) {
           "round-trip times, brokers up, and the pipeline latency p50/p99 of the events committed in the "
           "interval; then every failure counted since the agent started, by component and reason, with its rate. "
           "q, Ctrl-C or Ctrl-\\ quits; Ctrl-Z suspends it under a shell with job control (the terminal restored "
-          "either way); a terminal too small shows what fits and how many lines it left out. Not on a terminal it prints a plain view each interval; --once prints one and exits "
+          "either way); a terminal too small shows what fits and how many lines it left out. Not on a terminal it "
+          "prints a plain view each interval; --once prints one and exits "
           "(1 if the agent cannot be read)."},
          {"FILES",
           "/etc/sluice/agent.properties, /etc/sluice/agent.yaml: the packaged configuration (Flume properties, or "
