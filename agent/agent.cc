@@ -108,11 +108,11 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   spdlog::info(
       "stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
       "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
-      "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut",
+      "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut, {} connections cut",
       sources.events_received, t.events_in, channels.events_recovered, t.events_out, sinks.events_lost_after_handover,
       sinks.events_discarded, t.events_failed, lost, in_channels, sources.events_dropped_at_shutdown,
       channels.events_on_disk, channels.events_unreadable, sinks.events_possibly_duplicated,
-      sources.bytes_unread_at_shutdown, sources.frames_cut);
+      sources.bytes_unread_at_shutdown, sources.frames_cut, sources.connections_cut_at_shutdown);
   return lost;
 }
 

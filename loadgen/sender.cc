@@ -1,10 +1,13 @@
 #include "loadgen/sender.h"
 #include "loadgen/tls_client.h"
 
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -60,6 +64,55 @@ constexpr size_t kChunkEvents = 256;
 constexpr auto kReconnectMin = std::chrono::milliseconds(100);
 constexpr auto kReconnectMax = std::chrono::milliseconds(2000);
 
+// Plain TCP: which events the receiver's kernel has acknowledged, from the socket's send queue
+// (SIOCOUTQ: bytes written and not yet acknowledged). An event whose last byte is acknowledged
+// reached the receiver; one that is not may never have left us. When the connection then fails
+// (the receiver reset it) or the receiver goes away with it unacknowledged, those events are
+// declared possibly lost, so that the verifier can tell "never left the sender" from "lost
+// after it reached the receiver". (Over TLS the queue holds records, not events: not tracked.)
+class UnacknowledgedTail {
+ public:
+  // Events of `buffer` (ending at `ends`), just written whole, starting at sequence `first`.
+  void written(const std::vector<size_t>& ends, uint64_t first) {
+    for (size_t i = 0; i < ends.size(); ++i) events_.push_back({written_ + ends[i], first + i});
+    written_ += ends.empty() ? 0 : ends.back();
+  }
+  // Reads the socket's send queue and forgets the events it no longer holds. False once the
+  // socket cannot say (closed, reset): what is left stays unacknowledged.
+  bool update(int fd) {
+    // A reset empties the queue without acknowledging anything: only an open connection counts.
+    tcp_info info{};
+    socklen_t length = sizeof info;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
+        (info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_CLOSE_WAIT))
+      return false;
+    int queued = 0;
+    if (::ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) return false;
+    const uint64_t acknowledged = written_ - std::min<uint64_t>(written_, static_cast<uint64_t>(queued));
+    while (!events_.empty() && events_.front().end <= acknowledged) events_.pop_front();
+    return true;
+  }
+  bool empty() const { return events_.empty(); }
+  // The sequence numbers not known to have arrived, [first, last]; forgotten by this call.
+  std::pair<uint64_t, uint64_t> take_all() {
+    const std::pair<uint64_t, uint64_t> range{events_.front().sequence, events_.back().sequence};
+    events_.clear();
+    return range;
+  }
+  void reset() {
+    events_.clear();
+    written_ = 0;
+  }
+
+ private:
+  struct Event {
+    uint64_t end;  // offset after its last byte, over the connection's life
+    uint64_t sequence;
+  };
+  std::deque<Event> events_;
+  uint64_t written_ = 0;
+};
+
 struct Connection {
   ConnectionResult result;
   Target target;
@@ -68,6 +121,7 @@ struct Connection {
   SSL* tls = nullptr;  // --tls: the session over fd
   Clock::time_point next_attempt{};
   std::chrono::milliseconds backoff = kReconnectMin;
+  UnacknowledgedTail unacknowledged;  // plain TCP
   bool gso = true;             // UDP: segmentation offload, until the kernel refuses it
   bool sent_with_gso = false;  // UDP: some of its datagrams went 64 to a packet
   Connection(uint32_t id, const Target& t, const EventFormat& format) : target(t), writer(format, id) {
@@ -84,8 +138,16 @@ struct Connection {
     if (!tls) close();
     return tls != nullptr;
   }
+  // Events written but not acknowledged by the receiver, now given up for lost: recorded.
+  void declare_unacknowledged_lost() {
+    if (unacknowledged.empty()) return;
+    const auto [first, last] = unacknowledged.take_all();
+    result.possibly_lost += last - first + 1;
+    result.lost_ranges.emplace_back(first, last);
+  }
   // One connection (a reconnect); the end of a run closes them together (close_all).
   void close() {
+    unacknowledged.reset();
     if (tls) {
       begin_close(tls, fd);
       finish_close(tls, fd, Clock::now() + std::chrono::seconds(2));
@@ -108,6 +170,16 @@ struct LiveStats {
 bool receiver_closing(int fd) {
   pollfd p{fd, POLLRDHUP, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & POLLRDHUP) && !(p.revents & (POLLERR | POLLHUP));
+}
+
+// How long a sender waits, after the receiver's FIN, for it to acknowledge what was written
+// (Sluice reads for at most 10 s at a stop, then cuts).
+constexpr auto kAcknowledgementWaitMax = std::chrono::seconds(11);
+
+// The receiver reset the connection (or it failed otherwise).
+bool socket_failed(int fd) {
+  pollfd p{fd, 0, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP));
 }
 
 // Writes all of `data`; false (with errno's text in error) if the socket failed.
@@ -322,8 +394,16 @@ SendResult send_events(const SendOptions& options) {
           stats.up.fetch_add(1);
         }
         if (!options.udp && receiver_closing(c->fd)) {
-          // The receiver is shutting down: close our side (it reads what we wrote up to here)
-          // and come back once it listens again.
+          // The receiver is shutting down: it reads until we close, or until its grace ends. What
+          // it has not acknowledged when we close (or when it resets us) may be lost on the way:
+          // wait for the acknowledgements, then close our side and come back once it listens again.
+          if (!c->tls) {
+            const auto give_up = Clock::now() + kAcknowledgementWaitMax;
+            while (c->unacknowledged.update(c->fd) && !c->unacknowledged.empty() && Clock::now() < give_up &&
+                   !socket_failed(c->fd))
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            c->declare_unacknowledged_lost();
+          }
           c->close();
           c->next_attempt = now + kReconnectMin;
           ++c->result.closed_by_receiver;
@@ -333,7 +413,9 @@ SendResult send_events(const SendOptions& options) {
         buffer.clear();
         ends.clear();
         const uint64_t first = c->writer.next_sequence();
-        c->writer.write(buffer, chunk, options.udp ? &ends : nullptr);
+        const bool track = !options.udp && !c->tls;
+        c->writer.write(buffer, chunk, options.udp || track ? &ends : nullptr);
+        if (track) c->unacknowledged.update(c->fd);
         c->result.sent += chunk;
         issued += chunk;
         if (options.udp) {
@@ -355,6 +437,7 @@ SendResult send_events(const SendOptions& options) {
         }
         if (!(c->tls ? write_all_tls(c->tls, buffer, c->result.error, stats)
                      : write_all(c->fd, buffer, c->result.error, stats))) {
+          c->declare_unacknowledged_lost();  // earlier writes the receiver never acknowledged
           c->result.possibly_lost += chunk;
           c->result.lost_ranges.emplace_back(first, first + chunk - 1);
           std::fprintf(stderr, "loadgen: connection %u to %s failed: %s; reconnecting\n", c->result.id,
@@ -364,6 +447,7 @@ SendResult send_events(const SendOptions& options) {
           stats.up.fetch_sub(1);
           continue;
         }
+        if (track) c->unacknowledged.written(ends, first);
         stats.sent.fetch_add(chunk, std::memory_order_relaxed);
       }
       running.fetch_sub(1);

@@ -5,7 +5,10 @@
 // that fails is reconnected with backoff; the events of the write that failed are recorded as
 // "possibly lost" (they may or may not have reached the receiver), apart from the sent ones.
 // A receiver that half-closes a connection (Sluice does at shutdown) is taken at its word:
-// the connection is closed after the last whole write and opened again, losing nothing.
+// once it has acknowledged what was written (SIOCOUTQ empty; at most 11 s) the connection is
+// closed and opened again. Events it never acknowledged — it reset the connection, or the wait
+// ran out — are declared possibly lost with their sequence numbers, as are those of a failed
+// write: what is missing beyond them was lost after it reached the receiver's kernel.
 //
 // With `udp`, each "connection" is a connected UDP socket of its own (its own id and sequence)
 // and each event one datagram, sent a chunk at a time with sendmmsg (and UDP segmentation
@@ -56,7 +59,7 @@ struct ConnectionResult {
   uint32_t id = 0;
   std::string target;
   uint64_t sent = 0;           // sequence numbers issued: written, or in a write that failed
-  uint64_t possibly_lost = 0;  // events in writes that failed
+  uint64_t possibly_lost = 0;  // events in writes that failed, or never acknowledged by a receiver that went
   std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // their sequence numbers, [first, last]
   uint64_t reconnects = 0;
   uint64_t closed_by_receiver = 0;  // times the receiver half-closed (shutting down) and we closed and came back

@@ -116,7 +116,8 @@ std::string Verdict::report() const {
       << ", reordered " << reordered << ", unrecognised " << unrecognised << "\n";
   if (possibly_lost)
     out << "possibly lost " << possibly_lost
-        << ": missing, but in writes the sender saw fail (not counted as missing)\n";
+        << ": missing, but in writes the sender saw fail or the receiver never acknowledged (not counted as "
+           "missing)\n";
   if (datagrams)
     out << "datagrams missing " << missing << ": accounted for " << missing_accounted() << " (the agent counted "
         << counted_drops << " dropped, the input backlog dropped " << backlog_drops << " before any socket), "

@@ -21,11 +21,12 @@ constexpr size_t kReadChunk = 256 * 1024;
 constexpr auto kPutSlice = std::chrono::milliseconds(500);
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 // At shutdown each open connection is half-closed (our FIN tells the sender we are going) and
-// read until the sender closes its side, or has sent nothing for kDrainQuietMs with nothing
-// left in the kernel's buffer, or half of the shutdown time left (at most kDrainGraceMaxMs)
-// has passed.
+// read until the sender closes its side, or half of the shutdown time left (at most
+// kDrainGraceMaxMs) has passed. Not sooner: a quiet socket with nothing in its receive queue
+// says nothing of a segment being retransmitted, of the sender's own send queue, or of a
+// sender that has called close() with bytes still on their way; closing then would answer them
+// with a reset and lose them uncounted.
 constexpr int64_t kDrainGraceMaxMs = 10000;
-constexpr uint64_t kDrainQuietMs = 200;
 
 int64_t unread_bytes(uv_tcp_t& handle) {
   uv_os_fd_t fd = -1;
@@ -664,7 +665,7 @@ void IoWorker::close_all_handles() {
 }
 
 // On the loop thread, after the listeners closed: half-close every connection and read on
-// (drain_step) until each sender has closed, gone quiet, or the grace is over.
+// (drain_step) until each sender has closed or the grace is over.
 void IoWorker::shut_down() {
   stopping_ = true;
   close_listeners();
@@ -681,9 +682,7 @@ void IoWorker::shut_down() {
   // cancelled, their connections go on with the address as name. One already running
   // cannot be cancelled and ends when the resolver gives up.
   for (uv_getnameinfo_t* request : lookups_) uv_cancel(reinterpret_cast<uv_req_t*>(request));
-  const uint64_t now = uv_now(&loop_);
-  drain_started_ms_ = now;
-  drain_until_ms_ = now + static_cast<uint64_t>(grace);
+  drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(grace);
   // TLS connections get the same FIN and no close_notify: a sender that never reads would close
   // with our alert unread, which makes its kernel reset the connection and drop what it had not
   // sent yet. The FIN alone ends our side cleanly.
@@ -712,11 +711,11 @@ void IoWorker::drain_step() {
     }
     // A TLS connection's unread bytes include a record it has only part of, and a proxied one's
     // what it holds back while its client's name is looked up (or its header's start).
+    // Its sender's FIN ends it (on_read); only the grace's end cuts it.
+    if (!grace_over) continue;
     const int64_t unread = unread_bytes(conn->handle) + (conn->tls ? static_cast<int64_t>(conn->tls->buffered()) : 0) +
                            static_cast<int64_t>(conn->held.size());
-    const bool quiet = unread == 0 && now - std::max(conn->last_read_ms, drain_started_ms_) >= kDrainQuietMs;
-    if ((!quiet || conn->pending_lookup) && !grace_over) continue;  // a lookup in flight: its bytes follow it
-    if (unread > 0) shared_.probe.unread_at_shutdown(counters_, static_cast<uint64_t>(unread));
+    shared_.probe.cut_at_shutdown(counters_, static_cast<uint64_t>(std::max<int64_t>(unread, 0)), conn->peer_text());
     consume(*conn, {}, StreamEnd::cut);
     close_connection(conn);
   }

@@ -6,8 +6,8 @@
 // the senders. io thread 0 also runs the Acceptor (listener.h).
 //
 // Stopping: stop_accepting() (io thread 0: the backlog is accepted, the listeners close), then
-// request_stop(): every connection is half-closed and read on until its sender closes, goes
-// quiet, or the grace is over (drain_step); what was read is put into the channels.
+// request_stop(): every connection is half-closed and read on until its sender closes or the
+// grace is over (drain_step); what was read is put into the channels.
 //
 // A protocol that acknowledges (RELP, stream_protocol.h): each connection's bytes go to its
 // StreamProtocol instead of the framer, and its replies go out as their events are done (the
@@ -137,7 +137,6 @@ class IoWorker {
   std::unique_ptr<uv_timer_t> idle_timer_;
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
   uint64_t last_handshake_check_ms_ = 0;
-  uint64_t drain_started_ms_ = 0;
   uint64_t drain_until_ms_ = 0;
   bool listeners_closed_ = false;
   std::thread thread_;

@@ -38,13 +38,14 @@ void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, co
                  protocol_, peer, why, *note);
 }
 
-void SyslogTcpProbe::unread_at_shutdown(IoCounters& io, uint64_t bytes) {
-  io.unread_at_shutdown.add(bytes);
+void SyslogTcpProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer) {
+  io.cut_at_shutdown.add(1);
+  io.unread_at_shutdown.add(unread);
   if (auto note = io.unread_log.next())
     spdlog::error(
-        "source {}: shutdown grace over: {} bytes a sender had delivered were left unread and are "
-        "lost (counted as bytes_unread_at_shutdown){}",
-        source_name_, bytes, *note);
+        "source {}: shutdown grace over before {} closed its side: connection cut with {} bytes unread (lost, counted "
+        "as bytes_unread_at_shutdown); what it still had on the way is lost with it{}",
+        source_name_, peer, unread, *note);
 }
 
 void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
@@ -94,6 +95,7 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.read_errors += io.read_errors.get();
     c.events_dropped_at_shutdown += io.dropped.get();
     c.bytes_unread_at_shutdown += io.unread_at_shutdown.get();
+    c.connections_cut_at_shutdown += io.cut_at_shutdown.get();
     c.connections_refused_denied += io.refused_denied.get();
     c.connections_refused_limit += io.refused_limit.get();
     c.connections_refused_proxy += io.refused_proxy.get();
@@ -120,7 +122,8 @@ SourceCounters SyslogTcpProbe::source_counters() const {
           .bytes_received = c.bytes_received,
           .frames_cut = c.frames_cut,
           .events_dropped_at_shutdown = c.events_dropped_at_shutdown,
-          .bytes_unread_at_shutdown = c.bytes_unread_at_shutdown};
+          .bytes_unread_at_shutdown = c.bytes_unread_at_shutdown,
+          .connections_cut_at_shutdown = c.connections_cut_at_shutdown};
 }
 
 void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
@@ -163,6 +166,9 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
   w.counter("sluice_source_bytes_unread_at_shutdown_total",
             "Bytes senders had delivered, left unread when the shutdown grace ended.", l, c.bytes_unread_at_shutdown);
+  w.counter("sluice_source_connections_cut_at_shutdown_total",
+            "Connections closed when the shutdown grace ended, before their sender closed its side.", l,
+            c.connections_cut_at_shutdown);
   if (tls_) {
     w.counter("sluice_source_tls_handshakes_total", "TLS handshakes completed and admitted.", l, c.tls_handshakes);
     for (TlsFailure why : kTlsFailures)

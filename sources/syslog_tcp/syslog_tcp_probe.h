@@ -53,6 +53,7 @@ struct SyslogTcpCounters {
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
   uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
+  uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end, before their sender's FIN
   uint64_t tls_handshakes = 0;            // completed and admitted
   std::array<uint64_t, std::size(kTlsFailures)> tls_failures{};  // refused, by TlsFailure
   // A protocol that acknowledges (RELP, stream_protocol.h):
@@ -75,7 +76,7 @@ struct alignas(64) IoCounters {
   };
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
-  Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, refused_denied, refused_limit,
+  Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied, refused_limit,
       refused_proxy, idle_closed, tls_handshakes, acknowledged, protocol_errors;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log;
@@ -123,7 +124,10 @@ class SyslogTcpProbe {
   void refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail = {});
   void accept_failed(IoCounters& io, int error);
   void idle_closed(IoCounters& io, uint64_t connections);
-  void unread_at_shutdown(IoCounters& io, uint64_t bytes);
+  // The drain's grace ended before the sender closed its side: the connection is cut, with
+  // `unread` bytes still in our buffers (lost, and counted). Bytes still on their way to us (in
+  // the sender's send queue, being retransmitted) are beyond any count here.
+  void cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer);
   void dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel);
   void tls_established(IoCounters& io) { io.tls_handshakes.add(1); }
   // A TLS client refused (or its handshake broken): counted by reason, logged with its address and

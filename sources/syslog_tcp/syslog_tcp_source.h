@@ -16,8 +16,8 @@
 //
 // stop(): the acceptor takes what the listeners' backlogs hold and closes the listeners; then
 // every io thread half-closes each of its connections (our FIN: "we are going") and reads on
-// until the sender closes its side, or has been quiet for 200 ms with nothing buffered, or
-// half the shutdown time left (at most 10 s) is over. What was read is put into the channels;
+// until the sender closes its side, or half the shutdown time left (at most 10 s) is over: a
+// connection cut then is counted (connections_cut_at_shutdown). What was read is put into the channels;
 // a partial frame we cut is kept as Incomplete; bytes still unread in a socket at its close
 // are counted and logged (bytes_unread_at_shutdown).
 

@@ -1,12 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "loadgen/event_template.h"
@@ -285,6 +288,82 @@ TEST_CASE("a receiver that half-closes (an agent shutting down) is left cleanly 
   CHECK(closed_by_receiver == 2);  // both connections closed on the FIN and came back
   CHECK(result.possibly_lost == 0);
   CHECK(sluice::test::eventually([&] { return receiver.events() == result.sent; }, 5s));
+}
+
+TEST_CASE("events a receiver never acknowledged before it reset the connection are declared possibly lost",
+          "[loadgen]") {
+  // A receiver that reads a little, stops reading (its window closes, the sender's queue fills
+  // with bytes it has not acknowledged), then resets the connection. What it acknowledged but
+  // never read (its receive queue) is lost after reaching it: no sender can know. Everything
+  // else that is missing must be among what the sender declared possibly lost.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int small = 64 * 1024;
+  ::setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  socklen_t length = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  std::set<uint64_t> received;
+  uint64_t acknowledged_unread = 0;
+  sluice::test::TestThread receiver([&] {
+    const auto read_lines = [&](int fd, size_t at_most) {
+      std::string pending;
+      char buffer[4096];
+      size_t total = 0;
+      while (total < at_most) {
+        const ssize_t n = ::recv(fd, buffer, std::min(sizeof buffer, at_most - total), 0);
+        if (n <= 0) break;
+        total += static_cast<size_t>(n);
+        pending.append(buffer, static_cast<size_t>(n));
+        for (size_t end; (end = pending.find('\n')) != std::string::npos; pending.erase(0, end + 1))
+          if (const auto id = parse_event_id(std::string_view(pending).substr(0, end))) received.insert(id->sequence);
+      }
+    };
+    const int first = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    read_lines(first, 120 * 100);  // 100 whole events, then no more reading
+    // Until the window is shut: the receive queue stops growing (the sender's queue holds the rest).
+    int queued = -1, before = -2;
+    sluice::test::eventually(
+        [&] {
+          before = queued;
+          ::ioctl(first, SIOCINQ, &queued);
+          return queued > 0 && queued == before;
+        },
+        10s, 100ms);
+    acknowledged_unread = static_cast<uint64_t>(queued);
+    const linger reset{1, 0};
+    ::setsockopt(first, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    ::close(first);
+    const int second = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);  // the sender comes back
+    read_lines(second, SIZE_MAX);
+    ::close(second);
+  });
+  SendOptions options;
+  options.targets = {{"127.0.0.1", ntohs(addr.sin_port)}};
+  options.connections = 1;
+  options.count = 100'000;
+  options.duration = 20s;
+  options.progress_interval = 0ms;
+  const SendResult result = send_events(options);
+  receiver.join();
+  ::close(listener);
+  REQUIRE(result.connections.size() == 1);
+  const ConnectionResult& c = result.connections[0];
+  INFO("sent " << c.sent << ", received " << received.size() << ", declared " << c.possibly_lost
+               << ", acknowledged but unread " << acknowledged_unread);
+  CHECK(c.reconnects == 1);
+  CHECK(c.possibly_lost > 256);  // more than the one write that failed: its queue too
+  uint64_t undeclared = 0;
+  for (uint64_t seq = 0; seq < c.sent; ++seq) {
+    if (received.count(seq)) continue;
+    const bool declared = std::any_of(c.lost_ranges.begin(), c.lost_ranges.end(),
+                                      [&](const auto& r) { return seq >= r.first && seq <= r.second; });
+    undeclared += !declared;
+  }
+  CHECK(undeclared <= acknowledged_unread / 120 + 1);
 }
 
 TEST_CASE("targets parse as host:port", "[loadgen]") {

@@ -48,7 +48,7 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
       R"(hand-over\), (\d+) discarded, (\d+) )"
       R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) )"
       R"(unreadable on disk, (\d+) possibly )"
-      R"(duplicated, (\d+) bytes left unread, (\d+) frames cut)");
+      R"(duplicated, (\d+) bytes left unread, (\d+) frames cut, (\d+) connections cut)");
   std::vector<ShutdownAccount> accounts;
   for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
     ShutdownAccount& a = accounts.emplace_back();
@@ -66,7 +66,8 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
                           &a.unreadable,
                           &a.possibly_duplicated,
                           &a.unread_bytes,
-                          &a.cut};
+                          &a.cut,
+                          &a.connections_cut};
     for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull((*it)[i + 1]);
     a.found = true;
   }

@@ -123,6 +123,30 @@ TEST_CASE(
   ::close(fd);
 }
 
+TEST_CASE("a sender that pauses after our FIN before its last bytes and its close loses nothing",
+          "[source][shutdown]") {
+  // A sender does not see our FIN at once: it may be between two writes, its last segment may
+  // be retransmitted, or it may have called close() with bytes still queued. A connection that
+  // is merely quiet for a while is not closed: only its sender's FIN, or the grace's end, ends it.
+  SourceUnderTest t(1000, {});
+  const int fd = test::connect_loopback(t.port());
+  REQUIRE(send_all(fd, "<13>app: before\n"));
+  REQUIRE(eventually([&] { return t.source.tcp_counters().events_received == 1; }, 10s));
+  test::TestThread sender([&] {
+    REQUIRE(eventually([&] { return peer_closed(fd); }, 10s));
+    // The scenario, not a synchronisation: a gap longer than any "quiet" rule would allow.
+    std::this_thread::sleep_for(600ms);
+    CHECK(send_all(fd, "<13>app: after the pause\n"));
+    ::close(fd);
+  });
+  t.source.stop(Clock::now() + 10s);
+  sender.join();
+  const SyslogTcpCounters c = t.source.tcp_counters();
+  CHECK(drain_channel(t.channel) == std::vector<std::string>{"<13>app: before", "<13>app: after the pause"});
+  CHECK(c.connections_cut_at_shutdown == 0);
+  CHECK(c.bytes_unread_at_shutdown == 0);
+}
+
 TEST_CASE("a partial frame cut off at shutdown is kept as Incomplete and counted", "[source][shutdown]") {
   SourceUnderTest t(1000, {});
   const int fd = test::connect_loopback(t.port());
@@ -132,6 +156,7 @@ TEST_CASE("a partial frame cut off at shutdown is kept as Incomplete and counted
   t.source.stop(Clock::now() + 5s);  // the sender never finishes its line, nor closes
   const SyslogTcpCounters c = t.source.tcp_counters();
   CHECK(c.frames_cut == 1);
+  CHECK(c.connections_cut_at_shutdown == 1);  // cut by the grace's end, not closed by its sender
   CHECK(c.events_truncated == 0);
   Take take = t.channel.take(10, Clock::now());
   REQUIRE(take.events == 2);
