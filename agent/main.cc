@@ -189,8 +189,10 @@ void run_until_signal(Agent& agent, std::chrono::milliseconds interval, const Re
     agent.settle_retired();
     if (sig == SIGHUP) {
       spdlog::info("received SIGHUP");
-      reload(agent, context);
+      // What this reload reads is what --watch-config has seen: taken before, so that an edit made
+      // while the reload runs is still a change afterwards, and applied by the next look.
       if (context.watch.count()) watched = file_text(context.file);
+      reload(agent, context);
       continue;
     }
     const auto now_time = Clock::now();

@@ -145,6 +145,30 @@ TEST_CASE("with --watch-config a changed file is applied without a signal, and a
   CHECK(p.stop_agent(30s) == 0);
 }
 
+TEST_CASE("with --watch-config an edit made while a SIGHUP reload runs is applied after it", "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const std::string one = ten_sink_config(p.bootstrap(), {"acks = 1"});
+  p.start_agent(with_second_source(one), "t",
+                {"--metrics", "127.0.0.1:0", "--watch-config", "--watch-interval", "200ms"});
+  // An idle sender on r2 holds r2's stop for its whole grace (it never sees our FIN): the
+  // reload that removes r2 takes seconds, and the second edit comes meanwhile.
+  const int idle = connect_loopback(static_cast<uint16_t>(std::stoi(ready_ports(p, "r2"))));
+  std::ofstream(p.dir().file("agent.properties")) << one;
+  p.agent().signal(SIGHUP);
+  REQUIRE(eventually([&] { return p.agent_log().find("reload: keeping sources") != std::string::npos; }, 20s));
+  const std::string third = std::regex_replace(one, std::regex("t\\.sources = r1\n"), "t.sources = r1 r3\n") +
+                            "t.sources.r3.type = syslogtcp\nt.sources.r3.host = 127.0.0.1\nt.sources.r3.port = 0\n"
+                            "t.sources.r3.channels = c1\n";
+  std::ofstream(p.dir().file("agent.properties")) << third;
+  CHECK(reloads(p, "applied") == 0);  // the first is still running
+  // The first reload ends; the watcher finds the file changed since that reload read it.
+  CHECK(eventually([&] { return reloads(p, "applied") == 2; }, 30s));
+  CHECK(eventually([&] { return !ready_ports(p, "r3").empty(); }, 10s));
+  ::close(idle);
+  CHECK(p.stop_agent(30s) == 0);
+}
+
 TEST_CASE("a sink whose producer cannot be made at reload leaves the running one in place: nothing is lost",
           "[e2e][reload]") {
   Pipeline p;
