@@ -68,8 +68,13 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   const Deadline deadline = Clock::now() + timeout;
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
-  // Counted from what reloads stopped before, then from what stops now.
+  // Counted from what reloads stopped before, then from what stops now (sources a reload
+  // retired that still drain included: now they have a deadline).
   SourceCounters sources = departed_.sources;
+  for (RetiringSource& r : retiring_) {
+    r.source->stop(deadline);
+    sources += r.source->counters();
+  }
   for (auto& source : sources_) {
     source->stop(deadline);
     sources += source->counters();
@@ -85,6 +90,7 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   }
   for (Sink* sink : all_sinks) sink->request_stop(deadline);  // all drain at once
   for (Sink* sink : all_sinks) sink->stop(deadline);
+  hand_over_retired_disk_channels();
   ChannelCounters channels = departed_.channels;
   uint64_t in_channels = departed_.lost;
   for (Channel* channel : all_channels) {

@@ -93,6 +93,12 @@ class Agent {
     std::unique_ptr<Channel> channel;
     std::vector<std::unique_ptr<Sink>> sinks;
   };
+  // A source a reload stopped that a full channel still holds: it drains in the background into
+  // `channels` (which stay open for it) until it is done, or the agent stops.
+  struct RetiringSource {
+    std::unique_ptr<Source> source;
+    std::vector<Channel*> channels;
+  };
   // The counts of components a reload stopped, for the totals and the account at stop.
   struct Departed {
     SourceCounters sources;
@@ -109,6 +115,10 @@ class Agent {
   void depart(const Sink& sink);
   void finish_reload(ReloadOutcome outcome);
   uint64_t move_events(Channel& from, Channel& to);
+  // At the agent's stop: what a retired disk channel still holds moves into the channel of its
+  // name that runs now, if that one keeps its contents on other directories; the rest is left
+  // where the running configuration will not read it, and said so.
+  void hand_over_retired_disk_channels();
 
   SharedState shared_;  // first: it outlives every component
   config::AgentConfig config_;
@@ -116,6 +126,7 @@ class Agent {
   std::vector<std::unique_ptr<Sink>> sinks_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<Retired> retired_;
+  std::vector<RetiringSource> retiring_;
   Departed departed_;
   mutable std::shared_mutex components_mutex_;
   std::array<std::atomic<uint64_t>, kReloadOutcomes.size()> reloads_{};

@@ -154,13 +154,31 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   const Deadline deadline = Clock::now() + std::min(drain, kReloadDrainMax);
   bool failed = false;
   // 1. The sources that stay read their credentials again, as SIGHUP always had them do; those
-  //    that go stop as at shutdown: what they read is in their (old) channels.
+  //    that go let go of their ports and drain as at shutdown, but with no deadline of their own:
+  //    one that a full channel holds past the reload's drain time goes on in the background
+  //    (retiring_) rather than drop what it read. What they read is in their (old) channels.
+  std::vector<bool> source_retiring(sources_.size());
   for (size_t i = 0; i < sources_.size(); ++i) {
     if (keep_source[i])
       sources_[i]->reload_credentials();
+    else if (sources_[i]->retire(deadline))
+      source_retiring[i] = true;
     else
       sources_[i]->stop(deadline);
   }
+  for (size_t i = 0; i < sources_.size(); ++i)
+    if (source_retiring[i] && sources_[i]->wait_retired(deadline)) {
+      sources_[i]->stop(deadline);  // done: its threads end at once
+      source_retiring[i] = false;
+    }
+  // The old channels a source still draining in the background feeds: they stay open for it.
+  std::set<std::string> fed_by_retiring;
+  for (size_t i = 0; i < sources_.size(); ++i)
+    if (source_retiring[i]) {
+      spdlog::warn("reload: source {} still drains into a full channel; it goes on in the background",
+                   config_.sources[i].name);
+      fed_by_retiring.insert(config_.sources[i].channels.begin(), config_.sources[i].channels.end());
+    }
 
   // 2. Channels that go: their sinks drain them into Kafka until the deadline (a removed one's
   //    keep doing so in the background). The objects stay in the member vectors, which the
@@ -192,6 +210,16 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     const size_t s = static_cast<size_t>(successor - next.channels.data());
     replaced.push_back({channels_[i].get(), i, s,
                         channels_[i]->keeps_contents() && channels_[i]->storage() == channels[s]->storage()});
+    // Its successor opens on the same directories only once it is closed: nothing may still put.
+    if (replaced.back().same_storage && fed_by_retiring.count(config_.channels[i].name))
+      for (size_t k = 0; k < sources_.size(); ++k)
+        if (source_retiring[k] && std::count(config_.sources[k].channels.begin(), config_.sources[k].channels.end(),
+                                             config_.channels[i].name)) {
+          spdlog::warn("reload: source {} stops now: its channel {} is reopened on the same directories",
+                       config_.sources[k].name, config_.channels[i].name);
+          sources_[k]->stop(Clock::now());
+          source_retiring[k] = false;
+        }
   }
   for (Sink* sink : draining) sink->request_stop(deadline);  // side by side
   for (Sink* sink : draining) {
@@ -211,9 +239,10 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     }
 
   // 3. New channels open. What a replaced channel still holds moves into its successor, in order,
-  //    as far as the successor has room (a memory channel's); the rest — or a disk channel's on
-  //    other directories — stays in the old channel, drained in the background by sinks of its
-  //    old settings (settle_retired).
+  //    as far as the successor has room — a disk channel's events too, into its successor on other
+  //    directories, which the new configuration reads after a restart (the old ones it would not);
+  //    the rest stays in the old channel, drained in the background by sinks of its old settings
+  //    (settle_retired), and at a shutdown moves over then.
   std::vector<bool> opened(channels.size());
   for (size_t i = 0; i < channels.size(); ++i) {
     if (!channels[i]) continue;
@@ -232,7 +261,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       depart(*r.old);
       continue;
     }
-    Channel* successor = opened[r.successor] && !r.old->keeps_contents() ? channels[r.successor].get() : nullptr;
+    Channel* successor = opened[r.successor] ? channels[r.successor].get() : nullptr;
     const uint64_t moved = successor ? move_events(*r.old, *successor) : 0;
     if (moved)
       spdlog::info("reload: channel {}: {} events not yet sent moved into its successor", r.old->name(), moved);
@@ -240,6 +269,8 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       spdlog::warn("reload: channel {}: {} events stay in it, drained in the background by sinks of its old settings",
                    r.old->name(), left);
       kept_draining.push_back(r.old_index);
+    } else if (fed_by_retiring.count(r.old->name())) {
+      kept_draining.push_back(r.old_index);  // open, with its old sinks, for the source still putting into it
     } else {
       r.old->close();
       depart(*r.old);
@@ -336,8 +367,19 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       if (!sources[i])
         for (size_t o = 0; o < config_.sources.size(); ++o)
           if (keep_source[o] && config_.sources[o].name == next.sources[i].name) sources[i] = std::move(sources_[o]);
-    for (size_t o = 0; o < sources_.size(); ++o)
-      if (sources_[o]) depart(*sources_[o]);
+    for (size_t o = 0; o < sources_.size(); ++o) {
+      if (!sources_[o]) continue;
+      if (!source_retiring[o]) {
+        depart(*sources_[o]);
+        continue;
+      }
+      RetiringSource r{std::move(sources_[o]), {}};
+      for (const std::string& name : config_.sources[o].channels)
+        for (size_t c = 0; c < config_.channels.size(); ++c)
+          if (config_.channels[c].name == name)
+            r.channels.push_back(channels_[c] ? channels_[c].get() : channels[index_of(name)].get());
+      retiring_.push_back(std::move(r));
+    }
     // Removed channels, and replaced ones that still hold events, go on draining out of sight of
     // the metrics.
     for (size_t i : removed) {
@@ -385,7 +427,10 @@ uint64_t Agent::move_events(Channel& from, Channel& to) {
     Take done, back;  // what went in, what goes back to the front of `from`
     for (EventBatch& batch : take.batches) {
       const EventBatch copy = batch;  // shares the events: `from` commits what moved by it
-      if (back.empty() && to.put(batch, Clock::now())) {
+      // Read back from `from`'s disk: `to` gets events of its own, which `from`'s record-keeping
+      // neither hears of again nor lets `to` take for its own records.
+      EventBatch moving = batch.without_tracker();
+      if (back.empty() && to.put(moving, Clock::now())) {
         done.events += copy.size();
         done.bytes += copy.bytes();
         done.batches.push_back(copy);
@@ -407,10 +452,24 @@ uint64_t Agent::move_events(Channel& from, Channel& to) {
 }
 
 void Agent::settle_retired() {
+  for (size_t i = retiring_.size(); i-- > 0;) {
+    RetiringSource& r = retiring_[i];
+    if (!r.source->wait_retired(Clock::now())) continue;
+    r.source->stop(Clock::now());
+    depart(*r.source);
+    spdlog::info("reload: source {} of the previous configuration has drained and stopped", r.source->name());
+    std::unique_lock lock(components_mutex_);
+    retiring_.erase(retiring_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   for (size_t i = retired_.size(); i-- > 0;) {
     Retired& r = retired_[i];
-    // Empty, and nothing of it still waits in a producer (acks = 0 hands over before delivery).
+    // Empty, and nothing of it still waits in a producer (acks = 0 hands over before delivery),
+    // and no source of the previous configuration still puts into it.
     if (r.channel->counters().events_held != 0) continue;
+    if (std::any_of(retiring_.begin(), retiring_.end(), [&](const RetiringSource& source) {
+          return std::count(source.channels.begin(), source.channels.end(), r.channel.get()) > 0;
+        }))
+      continue;
     if (std::any_of(r.sinks.begin(), r.sinks.end(),
                     [](const auto& sink) { return sink->counters().events_queued > 0; }))
       continue;
@@ -423,6 +482,30 @@ void Agent::settle_retired() {
     spdlog::info("reload: channel {} of the previous configuration is drained and closed", r.channel->name());
     std::unique_lock lock(components_mutex_);
     retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+void Agent::hand_over_retired_disk_channels() {
+  for (Retired& r : retired_) {
+    if (!r.channel->keeps_contents() || r.channel->counters().events_held == 0) continue;
+    Channel* successor = nullptr;
+    for (auto& channel : channels_)
+      if (channel->name() == r.channel->name() && channel->keeps_contents() &&
+          channel->storage() != r.channel->storage())
+        successor = channel.get();
+    const uint64_t moved = successor ? move_events(*r.channel, *successor) : 0;
+    if (moved)
+      spdlog::info("channel {}: {} events of its previous directories moved into the running one's", r.channel->name(),
+                   moved);
+    if (const uint64_t left = r.channel->counters().events_held)
+      spdlog::error(
+          "channel {}: {} events stay in {}, which the running configuration does not read: start an agent with "
+          "that channel's previous settings to deliver them",
+          r.channel->name(), left, r.channel->storage());
   }
 }
 

@@ -79,6 +79,15 @@ EventBatch EventBatch::slice(size_t first, size_t count) const {
   return part;
 }
 
+EventBatch EventBatch::without_tracker() const {
+  if (!tracker()) return *this;
+  auto copy = std::make_shared<EventStorage>(*storage_);
+  copy->tracker.reset();
+  EventBatch batch = *this;
+  batch.storage_ = std::move(copy);
+  return batch;
+}
+
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)
     : storage_(std::make_unique<EventStorage>()), expected_events_(expected_events), expected_bytes_(expected_bytes) {
   storage_->events.reserve(expected_events_);

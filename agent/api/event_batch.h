@@ -183,6 +183,10 @@ class EventBatch {
   EventBatch split_front(size_t n);
   // Events [first, first + count) as a new batch sharing this one's storage.
   EventBatch slice(size_t first, size_t count) const;
+  // This batch for another channel to hold: a copy of its storage without the tracker of the
+  // channel that read it from disk (that channel hears of it once, when it lets it go), or the
+  // batch itself if it has none.
+  EventBatch without_tracker() const;
 
  private:
   friend class EventBatchBuilder;

@@ -39,6 +39,15 @@ class Source {
   virtual const std::string& name() const = 0;
   virtual void start() = 0;
   virtual void stop(Deadline deadline) = 0;
+  // A reload's stop, which must not lose what a shutdown would not: let go of the source's ports
+  // (by `ports_by`, so that a new source may take them), then drain in the background with no
+  // deadline — a full channel is waited for as while running, never given up on. Returns false
+  // if the source cannot (the agent then calls stop(deadline)). stop(deadline) afterwards bounds
+  // what is left (the agent stopping); wait_retired() tells when it is done by itself.
+  virtual bool retire(Deadline /*ports_by*/) { return false; }
+  // After retire(): true once everything the source read is in its channels (or counted), at
+  // the latest by `deadline`. stop() then returns at once.
+  virtual bool wait_retired(Deadline /*deadline*/) { return true; }
   // TCP ports actually listened on (port 0 resolved), for the ready file and tests.
   virtual std::vector<uint16_t> listening_ports() const { return {}; }
   // Totals so far, summed over the source's threads; any thread may call these.

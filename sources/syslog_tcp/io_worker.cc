@@ -156,15 +156,12 @@ bool IoWorker::hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
   return true;
 }
 
-void IoWorker::stop_accepting(Deadline deadline) {
+void IoWorker::stop_accepting(Deadline wait_until) {
   std::unique_lock lock(mutex_);
   stop_accepting_requested_ = true;
-  if (shutdown_deadline_ == Deadline::max()) shutdown_deadline_ = deadline;
   uv_async_send(&wakeup_);
-  // At most half the time left, as the drain: the sinks need the rest.
-  const auto now = Clock::now();
-  const auto until = deadline > now ? now + (deadline - now) / 2 : now;
-  accepting_stopped_.wait_until(lock, until, [&] { return accepting_stopped_flag_ || loop_ended_; });
+  // Served by the loop, or by a put blocked on a full channel (flush): promptly either way.
+  state_changed_.wait_until(lock, wait_until, [&] { return accepting_stopped_flag_ || loop_ended_; });
 }
 
 void IoWorker::request_stop(Deadline deadline) {
@@ -174,6 +171,11 @@ void IoWorker::request_stop(Deadline deadline) {
     shutdown_deadline_ = deadline;
   }
   uv_async_send(&wakeup_);
+}
+
+bool IoWorker::wait_finished(Deadline deadline) {
+  std::unique_lock lock(mutex_);
+  return state_changed_.wait_until(lock, deadline, [&] { return finished_; });
 }
 
 void IoWorker::join() {
@@ -192,16 +194,23 @@ void IoWorker::on_wakeup(uv_async_t* handle) {
   }
   // Handed over before the stop: opened and drained like every other connection.
   for (const Incoming& in : incoming) self->open_connection(in.fd, in.port, in.peer);
-  if ((stop_accepting || stop) && !self->listeners_closed_) {
-    if (self->acceptor_) self->acceptor_->accept_backlog();
-    self->close_listeners();
-    {
-      std::lock_guard lock(self->mutex_);
-      self->accepting_stopped_flag_ = true;
-    }
-    self->accepting_stopped_.notify_all();
+  if (stop_accepting || stop) self->serve_stop_accepting();
+  if (stop && !self->stopping_)
+    self->shut_down();
+  else if (stop)
+    self->bound_grace();  // a stop begun without a deadline (a reload's) now has one
+}
+
+// The backlog accepted, the listeners closed: from here on the ports are free for another source.
+void IoWorker::serve_stop_accepting() {
+  if (listeners_closed_) return;
+  if (acceptor_) acceptor_->accept_backlog();
+  close_listeners();
+  {
+    std::lock_guard lock(mutex_);
+    accepting_stopped_flag_ = true;
   }
-  if (stop && !self->stopping_) self->shut_down();
+  state_changed_.notify_all();
 }
 
 void IoWorker::on_prepare(uv_prepare_t* handle) { static_cast<IoWorker*>(handle->data)->flush(); }
@@ -596,7 +605,8 @@ void IoWorker::on_acks_ready(uv_async_t* handle) {
 }
 
 // Puts the pending batch into every channel, waiting for room as long as it takes (that
-// wait is the backpressure) or until the shutdown deadline, re-read every half second.
+// wait is the backpressure) or until the shutdown deadline, re-read every half second. While it
+// waits it still serves a request to let go of the ports (a reload's source on a full channel).
 void IoWorker::flush() {
   if (builder_.empty()) return;
   EventBatch batch = builder_.seal();
@@ -605,16 +615,20 @@ void IoWorker::flush() {
   const std::shared_ptr<BatchAcknowledger> acks = std::move(batch_acks_);
   bool put_everywhere = true;
   const auto& channels = shared_.channels;
+  const auto flush_started = Clock::now();
   for (size_t i = 0; i < channels.size(); ++i) {
     EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
     const auto blocked_since = Clock::now();
     auto next_log = blocked_since + kBlockedLogEvery;
     while (true) {
       Deadline deadline;
+      bool stop_accepting = false;
       {
         std::lock_guard lock(mutex_);
-        deadline = shutdown_deadline_;  // set once a stop has begun
+        deadline = shutdown_deadline_;  // set once a stop with a deadline has begun
+        stop_accepting = stop_accepting_requested_ || stop_requested_;
       }
+      if (stop_accepting) serve_stop_accepting();
       if (channels[i]->put(copy, std::min(deadline, Clock::now() + kPutSlice))) break;
       const auto now = Clock::now();
       if (now >= deadline) {
@@ -633,6 +647,12 @@ void IoWorker::flush() {
     }
   }
   if (acks && put_everywhere && shared_.protocol->acknowledge_on_put()) acks->committed(0, acks->size());
+  // While a full channel held this loop its senders could not be read: that time is not
+  // taken from their drain's grace.
+  if (stopping_) {
+    const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - flush_started).count();
+    drain_until_ms_ = std::min(drain_until_ms_ + static_cast<uint64_t>(held), drain_cap_ms_);
+  }
 }
 
 void IoWorker::close_connection(Connection* conn) {
@@ -669,20 +689,13 @@ void IoWorker::close_all_handles() {
 void IoWorker::shut_down() {
   stopping_ = true;
   close_listeners();
-  int64_t grace = kDrainGraceMaxMs;
-  {
-    std::lock_guard lock(mutex_);
-    if (shutdown_deadline_ != Deadline::max())
-      grace = std::min<int64_t>(
-          grace,
-          std::max<int64_t>(
-              0, std::chrono::duration_cast<std::chrono::milliseconds>(shutdown_deadline_ - Clock::now()).count() / 2));
-  }
+  drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(kDrainGraceMaxMs);
+  drain_cap_ms_ = UINT64_MAX;
+  bound_grace();
   // Lookups still queued would keep the loop (and the agent) waiting on a slow resolver:
   // cancelled, their connections go on with the address as name. One already running
   // cannot be cancelled and ends when the resolver gives up.
   for (uv_getnameinfo_t* request : lookups_) uv_cancel(reinterpret_cast<uv_req_t*>(request));
-  drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(grace);
   // TLS connections get the same FIN and no close_notify: a sender that never reads would close
   // with our alert unread, which makes its kernel reset the connection and drop what it had not
   // sent yet. The FIN alone ends our side cleanly.
@@ -699,6 +712,20 @@ void IoWorker::shut_down() {
   drain_timer_->data = this;
   uv_timer_start(
       drain_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->drain_step(); }, 0, 10);
+}
+
+// The drain's grace ends at most half the time left before the shutdown deadline, if there is
+// one (the sinks need the rest); a reload's stop has none until the agent itself stops.
+void IoWorker::bound_grace() {
+  Deadline deadline;
+  {
+    std::lock_guard lock(mutex_);
+    deadline = shutdown_deadline_;
+  }
+  if (deadline == Deadline::max()) return;
+  const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  drain_cap_ms_ = std::min(drain_cap_ms_, uv_now(&loop_) + static_cast<uint64_t>(std::max<int64_t>(0, left / 2)));
+  drain_until_ms_ = std::min(drain_until_ms_, drain_cap_ms_);
 }
 
 void IoWorker::drain_step() {
@@ -734,7 +761,11 @@ void IoWorker::drain_step() {
   }
   uv_timer_stop(drain_timer_.get());
   flush();
-  accepting_stopped_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;  // everything read is in the channels (or counted as dropped)
+  }
+  state_changed_.notify_all();
   close_all_handles();
 }
 

@@ -74,10 +74,15 @@ class IoWorker {
   void open_connection(int fd, uint16_t port, const sockaddr_storage& peer);
 
   // The first step of a stop, on the acceptor: take what the listeners' backlogs hold, close
-  // the listeners, then return (or at the deadline, if the loop is stuck on a full channel).
-  // From then on no connection is handed over.
-  void stop_accepting(Deadline deadline);
+  // the listeners, then return (at the latest at `wait_until`; a loop blocked on a full channel
+  // serves this too). From then on no connection is handed over.
+  void stop_accepting(Deadline wait_until);
+  // Begins (or bounds) the drain: every connection half-closed and read until its sender closes
+  // or the grace ends; puts wait for room until `deadline`. Deadline::max() (a reload retiring
+  // the source): no deadline until the agent stops; a later call sets one.
   void request_stop(Deadline deadline);
+  // True once the drain has ended and its last batch is put (or counted as dropped).
+  bool wait_finished(Deadline deadline);
   void join();
 
  private:
@@ -122,7 +127,9 @@ class IoWorker {
   void close_connection(Connection* conn);
   void close_listeners();
   void close_all_handles();
+  void serve_stop_accepting();
   void shut_down();
+  void bound_grace();
   void drain_step();
 
   IoShared& shared_;
@@ -137,20 +144,22 @@ class IoWorker {
   std::unique_ptr<uv_timer_t> idle_timer_;
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
   uint64_t last_handshake_check_ms_ = 0;
-  uint64_t drain_until_ms_ = 0;
+  uint64_t drain_until_ms_ = 0;          // uv_now() at which the drain's grace ends
+  uint64_t drain_cap_ms_ = UINT64_MAX;   // ... at the latest (half the time to the deadline)
   bool listeners_closed_ = false;
   std::thread thread_;
   bool ran_ = false;
   bool stopping_ = false;
 
-  std::mutex mutex_;  // guards the six below
+  std::mutex mutex_;  // guards the seven below
   std::vector<Incoming> incoming_;
   bool stop_accepting_requested_ = false;
   bool accepting_stopped_flag_ = false;  // the listeners are closed (acceptor)
   bool stop_requested_ = false;
   bool loop_ended_ = false;  // the last connection is closed: no more hand-overs
+  bool finished_ = false;    // ... and the last batch put
   Deadline shutdown_deadline_ = Deadline::max();
-  std::condition_variable accepting_stopped_;
+  std::condition_variable state_changed_;  // accepting_stopped_flag_, loop_ended_, finished_
 
   std::unordered_set<Connection*> connections_;
   EventBatchBuilder builder_;

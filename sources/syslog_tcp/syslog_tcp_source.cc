@@ -78,10 +78,27 @@ void SyslogTcpSource::stop(Deadline deadline) {
   if (!started_) return;
   started_ = false;
   // The acceptor first, so that every connection is in some io thread's hands before any of
-  // them starts its drain.
-  workers_[0]->stop_accepting(deadline);
+  // them starts its drain (at most half the time left: the sinks need the rest).
+  if (!retiring_) {
+    const auto now = Clock::now();
+    workers_[0]->stop_accepting(deadline > now ? now + (deadline - now) / 2 : now);
+  }
   for (auto& w : workers_) w->request_stop(deadline);
   for (auto& w : workers_) w->join();
+}
+
+bool SyslogTcpSource::retire(Deadline ports_by) {
+  if (!started_) return true;
+  retiring_ = true;
+  workers_[0]->stop_accepting(ports_by);
+  for (auto& w : workers_) w->request_stop(Deadline::max());
+  return true;
+}
+
+bool SyslogTcpSource::wait_retired(Deadline deadline) {
+  for (auto& w : workers_)
+    if (!w->wait_finished(deadline)) return false;
+  return true;
 }
 
 }  // namespace sluice::syslog_tcp

@@ -45,6 +45,8 @@ class SyslogTcpSource final : public Source {
   const std::string& name() const override { return component_.name; }
   void start() override;
   void stop(Deadline deadline) override;
+  bool retire(Deadline ports_by) override;
+  bool wait_retired(Deadline deadline) override;
 
   // In the order configured; after start().
   std::vector<uint16_t> listening_ports() const override { return shared_.bound_ports; }
@@ -69,6 +71,7 @@ class SyslogTcpSource final : public Source {
   IoShared shared_;
   std::vector<std::unique_ptr<IoWorker>> workers_;
   bool started_ = false;
+  bool retiring_ = false;  // retire(): the listeners are closed, the drain has no deadline yet
 };
 
 extern const ComponentSpec kSyslogTcpSourceSpec;

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include "tests/support/eventually.h"
@@ -37,19 +36,6 @@ std::string with_ports(std::string config, const std::vector<uint16_t>& ports) {
   REQUIRE(at != std::string::npos);
   return config.replace(
       at, any.size(), "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
-}
-
-// The lines of `log` that contain any of `words`.
-std::string lines_with(const std::string& log, const std::vector<std::string>& words) {
-  std::string found, line;
-  std::istringstream in(log);
-  while (std::getline(in, line))
-    for (const std::string& w : words)
-      if (line.find(w) != std::string::npos) {
-        found += line + "\n";
-        break;
-      }
-  return found;
 }
 
 }  // namespace
@@ -127,7 +113,7 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
   INFO(report << "\noutages " << outages << ", restarts " << restarts << ", possibly duplicated " << possibly_duplicated
               << ", bytes left unread at the stops " << unread_bytes << ", frames cut " << frames_cut
               << "\nthe agent's stops:\n"
-              << lines_with(p.agent_log(), {"stopping", "stopped:", "unread", "dropped", "lost", "grace"}));
+              << log_lines_with(p.agent_log(), {"stopping", "stopped:", "unread", "dropped", "lost", "grace"}));
   std::fprintf(stderr, "chaos: seed %llu: %d outages, %d restarts; %s", static_cast<unsigned long long>(seed), outages,
                restarts, report.c_str());
   // The faults happened: a schedule that drew none would prove nothing.

@@ -43,6 +43,22 @@ std::string with_second_source(const std::string& config) {
          "t.sources.r2.channels = c1\n";
 }
 
+// `config` with r1's "ports = 0 0" replaced by the ports the agent found, so that a source
+// rebuilt by a reload (or a restart) listens where the senders reconnect.
+std::string with_bound_ports(std::string config, const Pipeline& p) {
+  const std::string any = "t.sources.r1.ports = 0 0\n";
+  const auto at = config.find(any);
+  REQUIRE(at != std::string::npos);
+  const std::vector<uint16_t> ports = p.agent_ports();
+  return config.replace(
+      at, any.size(), "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
+}
+
+uint64_t json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  return std::regex_search(json, m, std::regex("\"" + key + "\":(\\d+)")) ? std::stoull(m[1]) : UINT64_MAX;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -224,4 +240,77 @@ TEST_CASE(
   const ShutdownAccount account = shutdown_account(p.agent_log());
   CHECK(account.balances());
   CHECK(account.lost == 0);
+}
+
+TEST_CASE(
+    "a source changed while Kafka is down and its channel full drains in the background: nothing dropped, no "
+    "connection cut, every event once when Kafka is back",
+    "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const std::string base = ten_sink_config(p.bootstrap(), kAcksAll);
+  p.start_agent(base, "t", {"--metrics", "127.0.0.1:0", "--shutdown-timeout", "4s"});
+  const std::string pinned = with_bound_ports(base, p);
+  p.control_broker("down");
+  int sent = -1;
+  TestThread sender([&] { sent = p.send({"-c", "2", "-n", "100000", "-d", "120s"}, 180s); });
+  // The channel full (batches that do not fit wait), the source blocked on it, the senders pushed back.
+  REQUIRE(eventually([&] { return p.metric("sluice_channel_events") > 55000; }, 30s));
+  REQUIRE(eventually([&] { return p.metric("sluice_channel_put_blocked_seconds_total") > 0.5; }, 30s));
+  // The source changes (batchSize): the old one cannot put what it read within the reload's
+  // 2 s, and goes on in the background instead of dropping it.
+  const std::string changed = std::regex_replace(pinned, std::regex("batchSize = 1000"), "batchSize = 500");
+  CHECK(reload_to(p, changed, "applied"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("still drains into a full channel; it goes on in the background"));
+  p.control_broker("up");
+  sender.join();
+  CHECK(sent == 0);
+  REQUIRE(eventually([&] { return p.stored() == 100000; }, 60s));
+  CHECK(eventually([&] { return p.agent_log().find("has drained and stopped") != std::string::npos; }, 30s));
+  CHECK(p.stop_agent(30s) == 0);
+  std::string report;
+  p.verify(report);
+  const std::string summary = read_file(p.dir().file("sent.json"));
+  INFO(report << "\nsender: " << summary.substr(0, 300));
+  CHECK_THAT(report, Catch::Contains("unique 100000, duplicates 0, missing 0"));
+  CHECK(json_number(summary, "possibly_lost") == 0);
+  const ShutdownAccount account = shutdown_account(p.agent_log());
+  CHECK(account.balances());
+  CHECK(account.lost == 0);
+  CHECK(account.never_put == 0);
+  CHECK(account.connections_cut == 0);
+  CHECK(account.unread_bytes == 0);
+}
+
+TEST_CASE(
+    "a spillable channel moved to another dataDir while Kafka is down takes its events along: a restart on the "
+    "new directories delivers every one",
+    "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const auto spillable = [&](const std::string& dir) {
+    return with_channel(ten_sink_config(p.bootstrap(), kAcksAll),
+                        "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 10000\n"
+                        "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                            p.dir().file(dir) + "\n");
+  };
+  const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"};
+  p.start_agent(spillable("first"), "t", args);
+  p.control_broker("down");
+  REQUIRE(p.send({"-c", "2", "-n", "30000", "-d", "60s"}) == 0);
+  REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 30000; }, 30s));
+  CHECK(reload_to(p, spillable("second"), "applied"));
+  INFO(log_lines_with(p.agent_log(), {"reload", "channel", "stopped:"}));
+  CHECK_THAT(p.agent_log(), Catch::Contains("30000 events not yet sent moved into its successor"));
+  // Stopped with Kafka still down: the events wait on disk, in the directory the file names now.
+  REQUIRE(p.stop_agent(30s) == std::optional<int>(0));
+  CHECK(shutdown_account(p.agent_log()).kept == 30000);
+  p.control_broker("up");
+  p.start_agent(spillable("second"), "t", args);
+  REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
+  CHECK(p.stop_agent(30s) == 0);
+  std::string report;
+  p.verify(report);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique 30000, duplicates 0, missing 0"));
 }

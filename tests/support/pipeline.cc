@@ -74,6 +74,15 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   return accounts;
 }
 
+std::string log_lines_with(const std::string& log, const std::vector<std::string>& words) {
+  std::string found, line;
+  std::istringstream in(log);
+  while (std::getline(in, line))
+    if (std::any_of(words.begin(), words.end(), [&](const std::string& w) { return line.find(w) != std::string::npos; }))
+      found += line + "\n";
+  return found;
+}
+
 ShutdownAccount shutdown_account(const std::string& agent_log) {
   const std::vector<ShutdownAccount> all = shutdown_accounts(agent_log);
   return all.empty() ? ShutdownAccount{} : all.back();

@@ -34,6 +34,9 @@ struct ShutdownAccount {
 ShutdownAccount shutdown_account(const std::string& agent_log);
 std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log);
 
+// The lines of `log` that contain any of `words` (for a failure's message).
+std::string log_lines_with(const std::string& log, const std::vector<std::string>& words);
+
 // From the verifier's report: "... duplicates N, missing M ..." (UINT64_MAX if absent).
 uint64_t duplicates_in(const std::string& report);
 uint64_t missing_in(const std::string& report);
