@@ -137,9 +137,12 @@ void Acceptor::accept_backlog() {
 
 bool Acceptor::admit(int fd, const sockaddr_storage& peer) {
   std::optional<Refusal> refusal;
-  // Behind a PROXY-protocol balancer the peer is the balancer: the client is known (and
-  // filtered) once its header is read.
-  if (config_.proxy_protocol == ProxyProtocol::none && config_.clients.filters() && !config_.clients.admits(peer))
+  // Behind a PROXY-protocol balancer the peer is the balancer, which must be one we trust; the
+  // client is known (and filtered) once its header is read.
+  const bool proxied = config_.proxy_protocol != ProxyProtocol::none;
+  if (proxied && !config_.proxy_balancers.admits(peer))
+    refusal = Refusal::proxy_untrusted;
+  else if (!proxied && config_.clients.filters() && !config_.clients.admits(peer))
     refusal = Refusal::denied;
   else if (open_connections_.load(std::memory_order_relaxed) >= config_.max_connections)
     refusal = Refusal::limit;

@@ -55,7 +55,12 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "address is what clientIPHeader, clientHostnameHeader, allow/deny and the logs use (LOCAL and UNKNOWN "
      "headers keep the balancer's). A connection without a valid header within proxyHeaderTimeout is refused and "
      "counted (reason proxy_header); one closed before sending anything (a balancer's TCP health check) is not. "
-     "Open such a port only to the balancers: whoever connects can claim any address."},
+     "Needs proxyTrustedFrom: whoever may send the header can claim any client address."},
+    {"proxyTrustedFrom", config::list_of(&C::proxy_trusted_from, kNetwork, parse_cidr), "",
+     "With proxyProtocol (required there): the networks of the balancers whose PROXY headers are believed (CIDR, "
+     "e.g. 10.0.0.5 10.0.1.0/24; as nginx's set_real_ip_from). A connection from any other address is refused "
+     "at accept and counted (reason proxy_untrusted), before it can name a client; 0.0.0.0/0 ::/0 trusts every "
+     "peer."},
     {"proxyHeaderTimeout", &C::proxy_header_timeout, "10s",
      "With proxyProtocol: how long a new connection may take to send its whole PROXY header.",
      {.min = 100, .max = 3'600'000}},
@@ -215,6 +220,14 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
       std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, c.client_hostname_header});
   if (c.ports.empty()) component.fail("ports", "is missing: list at least one TCP port to listen on");
   c.clients = ClientFilter(c.allow, c.deny);
+  if (c.proxy_protocol != ProxyProtocol::none && c.proxy_trusted_from.empty())
+    component.fail("proxyProtocol",
+                   "needs proxyTrustedFrom: without it whoever reaches the port could claim any client address (and "
+                   "pass allow/deny as it): list the balancers' networks in proxyTrustedFrom (e.g. 10.0.0.5 "
+                   "10.0.1.0/24), or 0.0.0.0/0 ::/0 to trust every peer");
+  if (c.proxy_protocol == ProxyProtocol::none && !c.proxy_trusted_from.empty())
+    component.fail("proxyTrustedFrom", "is set but proxyProtocol is none: set proxyProtocol, or remove it");
+  c.proxy_balancers = ClientFilter(c.proxy_trusted_from, {});
   check_tls_properties(component, c);
   for (const auto& [port, charset] : c.port_charsets)
     if (std::find(c.ports.begin(), c.ports.end(), port) == c.ports.end())

@@ -40,6 +40,7 @@ struct SyslogTcpConfig {
   Framing framing = Framing::detect;
   ProxyProtocol proxy_protocol = ProxyProtocol::none;
   std::chrono::milliseconds proxy_header_timeout{0};
+  std::vector<Network> proxy_trusted_from;
   uint8_t keep_fields = 0;  // KeepField bits
   std::string port_header;
   std::string client_ip_header;
@@ -62,6 +63,7 @@ struct SyslogTcpConfig {
 
   // Made by parse_syslog_tcp_config from the above and the charset.port.<port> keys:
   ClientFilter clients;                       // allow and deny
+  ClientFilter proxy_balancers;               // proxyTrustedFrom: whose PROXY headers are believed
   std::map<uint16_t, Charset> port_charsets;  // charset.port.<port>
   std::shared_ptr<const HeaderNames> header_names;
 

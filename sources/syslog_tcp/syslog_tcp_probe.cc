@@ -7,13 +7,27 @@
 namespace sluice::syslog_tcp {
 
 void SyslogTcpProbe::refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail) {
-  (why == Refusal::denied ? io.refused_denied : why == Refusal::limit ? io.refused_limit : io.refused_proxy).add(1);
+  std::string reason;
+  switch (why) {
+    case Refusal::denied:
+      io.refused_denied.add(1);
+      reason = "not in allow or in deny";
+      break;
+    case Refusal::limit:
+      io.refused_limit.add(1);
+      reason = "maxConnections reached";
+      break;
+    case Refusal::proxy_header:
+      io.refused_proxy.add(1);
+      reason = "proxyProtocol: " + std::string(detail);
+      break;
+    case Refusal::proxy_untrusted:
+      io.refused_untrusted.add(1);
+      reason = "proxyProtocol: not a balancer in proxyTrustedFrom (its PROXY header would not be believed)";
+      break;
+  }
   if (auto note = io.refusal_log.next())
-    spdlog::warn("source {}: refused a connection from {}: {}{}", source_name_, peer,
-                 why == Refusal::denied  ? "not in allow or in deny"
-                 : why == Refusal::limit ? "maxConnections reached"
-                                         : "proxyProtocol: " + std::string(detail),
-                 *note);
+    spdlog::warn("source {}: refused a connection from {}: {}{}", source_name_, peer, reason, *note);
 }
 
 void SyslogTcpProbe::accept_failed(IoCounters& io, int error) {
@@ -99,6 +113,7 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.connections_refused_denied += io.refused_denied.get();
     c.connections_refused_limit += io.refused_limit.get();
     c.connections_refused_proxy += io.refused_proxy.get();
+    c.connections_refused_untrusted += io.refused_untrusted.get();
     c.tls_handshakes += io.tls_handshakes.get();
     c.events_acknowledged += io.acknowledged.get();
     c.protocol_errors += io.protocol_errors.get();
@@ -154,9 +169,12 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
             {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
   w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
             {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
-  if (proxy_)
+  if (proxy_) {
     w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
               {{"source", n}, {"reason", "proxy_header"}}, c.connections_refused_proxy);
+    w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+              {{"source", n}, {"reason", "proxy_untrusted"}}, c.connections_refused_untrusted);
+  }
   w.counter("sluice_source_connections_idle_closed_total", "Connections closed by idleTimeout.", l,
             c.connections_idle_closed);
   w.counter("sluice_source_accept_errors_total", "accept() failures (e.g. out of file descriptors).", l,

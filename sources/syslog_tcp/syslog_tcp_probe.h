@@ -49,6 +49,7 @@ struct SyslogTcpCounters {
   uint64_t connections_refused_denied = 0;  // by the allow/deny lists
   uint64_t connections_refused_limit = 0;   // over maxConnections
   uint64_t connections_refused_proxy = 0;   // proxyProtocol: no valid PROXY header
+  uint64_t connections_refused_untrusted = 0;  // proxyProtocol: a peer not in proxyTrustedFrom
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
@@ -77,13 +78,13 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied, refused_limit,
-      refused_proxy, idle_closed, tls_handshakes, acknowledged, protocol_errors;
+      refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log;
 };
 
 // Why a connection was closed before any of its data was read.
-enum class Refusal { denied, limit, proxy_header };
+enum class Refusal { denied, limit, proxy_header, proxy_untrusted };
 
 class SyslogTcpProbe {
  public:

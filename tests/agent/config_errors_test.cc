@@ -150,3 +150,15 @@ TEST_CASE("RELP answering after Kafka needs every sink of its channels to wait f
               "a.sources.s.channels = c d\n");
   CHECK_THAT(check(two + "a.channels.d.type = memory\n"), Contains("ackAfter: needs a sink on channel 'd'"));
 }
+
+TEST_CASE("proxyProtocol needs proxyTrustedFrom, the balancers whose headers are believed, and not the other way",
+          "[config][errors]") {
+  CHECK_THAT(check(kValid + "a.sources.s.proxyProtocol = v2\n"),
+             Contains("f.properties:11: a.sources.s.proxyProtocol: needs proxyTrustedFrom") &&
+                 Contains("could claim any client address") && Contains("0.0.0.0/0 ::/0"));
+  CHECK_THAT(check(kValid + "a.sources.s.proxyTrustedFrom = 10.0.0.5\n"),
+             Contains("a.sources.s.proxyTrustedFrom: is set but proxyProtocol is none"));
+  CHECK_THAT(check(kValid + "a.sources.s.proxyProtocol = v2\na.sources.s.proxyTrustedFrom = balancer\n"),
+             Contains("a.sources.s.proxyTrustedFrom: \"balancer\" is not a network"));
+  CHECK(check(kValid + "a.sources.s.proxyProtocol = v2\na.sources.s.proxyTrustedFrom = 10.0.0.5 10.0.1.0/24\n") == "");
+}

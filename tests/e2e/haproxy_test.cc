@@ -47,7 +47,8 @@ bool accepts(uint16_t port) {
 // The ten-sink shape behind a PROXY v2 balancer, every event's client address in a Kafka header.
 std::string proxied_config(const std::string& bootstrap) {
   std::string config = ten_sink_config(bootstrap, kAcksAll) +
-                       "t.sources.r1.proxyProtocol = v2\nt.sources.r1.clientIPHeader = clientIP\n";
+                       "t.sources.r1.proxyProtocol = v2\nt.sources.r1.proxyTrustedFrom = 127.0.0.9\n"
+                       "t.sources.r1.clientIPHeader = clientIP\n";
   for (int i = 0; i < 10; ++i) config += "t.sinks.k" + std::to_string(i) + ".kafka.headers = clientIP\n";
   return config;
 }
@@ -80,11 +81,15 @@ TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every ev
   // 8 connections through the balancer: 4 to each agent.
   a.send_to({front});
   REQUIRE(a.send({"-c", "8", "-n", "100000", "-r", "50000", "-d", "60s"}) == 0);
-  // A sender that skips the balancer is refused: it has no PROXY header.
+  // A sender that skips the balancer is refused, even with a header naming a client of its choice:
+  // 127.0.0.1 is not the balancer (proxyTrustedFrom = 127.0.0.9).
   const int direct = connect_loopback(port_a);
-  const std::string line = "<13>Dec  2 10:00:00 h app: straight to the agent\n";
+  const std::string line = "PROXY TCP4 10.1.2.3 127.0.0.1 51234 514\r\n<13>Dec  2 10:00:00 h app: forged client\n";
   REQUIRE(::write(direct, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
-  CHECK(eventually([&] { return a.metric("sluice_source_connections_refused_total") == 1; }, 10s));
+  CHECK(eventually(
+      [&] { return a.metric("sluice_source_connections_refused_total{source=\"r1\",reason=\"proxy_untrusted\"}") == 1; },
+      10s));
+  CHECK(closed_by_peer(direct, 5s));
   ::close(direct);
 
   const double received_a = a.metric("sluice_source_events_received_total"),

@@ -124,6 +124,7 @@ struct ProxiedSource {
   std::unique_ptr<SyslogTcpSource> source;
   explicit ProxiedSource(std::map<std::string, std::string> properties) {
     properties.emplace("clientIPHeader", "clientIP");
+    properties.emplace("proxyTrustedFrom", "127.0.0.0/8");
     const auto component = test::syslog_source_component(properties);
     source = std::make_unique<SyslogTcpSource>(component, parse_syslog_tcp_config(component),
                                                std::vector<Channel*>{&channel});
@@ -207,4 +208,43 @@ TEST_CASE("allow and deny judge the client a PROXY header names, not the balance
   p.source->stop(Clock::now() + 5s);
   CHECK(p.source->tcp_counters().connections_refused_denied == 1);
   CHECK(p.client_ips() == std::vector<std::string>{"203.0.113.9 app: allowed"});
+}
+
+namespace {
+
+// A connection to 127.0.0.1:port from a local address of our choice (all of 127/8 is ours).
+int connect_from(const char* local, uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, local, &from.sin_addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("a PROXY header from a peer outside proxyTrustedFrom is refused at accept: no client can be forged",
+          "[source][proxy]") {
+  ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "v1"}, {"proxyTrustedFrom", "127.0.0.9"}});
+  const uint16_t port = p.source->listening_ports()[0];
+  const std::string forged = "PROXY TCP4 10.1.2.3 127.0.0.1 51234 514\r\n<13>app: forged\n";
+  const int direct = connect_from("127.0.0.1", port);
+  REQUIRE(::write(direct, forged.data(), forged.size()) == static_cast<ssize_t>(forged.size()));
+  CHECK(test::closed_by_peer(direct, 5s));
+  ::close(direct);
+  const std::string real = "PROXY TCP4 203.0.113.9 127.0.0.1 40000 514\r\n<13>app: through the balancer\n";
+  const int balancer = connect_from("127.0.0.9", port);
+  REQUIRE(::write(balancer, real.data(), real.size()) == static_cast<ssize_t>(real.size()));
+  ::close(balancer);
+  REQUIRE(test::eventually([&] { return p.source->counters().events_received == 1; }, 5s));
+  p.source->stop(Clock::now() + 5s);
+  CHECK(p.source->tcp_counters().connections_refused_untrusted == 1);
+  CHECK(p.source->tcp_counters().connections_refused_proxy == 0);
+  CHECK(p.client_ips() == std::vector<std::string>{"203.0.113.9 app: through the balancer"});
 }

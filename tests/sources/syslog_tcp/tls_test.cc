@@ -217,7 +217,7 @@ TEST_CASE(
 TEST_CASE("behind a PROXY balancer the header comes before the TLS handshake and names the client",
           "[source][tls][proxy]") {
   TlsSource t;
-  t.start({{"proxyProtocol", "v1"}, {"clientIPHeader", "clientIP"}});
+  t.start({{"proxyProtocol", "v1"}, {"proxyTrustedFrom", "127.0.0.1"}, {"clientIPHeader", "clientIP"}});
   {
     OurClient client(t.source->listening_ports()[0], "PROXY TCP4 192.0.2.7 127.0.0.1 51234 514\r\n");
     REQUIRE(client.connected());
