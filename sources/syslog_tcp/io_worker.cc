@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <deque>
 
 #include <spdlog/spdlog.h>
 
@@ -58,6 +59,8 @@ struct IoWorker::Connection {
   uint8_t client_ip_length = 0;
   uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
   std::unique_ptr<TlsSession> tls;             // ssl = true
+  bool awaiting_handshake_slot = false;        // ssl = true: not read until a handshake slot is free
+  bool holds_handshake_slot = false;           // its handshake counts against ssl.maxHandshakes
   std::unique_ptr<StreamProtocol> protocol;    // RELP
   uint64_t opened_ms = 0;                      // uv_now() at open: the handshake's clock
   // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
@@ -82,6 +85,8 @@ IoWorker::IoWorker(IoShared& shared, int index)
       config_(shared.config),
       index_(index),
       counters_(shared.probe.io(index)),
+      handshake_slots_((config_.ssl_max_handshakes + static_cast<size_t>(shared.io_threads) - 1) /
+                       static_cast<size_t>(shared.io_threads)),
       builder_(config_.batch_size, config_.batch_size * 128),
       read_buffer_(kReadChunk),
       plain_buffer_(shared.tls ? kReadChunk : 0),
@@ -230,30 +235,65 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
     shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
-  if (shared_.tls) {
-    SSL* ssl = shared_.tls->new_session();
-    if (!ssl) {  // out of memory: as a connection that failed to open
-      uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
-               [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
-      counters_.closed.add(1);
-      shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
-    conn->tls = std::make_unique<TlsSession>(ssl);
-  }
   if (shared_.protocol) {
     conn->protocol = shared_.protocol->open(waker_);
     conn->protocol->acks()->connection = conn;
   }
   connections_.insert(conn);
   conn->last_read_ms = conn->opened_ms = uv_now(&loop_);
-  if (stopping_) {               // handed over while this loop drains: drained too
-    if (conn->protocol) return;  // nothing read, nothing to answer: the drain says farewell
+  if (shared_.tls) {
+    if (stopping_) {  // no handshake starts in a drain: nothing of it was read, nothing is lost
+      close_connection(conn);
+      return;
+    }
+    // Handshakes in progress hold OpenSSL's state and buffers: at most ssl.maxHandshakes at once;
+    // the others wait here, unread (ssl.handshakeTimeout runs from their accept all the same).
+    if (handshakes_ >= handshake_slots_) {
+      conn->awaiting_handshake_slot = true;
+      awaiting_handshake_.push_back(conn);
+      return;
+    }
+    if (!begin_tls(conn)) return;
+  }
+  begin_reading(conn);
+}
+
+// A TLS connection takes a handshake slot and its session. False if it could not (out of
+// memory): closed as a connection that failed to open.
+bool IoWorker::begin_tls(Connection* conn) {
+  SSL* ssl = shared_.tls->new_session();
+  if (!ssl) {
+    close_connection(conn);
+    return false;
+  }
+  conn->tls = std::make_unique<TlsSession>(ssl);
+  conn->holds_handshake_slot = true;
+  ++handshakes_;
+  return true;
+}
+
+void IoWorker::begin_reading(Connection* conn) {
+  if (stopping_) {                // handed over while this loop drains: drained too
+    if (conn->protocol) return;   // nothing read, nothing to answer: the drain says farewell
     half_close(conn->handle);
   }
   // Behind a PROXY-protocol balancer the client is known once its header is read.
   if (!conn->awaiting_proxy && !know_client(conn)) return;  // reads once the name is known
   start_reading(conn);
+}
+
+// A handshake ended (established, refused, failed, or its connection closed): its slot goes to
+// the connection that has waited longest.
+void IoWorker::release_handshake_slot(Connection* conn) {
+  if (!conn->holds_handshake_slot) return;
+  conn->holds_handshake_slot = false;
+  --handshakes_;
+  while (!stopping_ && handshakes_ < handshake_slots_ && !awaiting_handshake_.empty()) {
+    Connection* next = awaiting_handshake_.front();
+    awaiting_handshake_.pop_front();
+    next->awaiting_handshake_slot = false;
+    if (begin_tls(next)) begin_reading(next);
+  }
 }
 
 // The client's address (and name) as its events carry them. False while a reverse lookup runs:
@@ -416,6 +456,7 @@ void IoWorker::receive_tls(Connection* conn, std::string_view cipher) {
   const auto plain = [&](std::string_view data) { consume(*conn, data); };
   const bool was_handshaking = tls.handshaking();
   TlsSession::State state = tls.feed(cipher, plain, out, plain_buffer_);
+  if (!tls.handshaking()) release_handshake_slot(conn);
   if (was_handshaking && state == TlsSession::State::established) {
     if (const auto refused = shared_.tls->admit(tls.ssl())) {
       tls.refuse(*refused, out);
@@ -488,12 +529,21 @@ void IoWorker::check_handshakes() {
   }
   last_handshake_check_ms_ = now;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-    if (conn->pending_lookup) continue;
+    if (conn->awaiting_handshake_slot || conn->pending_lookup) continue;
     if (conn->awaiting_proxy && now - conn->opened_ms >= header_timeout)
       refuse_before_data(conn, Refusal::proxy_header, "no complete header within proxyHeaderTimeout");
     else if (!conn->awaiting_proxy && conn->tls && conn->tls->handshaking() &&
              now - conn->opened_ms >= handshake_timeout)
       refuse_tls(conn, TlsFailure::timeout);
+  }
+  // Then those waiting for a handshake slot (after the timeouts above freed theirs, so that the
+  // oldest waiting gets one first): at most ssl.handshakeTimeout from accept. One that gets a slot
+  // starts its handshake's own clock then.
+  while (!awaiting_handshake_.empty() && now - awaiting_handshake_.front()->opened_ms >= handshake_timeout) {
+    Connection* conn = awaiting_handshake_.front();
+    shared_.probe.tls_refused(counters_, TlsFailure::timeout, conn->peer_text(),
+                              "none (it waited for a handshake slot: ssl.maxHandshakes)");
+    close_connection(conn);
   }
 }
 
@@ -657,6 +707,9 @@ void IoWorker::flush() {
 
 void IoWorker::close_connection(Connection* conn) {
   if (!connections_.erase(conn)) return;
+  if (conn->awaiting_handshake_slot)
+    awaiting_handshake_.erase(std::find(awaiting_handshake_.begin(), awaiting_handshake_.end(), conn));
+  release_handshake_slot(conn);
   if (conn->pending_lookup) conn->pending_lookup->data = nullptr;    // on_name must not touch it
   if (conn->protocol) conn->protocol->acks()->connection = nullptr;  // replies still to come go nowhere
   counters_.closed.add(1);
@@ -701,6 +754,8 @@ void IoWorker::shut_down() {
   // sent yet. The FIN alone ends our side cleanly.
   // A protocol connection is not half-closed (its replies must still go out): it is no longer
   // read, and ends once every message it sent is answered or the grace is over.
+  // Connections still waiting for a handshake slot sent nothing we read: closed now.
+  while (!awaiting_handshake_.empty()) close_connection(awaiting_handshake_.front());
   for (Connection* conn : connections_) {
     if (conn->protocol)
       uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->handle));

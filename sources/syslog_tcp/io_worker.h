@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,6 +54,7 @@ struct IoShared {
   std::vector<uint16_t> bound_ports;                // as configured, 0 resolved; set before the threads run
   const TlsContext* tls = nullptr;                  // ssl = true: every connection speaks TLS
   const StreamProtocolFactory* protocol = nullptr;  // RELP: every connection speaks it
+  int io_threads = 1;                               // they share ssl.maxHandshakes
 };
 
 class IoWorker {
@@ -103,6 +105,9 @@ class IoWorker {
   static void on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*);
   static void on_acks_ready(uv_async_t* handle);
 
+  bool begin_tls(Connection* conn);
+  void begin_reading(Connection* conn);
+  void release_handshake_slot(Connection* conn);
   void start_reading(Connection* conn);
   bool know_client(Connection* conn);
   void receive_proxy_header(Connection* conn, std::string_view data);
@@ -162,6 +167,11 @@ class IoWorker {
   std::condition_variable state_changed_;  // accepting_stopped_flag_, loop_ended_, finished_
 
   std::unordered_set<Connection*> connections_;
+  // ssl = true: handshakes in progress on this loop, at most handshake_slots_ (this thread's
+  // share of ssl.maxHandshakes); the connections waiting for a slot, oldest first.
+  const size_t handshake_slots_;
+  size_t handshakes_ = 0;
+  std::deque<Connection*> awaiting_handshake_;
   EventBatchBuilder builder_;
   // A protocol that acknowledges: the wake-up for replies, and the batch being built's events.
   uv_async_t acks_async_;

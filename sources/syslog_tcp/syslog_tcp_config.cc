@@ -132,6 +132,17 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "A connection that has not completed its TLS handshake this long after it was accepted is closed and counted "
      "(reason timeout).",
      {.min = 100, .max = 3'600'000}},
+    {"ssl.maxHandshakes", &C::ssl_max_handshakes, "256",
+     "TLS handshakes in progress at once (the source's, shared by its io threads): each holds OpenSSL's state and "
+     "buffers (tens of KiB). Further connections wait, unread, for a slot, at most ssl.handshakeTimeout from their "
+     "accept (then refused, reason timeout); a handshake's own ssl.handshakeTimeout starts with its slot. Bounds what "
+     "clients that open handshakes and never finish them can hold.",
+     {.min = 1, .max = 1'000'000}},
+    {"ssl.crl", &C::ssl_crl, "",
+     "PEM file of certificate revocation lists: a client certificate revoked by its issuer's CRL is refused "
+     "(reason revoked). The file must hold a current CRL of every CA that issues client certificates (one past its "
+     "nextUpdate refuses every client of that CA); read again on SIGHUP. Empty: revocation is not checked. Needs "
+     "ssl.clientAuth optional or required."},
     {"keystore", &C::keystore, "",
      "Flume's: a PKCS12 file with the certificate, its chain and key, instead of ssl.certificate and ssl.key."},
     {"keystore-password", &C::keystore_password, "", "Flume's: the keystore's password."},
@@ -196,6 +207,9 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
     component.fail("ssl.ca",
                    "is set but ssl.clientAuth is none, so no client would be verified: set ssl.clientAuth = "
                    "optional or required");
+  if (!c.ssl_crl.empty() && c.ssl_client_auth == ClientAuth::none)
+    component.fail("ssl.crl", "is set but ssl.clientAuth is none, so no client certificate would be checked: set "
+                              "ssl.clientAuth = optional or required");
   if (!c.ssl_allowed_peers.empty() && c.ssl_client_auth == ClientAuth::none)
     component.fail("ssl.allowedPeers",
                    "needs ssl.clientAuth = optional or required: with none no client shows a certificate");

@@ -58,6 +58,8 @@ struct SyslogTcpConfig {
   std::vector<std::string> include_cipher_suites, exclude_cipher_suites;  // Flume's, in Java's names
   std::string_view cipher_property;  // set: ssl_ciphers and ssl_cipher_suites were made from this Flume property
   std::chrono::milliseconds ssl_handshake_timeout{0};
+  size_t ssl_max_handshakes = 0;
+  std::string ssl_crl;
   std::string keystore, keystore_password, keystore_type;
   uint8_t exclude_protocols = 0;  // Flume's exclude-protocols (TlsVersion bits; older ones are never on)
 

@@ -191,7 +191,7 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
     w.counter("sluice_source_tls_handshakes_total", "TLS handshakes completed and admitted.", l, c.tls_handshakes);
     for (TlsFailure why : kTlsFailures)
       w.counter("sluice_source_tls_handshake_failures_total",
-                "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, "
+                "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, revoked, "
                 "not_allowed, protocol).",
                 {{"source", n}, {"reason", std::string(failure_label(why))}}, c.tls_failures[static_cast<size_t>(why)]);
   }

@@ -39,7 +39,8 @@ SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, SyslogTcpCon
               .channels = std::move(channels),
               .probe = probe_,
               .tls = tls_.get(),
-              .protocol = protocol_.get()} {}
+              .protocol = protocol_.get(),
+              .io_threads = io_threads_} {}
 
 void SyslogTcpSource::reload_credentials() {
   if (!tls_) return;

@@ -1,12 +1,15 @@
 #include "sources/syslog_tcp/tls_context.h"
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 namespace sluice::syslog_tcp {
@@ -53,6 +56,7 @@ std::string_view failure_label(TlsFailure failure) {
     case TlsFailure::untrusted: return "untrusted";
     case TlsFailure::not_allowed: return "not_allowed";
     case TlsFailure::protocol: return "protocol";
+    case TlsFailure::revoked: return "revoked";
   }
   return "protocol";
 }
@@ -209,6 +213,22 @@ SSL_CTX* TlsContext::build() const {
       if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config_.ssl_ca.c_str()))
         SSL_CTX_set_client_CA_list(ctx.get(), names);
     }
+    if (!config_.ssl_crl.empty()) {
+      // Revocation of the client's own certificate (its issuer's CRL). A new context at each reload
+      // also forgets the TLS 1.2 sessions of before, so that a client revoked since cannot resume one.
+      std::unique_ptr<FILE, FileCloser> file(std::fopen(config_.ssl_crl.c_str(), "r"));
+      if (!file) fail("ssl.crl", "cannot open " + config_.ssl_crl + ": " + std::strerror(errno));
+      X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
+      int loaded = 0;
+      while (X509_CRL* crl = PEM_read_X509_CRL(file.get(), nullptr, nullptr, nullptr)) {
+        X509_STORE_add_crl(store, crl);
+        X509_CRL_free(crl);
+        ++loaded;
+      }
+      ERR_clear_error();  // the file's end reads as an error
+      if (loaded == 0) fail("ssl.crl", config_.ssl_crl + " holds no CRL (PEM: -----BEGIN X509 CRL-----)");
+      X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
+    }
     int mode = SSL_VERIFY_PEER;
     if (config_.ssl_client_auth == ClientAuth::required) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
     SSL_CTX_set_verify(ctx.get(), mode, &TlsContext::verify);
@@ -225,7 +245,8 @@ int TlsContext::verify(int preverified, X509_STORE_CTX* store) {
   auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
   const auto* self = static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
   const int error = X509_STORE_CTX_get_error(store);
-  if (!is_validity_error(error) && self->allowed_.fingerprints.count(fingerprint_of(X509_STORE_CTX_get0_cert(store))))
+  if (!is_validity_error(error) && error != X509_V_ERR_CERT_REVOKED &&
+      self->allowed_.fingerprints.count(fingerprint_of(X509_STORE_CTX_get0_cert(store))))
     return 1;
   if (!SSL_get_ex_data(ssl, verify_error_index()))
     SSL_set_ex_data(ssl, verify_error_index(), reinterpret_cast<void*>(static_cast<intptr_t>(error)));
@@ -283,6 +304,7 @@ TlsFailure TlsContext::classify_failure(SSL* ssl) {
   const auto verify_error = static_cast<int>(reinterpret_cast<intptr_t>(SSL_get_ex_data(ssl, verify_error_index())));
   const unsigned long first = ERR_peek_error();
   ERR_clear_error();
+  if (verify_error == X509_V_ERR_CERT_REVOKED) return TlsFailure::revoked;
   if (verify_error) return is_validity_error(verify_error) ? TlsFailure::expired : TlsFailure::untrusted;
   if (ERR_GET_LIB(first) == ERR_LIB_SSL && ERR_GET_REASON(first) == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE)
     return TlsFailure::no_certificate;

@@ -26,9 +26,11 @@ enum class TlsFailure {
   untrusted,       // its certificate does not chain to ssl.ca (and its fingerprint is not allowed)
   not_allowed,     // verified, but neither its fingerprint nor its names are in allowedPeers
   protocol,        // no common version or cipher, not TLS at all, a broken record
+  revoked,         // its certificate is on its issuer's CRL (ssl.crl)
 };
-inline constexpr TlsFailure kTlsFailures[] = {TlsFailure::timeout,   TlsFailure::no_certificate, TlsFailure::expired,
-                                              TlsFailure::untrusted, TlsFailure::not_allowed,    TlsFailure::protocol};
+inline constexpr TlsFailure kTlsFailures[] = {TlsFailure::timeout,     TlsFailure::no_certificate, TlsFailure::expired,
+                                              TlsFailure::untrusted,   TlsFailure::not_allowed,    TlsFailure::protocol,
+                                              TlsFailure::revoked};
 std::string_view failure_label(TlsFailure failure);
 
 // ssl.allowedPeers: each word a SHA-256 fingerprint ("SHA256:AB:CD:..." or 64 hex digits, colons

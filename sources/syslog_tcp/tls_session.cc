@@ -79,6 +79,7 @@ TlsSession::State TlsSession::feed(std::string_view cipher, const std::function<
     const int error = SSL_get_error(ssl_, rc);
     if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) fail(TlsContext::classify_failure(ssl_));
     take_output(out);  // the next handshake message, or the alert that refuses
+    shrink_input();    // a handshake waiting for its client keeps no large read buffer either
     return state_;
   }
   if (state_ != State::established) return state_;

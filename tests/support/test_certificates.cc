@@ -79,6 +79,26 @@ void write_key(const std::string& path, EVP_PKEY* key, const char* password = nu
   std::fclose(f);
 }
 
+// The CA's CRL (v2, valid from an hour ago for 30 days), revoking `revoked`.
+void write_crl(const std::string& path, X509* ca, EVP_PKEY* ca_key, X509* revoked) {
+  std::unique_ptr<X509_CRL, decltype(&X509_CRL_free)> crl(X509_CRL_new(), &X509_CRL_free);
+  X509_CRL_set_version(crl.get(), 1);
+  X509_CRL_set_issuer_name(crl.get(), X509_get_subject_name(ca));
+  std::unique_ptr<ASN1_TIME, decltype(&ASN1_TIME_free)> last(X509_gmtime_adj(nullptr, -3600), &ASN1_TIME_free),
+      next(X509_gmtime_adj(nullptr, 30L * 86400), &ASN1_TIME_free);
+  X509_CRL_set1_lastUpdate(crl.get(), last.get());
+  X509_CRL_set1_nextUpdate(crl.get(), next.get());
+  X509_REVOKED* entry = X509_REVOKED_new();
+  X509_REVOKED_set_serialNumber(entry, X509_get_serialNumber(revoked));
+  X509_REVOKED_set_revocationDate(entry, last.get());
+  X509_CRL_add0_revoked(crl.get(), entry);
+  X509_CRL_sort(crl.get());
+  if (X509_CRL_sign(crl.get(), ca_key, EVP_sha256()) == 0) throw std::runtime_error("cannot sign a CRL");
+  FILE* f = open_for_writing(path);
+  PEM_write_X509_CRL(f, crl.get());
+  std::fclose(f);
+}
+
 }  // namespace
 
 CertificateFiles make_certificates(const std::string& dir) {
@@ -95,6 +115,9 @@ CertificateFiles make_certificates(const std::string& dir) {
                          .stranger_key = dir + "/stranger.key",
                          .self_signed_cert = dir + "/self-signed.pem",
                          .self_signed_key = dir + "/self-signed.key",
+                         .revoked_cert = dir + "/revoked.pem",
+                         .revoked_key = dir + "/revoked.key",
+                         .crl = dir + "/crl.pem",
                          .keystore = dir + "/server.p12"};
   const Key ca_key = new_key(), other_ca_key = new_key();
   const Certificate ca = make_certificate("Sluice test CA", ca_key.get(), nullptr, nullptr, true, -kDay, 30 * kDay);
@@ -122,12 +145,14 @@ CertificateFiles make_certificates(const std::string& dir) {
         Client{files.expired_cert, files.expired_key, "expired.example", ca.get(), ca_key.get(), -2 * kDay, -3600},
         Client{files.stranger_cert, files.stranger_key, "stranger.example", other_ca.get(), other_ca_key.get(), -kDay,
                30 * kDay},
-        Client{files.self_signed_cert, files.self_signed_key, "self.example", nullptr, nullptr, -kDay, 30 * kDay}}) {
+        Client{files.self_signed_cert, files.self_signed_key, "self.example", nullptr, nullptr, -kDay, 30 * kDay},
+        Client{files.revoked_cert, files.revoked_key, "revoked.example", ca.get(), ca_key.get(), -kDay, 30 * kDay}}) {
     const Key key = new_key();
     const Certificate certificate = make_certificate(c.name, key.get(), c.issuer, c.issuer_key, false, c.from_s,
                                                      c.until_s, ("DNS:" + std::string(c.name)).c_str());
     write_certificate(c.cert, certificate.get());
     write_key(c.key, key.get());
+    if (&c.cert == &files.revoked_cert) write_crl(files.crl, ca.get(), ca_key.get(), certificate.get());
   }
 
   STACK_OF(X509)* chain = sk_X509_new_null();

@@ -1,7 +1,8 @@
 #pragma once
 // Certificates for TLS tests, made with OpenSSL's API into a directory as PEM files: a CA, a
 // server certificate it signed (CN localhost, SAN 127.0.0.1), client certificates it signed
-// (valid and expired), one signed by another CA, and a self-signed one.
+// (valid, expired, and one the CA revoked, with the CA's CRL), one signed by another CA, and a
+// self-signed one.
 
 #include <openssl/x509.h>
 
@@ -17,6 +18,8 @@ struct CertificateFiles {
   std::string expired_cert, expired_key;    // signed by ca, expired an hour ago
   std::string stranger_cert, stranger_key;  // signed by another CA
   std::string self_signed_cert, self_signed_key;
+  std::string revoked_cert, revoked_key;    // signed by ca, then revoked by it
+  std::string crl;                          // crl.pem: ca's CRL, revoking revoked_cert (valid for 30 days)
   std::string keystore;  // server.p12: server cert + key + ca, password "secret"
 };
 

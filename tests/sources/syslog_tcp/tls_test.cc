@@ -133,6 +133,55 @@ TEST_CASE("clientAuth required: no certificate, another CA's, an expired one are
   CHECK(t.counters().tls_handshakes == 1);
 }
 
+TEST_CASE("ssl.crl: a client whose certificate its CA revoked is refused (reason revoked), the others let in",
+          "[source][tls]") {
+  TlsSource t;
+  t.start({{"ssl.clientAuth", "required"}, {"ssl.ca", t.certs.ca}, {"ssl.crl", t.certs.crl}});
+  t.s_client("<13>app: revoked\n", {"-cert", t.certs.revoked_cert, "-key", t.certs.revoked_key});
+  CHECK(eventually([&] { return t.failures(TlsFailure::revoked) == 1; }, 10s));
+  CHECK(t.s_client("<13>app: still good\n", {"-cert", t.certs.client_cert, "-key", t.certs.client_key}) == 0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  CHECK(t.bodies() == std::vector<std::string>{"app: still good"});
+}
+
+TEST_CASE("without ssl.crl a revoked certificate is let in: revocation is checked only when a CRL is given",
+          "[source][tls]") {
+  TlsSource t;
+  t.start({{"ssl.clientAuth", "required"}, {"ssl.ca", t.certs.ca}});
+  CHECK(t.s_client("<13>app: revoked, unchecked\n", {"-cert", t.certs.revoked_cert, "-key", t.certs.revoked_key}) ==
+        0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  CHECK(t.failures(TlsFailure::revoked) == 0);
+}
+
+TEST_CASE("ssl.maxHandshakes: clients that never finish their handshakes hold at most that many; the next waits",
+          "[source][tls]") {
+  TlsSource t;
+  t.start({{"ssl.maxHandshakes", "2"}, {"ssl.handshakeTimeout", "1s"}});
+  // Two connections that start a handshake and never finish it (a ClientHello's first bytes).
+  const int a = test::connect_loopback(t.source->listening_ports()[0]);
+  const int b = test::connect_loopback(t.source->listening_ports()[0]);
+  for (int fd : {a, b}) REQUIRE(::write(fd, "\x16\x03\x01", 3) == 3);
+  // A real client now: it can only be served once one of the two has timed out and freed a slot.
+  std::atomic<uint64_t> timeouts_when_served{UINT64_MAX};
+  test::TestThread client([&] {
+    OurClient c(t.source->listening_ports()[0]);
+    if (c.connected()) timeouts_when_served = t.failures(TlsFailure::timeout);
+    c.send("<13>app: after a slot freed\n");
+    c.close_notify();
+  });
+  client.join();
+  CHECK(timeouts_when_served >= 1);
+  CHECK(timeouts_when_served != UINT64_MAX);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  CHECK(eventually([&] { return t.failures(TlsFailure::timeout) == 2; }, 10s));
+  t.source->stop(Clock::now() + 5s);
+  CHECK(t.bodies() == std::vector<std::string>{"app: after a slot freed"});
+  for (int fd : {a, b}) ::close(fd);
+}
+
 TEST_CASE("clientAuth optional: a client without a certificate is let in, one whose certificate fails is not",
           "[source][tls]") {
   TlsSource t;
