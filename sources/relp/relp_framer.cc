@@ -26,7 +26,9 @@ uint32_t to_number(std::string_view digits) {
 
 }  // namespace
 
-RelpFramer::Parsed RelpFramer::parse(std::string_view in, RelpFrame& frame, size_t& used, std::string& why) const {
+RelpFramer::Parsed RelpFramer::parse(std::string_view in, RelpFrame& frame, size_t& used, size_t& needed,
+                                     std::string& why) const {
+  needed = 0;
   const int txnr_length = read_field(in, 0, 9, is_digit, false);
   if (txnr_length < 0) return why = "a frame does not start with a transaction number", Parsed::broken;
   if (txnr_length == 0) return Parsed::more;
@@ -54,7 +56,10 @@ RelpFramer::Parsed RelpFramer::parse(std::string_view in, RelpFrame& frame, size
   }
   if (in[at] != ' ') return why = "a frame's data length is not followed by a space", Parsed::broken;
   ++at;
-  if (in.size() < at + datalen + 1) return Parsed::more;
+  if (in.size() < at + datalen + 1) {
+    needed = at + datalen + 1;
+    return Parsed::more;
+  }
   if (in[at + datalen] != '\n') return why = "a frame does not end with LF after its data", Parsed::broken;
   frame.data = in.substr(at, datalen);
   used = at + datalen + 1;
@@ -62,26 +67,41 @@ RelpFramer::Parsed RelpFramer::parse(std::string_view in, RelpFrame& frame, size
 }
 
 std::string RelpFramer::feed(std::string_view bytes, const std::function<void(const RelpFrame&)>& on_frame) {
-  // Frames are parsed in place from what was read; only a partial one is copied, to wait.
+  // Frames are parsed in place from what was read; only a partial one is copied, to wait. A
+  // partial frame whose length is known is appended to until it is whole, not parsed (nor copied)
+  // again on every read.
+  if (!carry_.empty() && needed_ > carry_.size() + bytes.size()) {
+    carry_.append(bytes);
+    copied_ += bytes.size();
+    return "";
+  }
   std::string joined;
   std::string_view in = bytes;
   if (!carry_.empty()) {
     joined = std::move(carry_);
     joined.append(bytes);
+    copied_ += bytes.size();
     carry_.clear();
     in = joined;
   }
   std::string why;
+  size_t needed = 0;
   while (!in.empty()) {
     RelpFrame frame;
     size_t used = 0;
-    const Parsed parsed = parse(in, frame, used, why);
+    const Parsed parsed = parse(in, frame, used, needed, why);
     if (parsed == Parsed::broken) return why;
     if (parsed == Parsed::more) break;
     on_frame(frame);
     in.remove_prefix(used);
   }
-  carry_.assign(in);
+  if (in.data() == joined.data() && !joined.empty()) {
+    carry_ = std::move(joined);  // nothing whole came: the same partial frame, kept without a copy
+  } else {
+    carry_.assign(in);
+    copied_ += in.size();
+  }
+  needed_ = carry_.empty() ? 0 : needed;
   return "";
 }
 

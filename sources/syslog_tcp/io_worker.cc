@@ -28,6 +28,10 @@ constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 // sender that has called close() with bytes still on their way; closing then would answer them
 // with a reset and lose them uncounted.
 constexpr int64_t kDrainGraceMaxMs = 10000;
+// A connection's replies that its socket has not taken yet (a RELP client that does not read):
+// beyond this its reading pauses, so that what it makes us answer waits in its own buffers, not in
+// ours; reading resumes once half of it is written.
+constexpr size_t kUnsentRepliesMax = 1 << 20;
 
 int64_t unread_bytes(uv_tcp_t& handle) {
   uv_os_fd_t fd = -1;
@@ -59,6 +63,7 @@ struct IoWorker::Connection {
   uint8_t client_ip_length = 0;
   uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
   std::unique_ptr<TlsSession> tls;             // ssl = true
+  bool reading_paused = false;                 // its replies wait unsent beyond kUnsentRepliesMax
   bool awaiting_handshake_slot = false;        // ssl = true: not read until a handshake slot is free
   bool holds_handshake_slot = false;           // its handshake counts against ssl.maxHandshakes
   std::unique_ptr<StreamProtocol> protocol;    // RELP
@@ -503,12 +508,30 @@ bool IoWorker::send_raw(Connection* conn, std::string& bytes) {
   auto* pending = new PendingWrite{{}, bytes.substr(done)};
   pending->request.data = pending;
   uv_buf_t rest = uv_buf_init(pending->bytes.data(), static_cast<unsigned>(pending->bytes.size()));
-  if (uv_write(&pending->request, stream, &rest, 1,
-               [](uv_write_t* request, int) { delete static_cast<PendingWrite*>(request->data); }) != 0) {
+  if (uv_write(&pending->request, stream, &rest, 1, [](uv_write_t* request, int status) {
+        delete static_cast<PendingWrite*>(request->data);
+        // (A connection being closed has its writes cancelled before it is freed.)
+        auto* written = static_cast<Connection*>(request->handle->data);
+        if (status == 0) written->worker->resume_if_drained(*written);
+      }) != 0) {
     delete pending;
     return false;
   }
+  if (uv_stream_get_write_queue_size(stream) > kUnsentRepliesMax && !conn->reading_paused) {
+    uv_read_stop(stream);
+    conn->reading_paused = true;
+    shared_.probe.reading_paused(counters_, conn->peer_text());
+  }
   return true;
+}
+
+void IoWorker::resume_if_drained(Connection& conn) {
+  if (!conn.reading_paused || !connections_.count(&conn)) return;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&conn.handle);
+  if (uv_stream_get_write_queue_size(stream) > kUnsentRepliesMax / 2) return;
+  conn.reading_paused = false;
+  // A protocol connection is read no more once the drain has begun.
+  if (!(stopping_ && conn.protocol)) uv_read_start(stream, &IoWorker::on_alloc, &IoWorker::on_read);
 }
 
 // ssl.handshakeTimeout: a connection still handshaking that long after it was accepted (however

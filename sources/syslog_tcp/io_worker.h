@@ -119,6 +119,7 @@ class IoWorker {
   void receive_tls(Connection* conn, std::string_view cipher);
   void refuse_tls(Connection* conn, TlsFailure why);
   bool send_raw(Connection* conn, std::string& bytes);  // false: the socket failed
+  void resume_if_drained(Connection& conn);             // its unsent replies went out: read again
   void check_handshakes();
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
   // A protocol connection's bytes: its messages decoded, its replies sent.

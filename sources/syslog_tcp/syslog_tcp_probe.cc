@@ -52,6 +52,14 @@ void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, co
                  protocol_, peer, why, *note);
 }
 
+void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
+  io.reading_paused.add(1);
+  if (auto note = io.paused_log.next())
+    spdlog::warn("source {}: {} does not read our replies (over 1 MiB unsent): its connection is not read until they "
+                 "go out{}",
+                 source_name_, peer, *note);
+}
+
 void SyslogTcpProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer) {
   io.cut_at_shutdown.add(1);
   io.unread_at_shutdown.add(unread);
@@ -117,6 +125,7 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.tls_handshakes += io.tls_handshakes.get();
     c.events_acknowledged += io.acknowledged.get();
     c.protocol_errors += io.protocol_errors.get();
+    c.reading_paused += io.reading_paused.get();
     for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
@@ -199,6 +208,10 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
     w.counter("sluice_source_events_acknowledged_total",
               "Events whose acknowledgement (RELP rsp 200) was sent: done downstream as ackAfter says.", l,
               c.events_acknowledged);
+    w.counter("sluice_source_reads_paused_total",
+              "Times a connection's reading paused because over 1 MiB of its replies were unsent (a client that does "
+              "not read them).",
+              l, c.reading_paused);
     w.counter("sluice_source_protocol_errors_total",
               "Sessions ended because their stream broke the protocol (RELP): the sender resends.", l,
               c.protocol_errors);

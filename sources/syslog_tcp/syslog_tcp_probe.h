@@ -60,6 +60,7 @@ struct SyslogTcpCounters {
   // A protocol that acknowledges (RELP, stream_protocol.h):
   uint64_t events_acknowledged = 0;    // replies sent for events that were done downstream
   uint64_t protocol_errors = 0;        // sessions ended because their stream was not the protocol
+  uint64_t reading_paused = 0;         // times a connection's unsent replies paused its reading
   std::vector<PortCounters> per_port;  // the event counters above, per port
 };
 
@@ -78,9 +79,10 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied, refused_limit,
-      refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors;
+      refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors, reading_paused;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
-  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log;
+  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
+      paused_log;
 };
 
 // Why a connection was closed before any of its data was read.
@@ -136,6 +138,8 @@ class SyslogTcpProbe {
   void tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject);
 
   void acknowledged(IoCounters& io, uint64_t events) { io.acknowledged.add(events); }
+  // A connection whose replies its sender does not read: its reading paused (counted, logged).
+  void reading_paused(IoCounters& io, const std::string& peer);
   // A session whose stream broke the protocol: counted, logged with the sender and why.
   void protocol_broken(IoCounters& io, const std::string& peer, const std::string& why);
 

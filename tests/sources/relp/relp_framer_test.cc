@@ -70,3 +70,16 @@ TEST_CASE("a stream that is not RELP is refused, saying why, a partial frame wai
   CHECK(framer.feed("7 syslog 10 <13>ab", [&](const RelpFrame&) { FAIL("not whole yet"); }).empty());
   CHECK(framer.buffered() == 18);
 }
+
+TEST_CASE("a frame trickled a byte at a time is appended to, not copied again on each read", "[relp]") {
+  const std::string data(100'000, 'x');
+  const std::string stream = "7 syslog " + std::to_string(data.size()) + " " + data + "\n";
+  RelpFramer framer(128 * 1024);
+  std::vector<Seen> seen;
+  CHECK(feed_all(framer, stream, seen, 1).empty());
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].data == data);
+  // Each byte copied a small number of times at most (the header's few bytes are re-parsed):
+  // a copy per read would be ~5,000,000,000 bytes here.
+  CHECK(framer.copied() < 3 * stream.size());
+}

@@ -221,3 +221,30 @@ TEST_CASE("RELP over TLS (ssl = true): openssl s_client's session is answered af
   CHECK(r.counters().tls_handshakes == 1);
   r.source->stop(Clock::now() + 5s);
 }
+
+TEST_CASE("RELP: a client that floods us and never reads its replies is no longer read once 1 MiB waits unsent",
+          "[source][relp]") {
+  RelpSource r;
+  r.start();
+  // Empty syslog frames: answered at once, needing no event. The client never reads, so every
+  // answer waits; without a bound they would pile up in the agent without end.
+  const int fd = test::connect_loopback(r.port());
+  const timeval blocked_for{2, 0};  // a send blocked this long: the agent stopped reading us
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &blocked_for, sizeof blocked_for);
+  const std::string open = Client::frame(1, "open", kOffers);
+  REQUIRE(::send(fd, open.data(), open.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(open.size()));
+  std::string chunk;
+  for (uint32_t txnr = 2; chunk.size() < 64 * 1024; ++txnr) chunk += Client::frame(txnr, "syslog", "");
+  constexpr uint64_t kCap = 256ull << 20;  // far beyond what kernel buffers and the bound hold
+  uint64_t written = 0;
+  while (written < kCap) {
+    const ssize_t n = ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+    if (n <= 0) break;  // EAGAIN after 2 s blocked
+    written += static_cast<uint64_t>(n);
+  }
+  INFO("written " << written << " bytes; read " << r.counters().bytes_received << ", protocol errors " << r.counters().protocol_errors << ", closed " << r.counters().connections_closed);
+  CHECK(written < 64ull << 20);
+  CHECK(eventually([&] { return r.counters().reading_paused >= 1; }, 10s));
+  ::close(fd);
+  r.source->stop(Clock::now() + 5s);
+}
