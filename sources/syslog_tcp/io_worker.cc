@@ -32,6 +32,9 @@ constexpr int64_t kDrainGraceMaxMs = 10000;
 // beyond this its reading pauses, so that what it makes us answer waits in its own buffers, not in
 // ours; reading resumes once half of it is written.
 constexpr size_t kUnsentRepliesMax = 1 << 20;
+// Reverse lookups waiting per io thread (clientHostnameHeader): a resolver that does not answer
+// must not gather connections (and libuv's four pool threads) without end.
+constexpr size_t kLookupsInFlightMax = 64;
 
 int64_t unread_bytes(uv_tcp_t& handle) {
   uv_os_fd_t fd = -1;
@@ -61,7 +64,7 @@ struct IoWorker::Connection {
   // clientHostnameHeader): the IP's text, then the name's.
   std::string client;
   uint8_t client_ip_length = 0;
-  uv_getnameinfo_t* pending_lookup = nullptr;  // reverse DNS in flight; reading waits for it
+  uint64_t pending_lookup = 0;                 // reverse DNS in flight (its id); reading waits for it
   std::unique_ptr<TlsSession> tls;             // ssl = true
   bool reading_paused = false;                 // its replies wait unsent beyond kUnsentRepliesMax
   bool awaiting_handshake_slot = false;        // ssl = true: not read until a handshake slot is free
@@ -118,6 +121,18 @@ IoWorker::IoWorker(IoShared& shared, int index)
     const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(timeout / 4, 10, 1000));
     uv_timer_start(
         idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every, every);
+  }
+  if (shared_.resolver) {  // clientHostnameHeader: reverse lookups, bounded by hostnameLookupTimeout
+    uv_async_init(&loop_, &names_async_, &IoWorker::on_names);
+    names_async_.data = this;
+    inbox_ = std::make_shared<ReverseResolver::Inbox>(&names_async_);
+    lookup_timer_ = std::make_unique<uv_timer_t>();
+    uv_timer_init(&loop_, lookup_timer_.get());
+    lookup_timer_->data = this;
+    const auto every =
+        static_cast<uint64_t>(std::clamp<int64_t>(config_.hostname_lookup_timeout.count() / 4, 10, 1000));
+    uv_timer_start(
+        lookup_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->check_lookups(); }, every, every);
   }
   if (shared_.tls || config_.proxy_protocol != ProxyProtocol::none) {  // handshakes and PROXY headers
     handshake_timer_ = std::make_unique<uv_timer_t>();
@@ -358,8 +373,11 @@ void IoWorker::start_reading(Connection* conn) {
   uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &IoWorker::on_alloc, &IoWorker::on_read);
 }
 
-// clientHostnameHeader: the name from this loop's cache, or a reverse lookup on libuv's
-// thread pool (getnameinfo blocks). Returns true when the name is already known.
+// clientHostnameHeader: the name from this loop's cache, or a reverse lookup on the source's
+// resolver threads (reverse_resolver.h). Returns true when the name is already known. A resolver
+// that does not answer holds no connection long: at most kLookupsInFlightMax lookups wait per io
+// thread (beyond, the address is the name at once), and one not answered by
+// hostnameLookupTimeout lets its connection go on with the address (check_lookups).
 bool IoWorker::start_lookup(Connection* conn, const sockaddr_storage& peer) {
   const std::string ip = conn->client;
   if (const auto name = names_.find(ip, uv_now(&loop_))) {
@@ -370,39 +388,56 @@ bool IoWorker::start_lookup(Connection* conn, const sockaddr_storage& peer) {
     conn->client += ip;
     return true;
   }
-  auto* request = new uv_getnameinfo_t;
-  request->data = conn;
-  conn->pending_lookup = request;
-  const int rc =
-      uv_getnameinfo(&loop_, request, &IoWorker::on_name, reinterpret_cast<const sockaddr*>(&peer), NI_NAMEREQD);
-  if (rc == 0) {
-    lookups_.insert(request);
-    return false;
+  if (lookups_.size() >= kLookupsInFlightMax) {
+    shared_.probe.lookup_given_up(counters_, LookupOutcome::skipped, ip);
+    conn->client += ip;
+    return true;
   }
-  delete request;
-  conn->pending_lookup = nullptr;
-  conn->client += ip;  // as Flume: no name, the address
-  return true;
+  const uint64_t id = ++last_lookup_id_;
+  lookups_[id] = Lookup{conn, ip, uv_now(&loop_)};
+  conn->pending_lookup = id;
+  shared_.resolver->lookup(inbox_, id, peer);
+  return false;
 }
 
-void IoWorker::on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*) {
-  // `hostname` lives inside the request: copy it before the request goes.
-  const std::string found = status == 0 && hostname ? std::string(hostname).substr(0, 255) : std::string();
-  auto* conn = static_cast<Connection*>(request->data);
-  static_cast<IoWorker*>(request->loop->data)->lookups_.erase(request);
-  delete request;
-  if (!conn) return;  // the connection closed while its name was looked up
-  IoWorker* self = conn->worker;
-  conn->pending_lookup = nullptr;
-  const std::string ip = conn->client.substr(0, conn->client_ip_length);
-  const std::string name = found.empty() ? ip : found;
-  // (libuv reports a cancelled lookup as UV_EAI_CANCELED.)
-  if (status != UV_EAI_CANCELED && status != UV_ECANCELED) self->names_.store(ip, name, uv_now(&self->loop_));
+void IoWorker::on_names(uv_async_t* handle) {
+  auto* self = static_cast<IoWorker*>(handle->data);
+  for (ReverseResolver::Answer& answer : self->inbox_->take()) {
+    const auto it = self->lookups_.find(answer.id);
+    if (it == self->lookups_.end()) continue;
+    const Lookup lookup = std::move(it->second);
+    self->lookups_.erase(it);
+    // No name: the address, as Flume. A late answer (its connection went on without it, or
+    // closed) still serves the next connection from that address.
+    const std::string name = answer.name.empty() ? lookup.ip : answer.name;
+    self->names_.store(lookup.ip, name, uv_now(&self->loop_));
+    if (lookup.conn) self->name_known(lookup.conn, name);
+  }
+}
+
+// The client's name is known (or given up on): reading starts, with what waited for it.
+void IoWorker::name_known(Connection* conn, const std::string& name) {
+  if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end()) it->second.conn = nullptr;
+  conn->pending_lookup = 0;
   conn->client += name;
   // At shutdown a protocol connection is read no more (the drain says farewell), but what
   // followed its PROXY header is answered; a plain one is read on, as the drain does.
-  if (!(self->stopping_ && conn->protocol)) self->start_reading(conn);
-  self->receive_held(conn);  // what followed a PROXY header
+  if (!(stopping_ && conn->protocol)) start_reading(conn);
+  receive_held(conn);  // what followed a PROXY header
+}
+
+// hostnameLookupTimeout: a connection whose name has not come goes on with its address. Its
+// lookup stays counted among those in flight until the resolver answers (or gives up).
+void IoWorker::check_lookups() {
+  const uint64_t now = uv_now(&loop_);
+  const auto timeout = static_cast<uint64_t>(config_.hostname_lookup_timeout.count());
+  std::vector<std::pair<Connection*, std::string>> late;
+  for (const auto& [id, lookup] : lookups_)
+    if (lookup.conn && now - lookup.started_ms >= timeout) late.emplace_back(lookup.conn, lookup.ip);
+  for (const auto& [conn, ip] : late) {
+    shared_.probe.lookup_given_up(counters_, LookupOutcome::timed_out, ip);
+    name_known(conn, ip);
+  }
 }
 
 // idleTimeout: connections that sent nothing for that long are closed (what they had sent
@@ -733,7 +768,8 @@ void IoWorker::close_connection(Connection* conn) {
   if (conn->awaiting_handshake_slot)
     awaiting_handshake_.erase(std::find(awaiting_handshake_.begin(), awaiting_handshake_.end(), conn));
   release_handshake_slot(conn);
-  if (conn->pending_lookup) conn->pending_lookup->data = nullptr;    // on_name must not touch it
+  if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
+    it->second.conn = nullptr;  // its answer must not touch it
   if (conn->protocol) conn->protocol->acks()->connection = nullptr;  // replies still to come go nowhere
   counters_.closed.add(1);
   shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
@@ -747,6 +783,7 @@ void IoWorker::close_listeners() {
   if (acceptor_) acceptor_->close();
   if (idle_timer_) uv_close(reinterpret_cast<uv_handle_t*>(idle_timer_.get()), nullptr);
   if (handshake_timer_) uv_close(reinterpret_cast<uv_handle_t*>(handshake_timer_.get()), nullptr);
+  if (lookup_timer_) uv_close(reinterpret_cast<uv_handle_t*>(lookup_timer_.get()), nullptr);
 }
 
 void IoWorker::close_all_handles() {
@@ -758,6 +795,10 @@ void IoWorker::close_all_handles() {
     waker_->detach();  // commits after this find no loop to wake
     uv_close(reinterpret_cast<uv_handle_t*>(&acks_async_), nullptr);
   }
+  if (inbox_) {
+    inbox_->detach();  // answers after this are dropped: nothing waits for a running lookup
+    uv_close(reinterpret_cast<uv_handle_t*>(&names_async_), nullptr);
+  }
 }
 
 // On the loop thread, after the listeners closed: half-close every connection and read on
@@ -768,10 +809,22 @@ void IoWorker::shut_down() {
   drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(kDrainGraceMaxMs);
   drain_cap_ms_ = UINT64_MAX;
   bound_grace();
-  // Lookups still queued would keep the loop (and the agent) waiting on a slow resolver:
-  // cancelled, their connections go on with the address as name. One already running
-  // cannot be cancelled and ends when the resolver gives up.
-  for (uv_getnameinfo_t* request : lookups_) uv_cancel(reinterpret_cast<uv_req_t*>(request));
+  // No connection waits for a name in the drain: lookups still queued are dropped, and every
+  // connection waiting goes on with its address as name (a running lookup's answer only fills the
+  // cache, if it comes before the loop ends).
+  if (shared_.resolver) {
+    for (uint64_t id : shared_.resolver->cancel_queued(inbox_.get())) {
+      const auto it = lookups_.find(id);
+      if (it == lookups_.end()) continue;
+      const Lookup lookup = std::move(it->second);
+      lookups_.erase(it);
+      if (lookup.conn) name_known(lookup.conn, lookup.ip);
+    }
+    std::vector<std::pair<Connection*, std::string>> waiting;
+    for (const auto& [id, lookup] : lookups_)
+      if (lookup.conn) waiting.emplace_back(lookup.conn, lookup.ip);
+    for (const auto& [conn, ip] : waiting) name_known(conn, ip);
+  }
   // TLS connections get the same FIN and no close_notify: a sender that never reads would close
   // with our alert unread, which makes its kernel reset the connection and drop what it had not
   // sent yet. The FIN alone ends our side cleanly.

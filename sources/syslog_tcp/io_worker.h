@@ -29,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "sources/syslog/event_decoder.h"
 #include "sources/syslog_tcp/hostname_cache.h"
 #include "sources/syslog_tcp/listener.h"
+#include "sources/syslog_tcp/reverse_resolver.h"
 #include "sources/syslog_tcp/stream_protocol.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/syslog_tcp_probe.h"
@@ -54,6 +56,7 @@ struct IoShared {
   std::vector<uint16_t> bound_ports;                // as configured, 0 resolved; set before the threads run
   const TlsContext* tls = nullptr;                  // ssl = true: every connection speaks TLS
   const StreamProtocolFactory* protocol = nullptr;  // RELP: every connection speaks it
+  ReverseResolver* resolver = nullptr;              // clientHostnameHeader: the reverse lookups
   int io_threads = 1;                               // they share ssl.maxHandshakes
 };
 
@@ -89,6 +92,13 @@ class IoWorker {
 
  private:
   struct Connection;
+  // A reverse lookup in flight. `conn` is cleared once its connection went on without it (timed
+  // out) or closed; the entry goes when the resolver answers.
+  struct Lookup {
+    Connection* conn;
+    std::string ip;
+    uint64_t started_ms;
+  };
   struct Incoming {
     int fd;
     uint16_t port;
@@ -102,7 +112,7 @@ class IoWorker {
   static void on_prepare(uv_prepare_t* handle);
   static void on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void on_name(uv_getnameinfo_t* request, int status, const char* hostname, const char*);
+  static void on_names(uv_async_t* handle);
   static void on_acks_ready(uv_async_t* handle);
 
   bool begin_tls(Connection* conn);
@@ -114,6 +124,8 @@ class IoWorker {
   void receive_held(Connection* conn);
   void refuse_before_data(Connection* conn, Refusal why, const std::string& detail);
   bool start_lookup(Connection* conn, const sockaddr_storage& peer);
+  void name_known(Connection* conn, const std::string& name);
+  void check_lookups();
   void close_idle();
   void receive(Connection* conn, std::string_view data);
   void receive_tls(Connection* conn, std::string_view cipher);
@@ -149,6 +161,7 @@ class IoWorker {
   std::unique_ptr<uv_timer_t> drain_timer_;
   std::unique_ptr<uv_timer_t> idle_timer_;
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
+  std::unique_ptr<uv_timer_t> lookup_timer_;     // clientHostnameHeader: hostnameLookupTimeout
   uint64_t last_handshake_check_ms_ = 0;
   uint64_t drain_until_ms_ = 0;          // uv_now() at which the drain's grace ends
   uint64_t drain_cap_ms_ = UINT64_MAX;   // ... at the latest (half the time to the deadline)
@@ -182,7 +195,10 @@ class IoWorker {
   std::vector<char> plain_buffer_;  // TLS: what a session decrypts, before it is framed
   EventDecoder decoder_;
   HostnameCache names_;                            // clientHostnameHeader: IP -> name
-  std::unordered_set<uv_getnameinfo_t*> lookups_;  // in flight; freed by on_name
+  std::unordered_map<uint64_t, Lookup> lookups_;  // in flight, by id
+  uint64_t last_lookup_id_ = 0;
+  uv_async_t names_async_;                          // with a resolver: its answers are in
+  std::shared_ptr<ReverseResolver::Inbox> inbox_;
   ParseClock clock_;
 };
 

@@ -85,6 +85,12 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "its name is known."},
     {"hostnameCacheTtl", &C::hostname_cache_ttl, "5m",
      "How long a reverse DNS answer for clientHostnameHeader is reused.", {.min = 0}},
+    {"hostnameLookupTimeout", &C::hostname_lookup_timeout, "2s",
+     "How long a new connection waits for its reverse DNS answer (clientHostnameHeader) before it is read with "
+     "its address as the name (counted: sluice_source_hostname_lookups_given_up_total{reason=\"timeout\"}); a late "
+     "answer is still cached. At most 64 lookups wait per io thread; beyond, the address is the name at once "
+     "(reason skipped).",
+     {.min = 10, .max = 600'000}},
     {"charset.default", config::parsed_as(&C::default_charset, kCharset, charset_from_name),
      "UTF-8",
      "Encoding of the frames: UTF-8 (invalid sequences become U+FFFD and are counted), ISO-8859-1 (converted to "

@@ -48,6 +48,7 @@ struct SyslogTcpConfig {
   Charset default_charset = Charset::utf8;
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::milliseconds hostname_cache_ttl{0};
+  std::chrono::milliseconds hostname_lookup_timeout{0};
   // TLS (RFC 5425; tls_context.h): PEM files, or Flume's keystore (PKCS12).
   bool ssl = false;
   std::string ssl_certificate, ssl_key, ssl_key_password, ssl_ca;

@@ -52,6 +52,18 @@ void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, co
                  protocol_, peer, why, *note);
 }
 
+void SyslogTcpProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip) {
+  (why == LookupOutcome::timed_out ? io.lookups_timed_out : io.lookups_skipped).add(1);
+  if (auto note = io.lookup_log.next())
+    spdlog::warn("source {}: no host name for {}: {}; its events carry the address (clientHostnameHeader){}",
+                 source_name_, ip,
+                 why == LookupOutcome::timed_out
+                     ? "the resolver did not answer within hostnameLookupTimeout (" +
+                           std::to_string(lookup_timeout_ms_) + " ms)"
+                     : std::string("64 lookups already wait on this io thread (is the resolver down?)"),
+                 *note);
+}
+
 void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
   io.reading_paused.add(1);
   if (auto note = io.paused_log.next())
@@ -126,6 +138,8 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.events_acknowledged += io.acknowledged.get();
     c.protocol_errors += io.protocol_errors.get();
     c.reading_paused += io.reading_paused.get();
+    c.lookups_timed_out += io.lookups_timed_out.get();
+    c.lookups_skipped += io.lookups_skipped.get();
     for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
@@ -196,6 +210,13 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
   w.counter("sluice_source_connections_cut_at_shutdown_total",
             "Connections closed when the shutdown grace ended, before their sender closed its side.", l,
             c.connections_cut_at_shutdown);
+  if (lookups_)
+    for (const auto& [reason, count] :
+         {std::pair<const char*, uint64_t>{"timeout", c.lookups_timed_out}, {"skipped", c.lookups_skipped}})
+      w.counter("sluice_source_hostname_lookups_given_up_total",
+                "Connections read with their address as host name (clientHostnameHeader): the reverse lookup timed "
+                "out, or was skipped with too many waiting.",
+                {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
     w.counter("sluice_source_tls_handshakes_total", "TLS handshakes completed and admitted.", l, c.tls_handshakes);
     for (TlsFailure why : kTlsFailures)

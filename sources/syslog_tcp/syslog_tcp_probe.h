@@ -61,6 +61,8 @@ struct SyslogTcpCounters {
   uint64_t events_acknowledged = 0;    // replies sent for events that were done downstream
   uint64_t protocol_errors = 0;        // sessions ended because their stream was not the protocol
   uint64_t reading_paused = 0;         // times a connection's unsent replies paused its reading
+  uint64_t lookups_timed_out = 0;      // reverse lookups not answered within hostnameLookupTimeout
+  uint64_t lookups_skipped = 0;        // not started: too many waiting on this io thread
   std::vector<PortCounters> per_port;  // the event counters above, per port
 };
 
@@ -79,11 +81,15 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied, refused_limit,
-      refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors, reading_paused;
+      refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors, reading_paused,
+      lookups_timed_out, lookups_skipped;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
-      paused_log;
+      paused_log, lookup_log;
 };
+
+// Why a connection went on with its address for a name (clientHostnameHeader).
+enum class LookupOutcome { timed_out, skipped };
 
 // Why a connection was closed before any of its data was read.
 enum class Refusal { denied, limit, proxy_header, proxy_untrusted };
@@ -97,6 +103,8 @@ class SyslogTcpProbe {
         idle_timeout_ms_(config.idle_timeout.count()),
         tls_(config.ssl),
         proxy_(config.proxy_protocol != ProxyProtocol::none),
+        lookups_(!config.client_hostname_header.empty()),
+        lookup_timeout_ms_(config.hostname_lookup_timeout.count()),
         protocol_(std::move(protocol)) {
     for (int i = 0; i < io_threads; ++i) io_.emplace_back(config.ports.size());
   }
@@ -138,6 +146,8 @@ class SyslogTcpProbe {
   void tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject);
 
   void acknowledged(IoCounters& io, uint64_t events) { io.acknowledged.add(events); }
+  // A connection read with its address as its name: its lookup timed out, or was not started.
+  void lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip);
   // A connection whose replies its sender does not read: its reading paused (counted, logged).
   void reading_paused(IoCounters& io, const std::string& peer);
   // A session whose stream broke the protocol: counted, logged with the sender and why.
@@ -155,6 +165,8 @@ class SyslogTcpProbe {
   const int64_t idle_timeout_ms_;  // for the idle line
   const bool tls_;                 // the TLS families only for a TLS source
   const bool proxy_;               // the proxy_header refusals only behind a PROXY-protocol balancer
+  const bool lookups_;             // the lookup families only with clientHostnameHeader
+  const int64_t lookup_timeout_ms_;
   const std::string protocol_;     // the acknowledgement families only for such a protocol
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)

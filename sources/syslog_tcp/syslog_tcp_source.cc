@@ -5,6 +5,9 @@
 namespace sluice::syslog_tcp {
 namespace {
 
+// Reverse lookups at once (clientHostnameHeader): as many as libuv's pool had.
+constexpr int kResolverThreads = 4;
+
 std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
                                                BuildContext&) {
   SyslogTcpConfig c = parse_syslog_tcp_config(component);
@@ -34,12 +37,14 @@ SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, SyslogTcpCon
       protocol_(std::move(protocol)),
       probe_(component_.name, config_, io_threads_, protocol_ ? std::string(protocol_->name()) : ""),
       tls_(config_.ssl ? std::make_unique<TlsContext>(component_, config_) : nullptr),
+      resolver_(config_.client_hostname_header.empty() ? nullptr : std::make_unique<ReverseResolver>(kResolverThreads)),
       shared_{.source_name = component_.name,
               .config = config_,
               .channels = std::move(channels),
               .probe = probe_,
               .tls = tls_.get(),
               .protocol = protocol_.get(),
+              .resolver = resolver_.get(),
               .io_threads = io_threads_} {}
 
 void SyslogTcpSource::reload_credentials() {

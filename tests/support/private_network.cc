@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace sluice::test {
@@ -49,6 +50,21 @@ void PrivateNetwork::drop_segments_to(uint16_t port, double probability) {
                 "iptables -w -A INPUT -p tcp --dport %u -m statistic --mode random --probability %.4f -j DROP",
                 static_cast<unsigned>(port), probability);
   run_tool(rule);
+}
+
+void PrivateNetwork::black_hole_dns() {
+  std::ifstream resolv("/etc/resolv.conf");
+  std::string word, address;
+  bool any = false;
+  while (resolv >> word)
+    if (word == "nameserver" && resolv >> address) {
+      any = true;
+      if (address.find(':') == std::string::npos && !address.starts_with("127."))
+        run_tool("ip addr add " + address + "/32 dev lo");
+    }
+  if (!any) address = "127.0.0.1";
+  for (const char* protocol : {"udp", "tcp"})
+    run_tool(std::string("iptables -w -A INPUT -p ") + protocol + " --dport 53 -j DROP");
 }
 
 uint64_t PrivateNetwork::dropped_segments() const {

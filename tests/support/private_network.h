@@ -20,6 +20,10 @@ class PrivateNetwork {
   // Drops TCP segments going to `port` at random, each with `probability` (iptables' statistic
   // match): data, acknowledgements and handshakes alike, as a lossy link would.
   void drop_segments_to(uint16_t port, double probability);
+  // A resolver that never answers: the nameservers of /etc/resolv.conf (127.0.0.1 if none) are
+  // addresses of this loopback, and every DNS query to them is dropped, so that a lookup waits
+  // for the resolver's own timeout (RES_OPTIONS sets it) as it would behind a dead resolver.
+  void black_hole_dns();
   // The rules' counters: how many segments were dropped so far.
   uint64_t dropped_segments() const;
 
