@@ -17,6 +17,12 @@
 namespace sluice {
 namespace {
 
+// A scraper's request is a line and a few headers, sent at once: a client that trickles one (or
+// sends a huge one) holds a server thread only this long, and scrapes go on beside a few of them.
+constexpr int kServerThreads = 4;
+constexpr std::chrono::milliseconds kRequestTimeout{2000};  // to read a request, and per write of the answer
+constexpr int kRequestMax = 8192;                           // bytes of request line and headers
+
 class TextHandler : public CivetHandler {
  public:
   TextHandler(std::string (*render)(const Agent&), const Agent& agent, const char* content_type)
@@ -52,7 +58,11 @@ struct MetricsEndpoint::Server {
 
 MetricsEndpoint::MetricsEndpoint(const std::string& address, const Agent& agent) {
   try {
-    server_ = std::make_unique<Server>(std::vector<std::string>{"listening_ports", address, "num_threads", "2"}, agent);
+    server_ = std::make_unique<Server>(std::vector<std::string>{"listening_ports", address, "num_threads",
+                                                                std::to_string(kServerThreads), "request_timeout_ms",
+                                                                std::to_string(kRequestTimeout.count()),
+                                                                "max_request_size", std::to_string(kRequestMax)},
+                                       agent);
   } catch (const CivetException& e) {
     throw std::runtime_error("cannot serve metrics on " + address + ": " + e.what());
   }

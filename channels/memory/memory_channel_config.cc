@@ -11,8 +11,9 @@ const config::PropertyTable<MC> kMemoryChannelProperties{
     {"transactionCapacity", &MC::transaction_capacity, "1000",
      "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
      {.min = 1, .max = 1'000'000'000}},
-    {"byteCapacity", &MC::byte_capacity, "0",
-     "Max bytes of event data held; 0 bounds by event count alone. One batch may exceed it when the channel is empty.",
+    {"byteCapacity", &MC::byte_capacity, "256m",
+     "Max bytes of event data held (beyond it puts wait: backpressure), so that memory is bounded whatever the "
+     "events' size; 0 bounds by event count alone. One batch may exceed it when the channel is empty.",
      {.min = 0}},
     {"byteCapacityBufferPercentage", &MC::byte_capacity_buffer_percentage, "20",
      "Percent of byteCapacity kept free for headers, as in Flume: the effective byte bound is byteCapacity * (100 - this) / 100.",

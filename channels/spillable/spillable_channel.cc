@@ -63,7 +63,10 @@ class SpillableChannel::RecordTracker final : public CommitTracker {
 };
 
 SpillableChannel::SpillableChannel(config::ComponentConfig component, SpillableChannelConfig config)
-    : component_(std::move(component)), config_(std::move(config)) {}
+    : component_(std::move(component)),
+      config_(std::move(config)),
+      memory_byte_capacity_(static_cast<uint64_t>(config_.byte_capacity.bytes) *
+                            static_cast<uint64_t>(100 - config_.byte_capacity_buffer_percentage) / 100) {}
 
 SpillableChannel::~SpillableChannel() { close(); }
 
@@ -191,8 +194,10 @@ size_t SpillableChannel::capacity() const {
   return static_cast<size_t>(config_.memory_capacity + config_.overflow_capacity);
 }
 
-bool SpillableChannel::memory_has_room(size_t events) const {
-  return memory_events_ + events <= static_cast<uint64_t>(config_.memory_capacity);
+bool SpillableChannel::memory_has_room(size_t events, uint64_t bytes) const {
+  if (memory_events_ + events > static_cast<uint64_t>(config_.memory_capacity)) return false;
+  // A batch larger than the byte bound may still use an empty memory part.
+  return memory_byte_capacity_ == 0 || memory_bytes_ == 0 || memory_bytes_ + bytes <= memory_byte_capacity_;
 }
 
 const char* SpillableChannel::disk_refusal(size_t events, uint64_t stored) const {
@@ -224,7 +229,7 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
   const auto started = Clock::now();
   bool waited = false;
   while (true) {
-    if (memory_has_room(events)) {
+    if (memory_has_room(events, batch.bytes())) {
       counters_.events_put += events;
       memory_events_ += events;
       memory_bytes_ += batch.bytes();

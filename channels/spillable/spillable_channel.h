@@ -65,7 +65,8 @@ class SpillableChannel final : public Channel {
   };
   class RecordTracker;
 
-  bool memory_has_room(size_t events) const;
+  // memoryCapacity and the memory part's byte bound (byteCapacity).
+  bool memory_has_room(size_t events, uint64_t bytes) const;
   // Why the disk cannot take `stored` more bytes now, or nullptr.
   const char* disk_refusal(size_t events, uint64_t stored) const;
   // Reads and decodes; empty if corrupt.
@@ -79,6 +80,7 @@ class SpillableChannel final : public Channel {
 
   const config::ComponentConfig component_;
   const SpillableChannelConfig config_;
+  const uint64_t memory_byte_capacity_ = 0;  // 0: memoryCapacity alone bounds the memory part
   std::unique_ptr<spill::SegmentStore> store_;
 
   mutable std::mutex mutex_;

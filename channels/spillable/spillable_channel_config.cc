@@ -9,6 +9,14 @@ const config::PropertyTable<SC> kSpillableChannelProperties{
     {"memoryCapacity", &SC::memory_capacity, "10000",
      "Events held in memory (queued plus taken); beyond it batches go to disk. Must be 0 for type file.",
      {.min = 0, .max = 1'000'000'000}},
+    {"byteCapacity", &SC::byte_capacity, "256m",
+     "Max bytes of event data the memory part holds; beyond it (or memoryCapacity) batches go to disk. 0: bounded by "
+     "memoryCapacity alone. Not for type file.",
+     {.min = 0}},
+    {"byteCapacityBufferPercentage", &SC::byte_capacity_buffer_percentage, "20",
+     "Percent of byteCapacity kept free for headers, as in Flume: the memory part's byte bound is byteCapacity * "
+     "(100 - this) / 100.",
+     {.min = 0, .max = 99}},
     {"overflowCapacity", &SC::overflow_capacity, "100000000",
      "Events held on disk (in records not yet delivered); beyond it, and beyond memory, puts wait: backpressure.",
      {.min = 0, .max = 1'000'000'000'000}, {}, {"capacity"}},
@@ -48,6 +56,8 @@ SpillableChannelConfig parse_spillable_channel_config(const config::ComponentCon
     if (component.properties.count("memoryCapacity") && c.memory_capacity != 0)
       component.fail("memoryCapacity", "a file channel keeps nothing in memory: use type spillablememory");
     c.memory_capacity = 0;
+    if (component.properties.count("byteCapacity") && c.byte_capacity.bytes != 0)
+      component.fail("byteCapacity", "a file channel keeps nothing in memory: use type spillablememory");
   }
   if (c.data_dir.empty()) component.fail("dataDir", "is missing: the directory the channel spills to");
   if (c.data_dir.find(',') != std::string::npos)

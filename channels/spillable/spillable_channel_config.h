@@ -10,6 +10,8 @@ namespace sluice {
 
 struct SpillableChannelConfig {
   int64_t memory_capacity = 0;
+  config::ByteSize byte_capacity;  // of the memory part
+  int64_t byte_capacity_buffer_percentage = 0;
   int64_t overflow_capacity = 0;
   int64_t transaction_capacity = 0;
   std::string data_dir;

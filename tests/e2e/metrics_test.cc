@@ -1,6 +1,9 @@
 // The metrics endpoint end to end: /metrics and /metrics.json scraped over HTTP while the load
 // generator runs and after, checked against what it sent and what Kafka holds.
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -23,6 +26,15 @@ uint64_t flume_sum(const std::string& json, const std::string& prefix, const std
   for (auto it = std::sregex_iterator(json.begin(), json.end(), component); it != std::sregex_iterator(); ++it)
     sum += std::stoull((*it)[1]);
   return sum;
+}
+
+// True once the server has ended the connection (it may answer first: 408, 413) within `timeout`.
+bool ended_by_server(int fd, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (closed_by_peer(fd, 100ms)) return true;  // else nothing yet, or a byte of an answer: read on
+  }
+  return false;
 }
 
 }  // namespace
@@ -88,4 +100,27 @@ TEST_CASE("the counters on /metrics and /metrics.json equal what was sent and wh
   CHECK(flume_sum(json, "CHANNEL.", "EventPutSuccessCount") == 100000);
   CHECK(flume_sum(json, "SINK.", "EventDrainSuccessCount") == 100000);
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
+
+TEST_CASE("clients that trickle requests to the metrics endpoint, or send huge ones, are cut and scrapes go on",
+          "[e2e][metrics]") {
+  Pipeline p;
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 1"}), "t", {"--metrics", "127.0.0.1:0"});
+  // As many unfinished requests as the endpoint has threads, and one far over its size bound.
+  std::vector<int> tricklers;
+  for (int i = 0; i < 4; ++i) {
+    tricklers.push_back(connect_loopback(static_cast<uint16_t>(p.metrics_port())));
+    REQUIRE(::send(tricklers.back(), "GET /metr", 9, MSG_NOSIGNAL) == 9);
+  }
+  const int huge = connect_loopback(static_cast<uint16_t>(p.metrics_port()));
+  const std::string header = "GET /metrics HTTP/1.1\r\nX-Padding: " + std::string(64 * 1024, 'x');
+  ::send(huge, header.data(), header.size(), MSG_NOSIGNAL);
+  // Each is cut by the request timeout (2 s; civetweb's default was 30 s), not left to hold a thread.
+  for (int fd : tricklers) CHECK(ended_by_server(fd, 10s));
+  CHECK(ended_by_server(huge, 10s));
+  for (int fd : tricklers) ::close(fd);
+  ::close(huge);
+  CHECK_THAT(http_get(p.metrics_port(), "/metrics"), Catch::Contains("sluice_source_events_received_total"));
+  CHECK(p.stop_agent(30s) == 0);
 }

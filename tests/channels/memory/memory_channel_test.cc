@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "channels/memory/memory_channel.h"
+#include "channels/memory/memory_channel_config.h"
+#include "tests/support/component.h"
 #include "tests/support/recording_acknowledger.h"
 #include "tests/support/test_thread.h"
 
@@ -166,4 +168,24 @@ TEST_CASE("a source's acknowledger hears of each event's commit once, after a sp
   REQUIRE(b.events == 3);
   c.commit(b);
   CHECK(acknowledger->times() == test::each_once(8));
+}
+
+TEST_CASE("byteCapacity bounds the bytes held, 256m unless configured, a lone batch larger than it let in",
+          "[channel]") {
+  // Batches of 10 events of 12 bytes (120 bytes); byteCapacity 400 holds 320 after the 20% kept
+  // for headers: two batches, not three.
+  MemoryChannel small("c", MemoryChannelConfig{1000, 1000, config::ByteSize{400}, 20});
+  EventBatch first = batch_of(10, "0123456789-"), second = batch_of(10, "0123456789-"),
+             third = batch_of(10, "0123456789-");
+  REQUIRE(first.bytes() == 120);
+  REQUIRE(small.put(first, Clock::now()));
+  REQUIRE(small.put(second, Clock::now()));
+  CHECK_FALSE(small.put(third, Clock::now() + 10ms));  // beyond the bound: it waits (backpressure)
+  CHECK(third.size() == 10);                           // untouched
+  CHECK(small.counters().bytes_held == 240);
+  MemoryChannel tiny("c", MemoryChannelConfig{1000, 1000, config::ByteSize{10}, 20});
+  EventBatch big = batch_of(10, "0123456789-");
+  CHECK(tiny.put(big, Clock::now()));  // larger than the bound, into an empty channel: let in
+  const auto component = test::component(config::Kind::channel, "c", "memory", {});
+  CHECK(parse_memory_channel_config(component).byte_capacity.bytes == 256 << 20);
 }

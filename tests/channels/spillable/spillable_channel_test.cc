@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "channels/spillable/spillable_channel.h"
 #include "tests/support/component.h"
@@ -107,6 +108,23 @@ TEST_CASE("spillable channel pushes back when memory and disk are both full", "[
   channel->commit(take);
   CHECK(channel->put(more, Clock::now() + 1s));
   CHECK(drain(*channel) == range(5, 15));
+}
+
+TEST_CASE("the memory part spills beyond byteCapacity as beyond memoryCapacity, and byteCapacity has a default",
+          "[spill][channel]") {
+  TempDir dir;
+  // 20 events of 17-18 bytes a batch (~350 bytes): byteCapacity 1000 (800 after the 20% kept for
+  // headers) holds two such batches, far under memoryCapacity.
+  auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "10000"}, {"byteCapacity", "1000"}});
+  for (int i = 0; i < 5; ++i) put(*channel, i * 20, 20);
+  const auto& spillable = static_cast<const SpillableChannel&>(*channel);
+  CHECK(spillable.spill_counters().events_spilled == 60);
+  CHECK(channel->counters().bytes_held <= 800);
+  std::vector<int> expected(100);
+  std::iota(expected.begin(), expected.end(), 0);
+  CHECK(drain(*channel) == expected);
+  const auto defaults = parse_spillable_channel_config(channel_component("spillablememory", dir, {}), false);
+  CHECK(defaults.byte_capacity.bytes == 256 << 20);
 }
 
 TEST_CASE("maxBytesOnDisk bounds the segment files", "[spill][channel]") {
