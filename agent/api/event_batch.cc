@@ -50,10 +50,19 @@ std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scr
   }
 }
 
+// Events [begin, end)'s bytes in their storage: each event's frame is followed by what parsing
+// appended for it (a composed body, the client's address and name), so the events of a range
+// occupy one span.
+static uint64_t stored_span(const EventStorage& storage, size_t begin, size_t end) {
+  if (begin >= end) return 0;
+  const size_t stop = end < storage.events.size() ? storage.events[end].offset : storage.bytes.size();
+  return stop - storage.events[begin].offset;
+}
+
 EventBatch EventBatch::of(std::shared_ptr<const EventStorage> storage) {
   EventBatch batch;
   batch.end_ = storage->events.size();
-  for (const EventRecord& e : storage->events) batch.bytes_ += e.length;
+  batch.bytes_ = stored_span(*storage, 0, batch.end_);
   batch.storage_ = std::move(storage);
   return batch;
 }
@@ -64,7 +73,7 @@ EventBatch EventBatch::split_front(size_t n) {
   front.storage_ = storage_;
   front.begin_ = begin_;
   front.end_ = begin_ + n;
-  for (const EventRecord& e : front) front.bytes_ += e.length;
+  front.bytes_ = stored_span(*storage_, front.begin_, front.end_);
   begin_ += n;
   bytes_ -= front.bytes_;
   return front;
@@ -75,7 +84,7 @@ EventBatch EventBatch::slice(size_t first, size_t count) const {
   part.storage_ = storage_;
   part.begin_ = begin_ + std::min(first, size());
   part.end_ = part.begin_ + std::min(count, end_ - part.begin_);
-  for (const EventRecord& e : part) part.bytes_ += e.length;
+  part.bytes_ = stored_span(*storage_, part.begin_, part.end_);
   return part;
 }
 
@@ -99,7 +108,6 @@ EventRecord& EventBatchBuilder::append(std::string_view frame) {
   auto& bytes = storage_->bytes;
   const size_t offset = bytes.size();
   bytes.insert(bytes.end(), frame.begin(), frame.end());
-  bytes_ += frame.size();
   EventRecord& e = storage_->events.emplace_back();
   e.offset = static_cast<uint32_t>(offset);
   e.length = static_cast<uint32_t>(frame.size());
@@ -122,15 +130,19 @@ EventBatch EventBatchBuilder::seal() {
   EventBatch batch;
   batch.begin_ = 0;
   batch.end_ = storage_->events.size();
-  batch.bytes_ = bytes_;
+  batch.bytes_ = storage_->bytes.size();  // frames and what parsing appended to them
   expected_events_ = batch.end_ + batch.end_ / 4;
-  expected_bytes_ = bytes_ + bytes_ / 4;
+  expected_bytes_ = storage_->bytes.size() + storage_->bytes.size() / 4;
+  // A batch much smaller than the reservation it was built in (one that follows a large batch)
+  // gives the rest back, at the cost of copying its own few bytes: what a channel holds stays
+  // within about twice its events' bytes, whatever order batch sizes come in.
+  if (storage_->bytes.capacity() > 2 * storage_->bytes.size() + 256) storage_->bytes.shrink_to_fit();
+  if (storage_->events.capacity() > 2 * storage_->events.size() + 4) storage_->events.shrink_to_fit();
   storage_->header_names = header_names_;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage_));
   storage_ = std::make_unique<EventStorage>();
   storage_->events.reserve(expected_events_);
   storage_->bytes.reserve(expected_bytes_);
-  bytes_ = 0;
   return batch;
 }
 

@@ -133,6 +133,8 @@ class EventBatch {
   // The index of its first event among its storage's events (0 unless it is a slice).
   size_t first() const { return begin_; }
   bool empty() const { return begin_ == end_; }
+  // The bytes its events occupy in their storage: their frames and what parsing appended to them
+  // (a composed body, the client's address and name). What channels count against byteCapacity.
   uint64_t bytes() const { return bytes_; }
 
   const EventRecord* begin() const { return storage_->events.data() + begin_; }
@@ -213,7 +215,8 @@ class EventBatchBuilder {
   void set_acknowledger(std::shared_ptr<CommitTracker> acknowledger);
   size_t size() const { return storage_->events.size(); }
   bool empty() const { return storage_->events.empty(); }
-  uint64_t bytes() const { return bytes_; }
+  // The bytes stored so far: frames and what was appended to them.
+  uint64_t bytes() const { return storage_->bytes.size(); }
 
   // Hands the events over as an immutable batch and starts a new, empty one.
   EventBatch seal();
@@ -221,7 +224,6 @@ class EventBatchBuilder {
  private:
   std::unique_ptr<EventStorage> storage_;
   std::shared_ptr<const HeaderNames> header_names_;
-  uint64_t bytes_ = 0;
   size_t expected_events_;
   size_t expected_bytes_;
 };

@@ -118,3 +118,19 @@ TEST_CASE("field names are read as Flume's header names, in any case, with their
   CHECK_FALSE(event_field_from_name("topic").has_value());
   CHECK_FALSE(event_field_from_name("").has_value());
 }
+
+TEST_CASE("a batch's bytes are all its events occupy, and a small batch after a large one keeps no large reservation",
+          "[batch]") {
+  EventBatchBuilder builder;
+  for (int i = 0; i < 1000; ++i) builder.append(std::string(1000, 'x'));
+  EventBatch large = builder.seal();
+  CHECK(large.bytes() == 1000 * 1000);
+  builder.append("<13>app: small");
+  builder.append_to_last("127.0.0.1localhost");  // what a source appends for clientIPHeader and the name
+  EventBatch small = builder.seal();
+  CHECK(small.bytes() == 14 + 18);
+  CHECK(small.split_front(1).bytes() == 14 + 18);
+  // The builder had reserved 1.25 MB for it (the large batch's size); the sealed batch gave it back.
+  CHECK(small.storage()->bytes.capacity() < 4096);
+  CHECK(small.storage()->events.capacity() < 16);
+}
