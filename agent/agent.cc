@@ -138,6 +138,46 @@ std::string Agent::ready_info() const {
   return out.str();
 }
 
+namespace {
+
+std::string mebibytes(uint64_t bytes) {
+  if (bytes == memory::kUnbounded) return "no bound";
+  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
+}  // namespace
+
+std::string MemoryBound::describe() const {
+  return fmt::format("{} (base {}, sources {}, channels {}, sinks {}; with a quarter more for the allocator)",
+                     mebibytes(total), mebibytes(base), mebibytes(sources), mebibytes(channels), mebibytes(sinks));
+}
+
+MemoryBound Agent::memory_bound() const {
+  using namespace memory;
+  MemoryBound b;
+  b.base = kBaseBytes;
+  for (const auto& source : sources_) b.sources = add(b.sources, source->memory_bound());
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    Context context;
+    for (size_t s = 0; s < sources_.size(); ++s)
+      for (const std::string& name : config_.sources[s].channels)
+        if (name == config_.channels[c].name) {
+          context.max_event_bytes = std::max(context.max_event_bytes, sources_[s]->max_event_bytes());
+          context.max_batch_bytes = std::max(context.max_batch_bytes, sources_[s]->max_batch_bytes());
+        }
+    for (size_t k = 0; k < sinks_.size(); ++k)
+      if (config_.sinks[k].channels.front() == config_.channels[c].name)
+        context.takes_in_flight += sinks_[k]->takes_in_flight();
+    b.channels = add(b.channels, channels_[c]->memory_bound(context));
+    context.channel_capacity = channels_[c]->capacity();
+    for (size_t k = 0; k < sinks_.size(); ++k)
+      if (config_.sinks[k].channels.front() == config_.channels[c].name)
+        b.sinks = add(b.sinks, sinks_[k]->memory_bound(context));
+  }
+  b.total = add(b.base, with_allocator_slack(add(add(b.sources, b.channels), b.sinks)));
+  return b;
+}
+
 AgentTotals Agent::totals() const {
   const auto lock = lock_components();
   AgentTotals t;

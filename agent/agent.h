@@ -33,6 +33,14 @@ struct AgentTotals {
   int64_t sinks_queued = 0;                 // events waiting in the sinks' clients (Kafka producers)
 };
 
+// The most memory the agent can hold, by part (memory_bound.h; README "Memory: a bound you can
+// compute"): each part's sum, and the total with the allocator's share. memory::kUnbounded where a
+// setting bounds nothing.
+struct MemoryBound {
+  uint64_t base = 0, sources = 0, channels = 0, sinks = 0, total = 0;
+  std::string describe() const;  // "612 MiB (base 32 MiB, sources ..., ...)"
+};
+
 // What a reload came to (sluice_config_reloads_total{result}).
 enum class ReloadOutcome : uint8_t {
   applied,    // validated and applied
@@ -72,6 +80,8 @@ class Agent {
   // Kafka's bootstrap).
   std::string ready_info() const;
   AgentTotals totals() const;
+  // The bound of the configuration that runs (or that --check built).
+  MemoryBound memory_bound() const;
   // The components, for the metrics endpoint's thread: hold the lock while using them (a reload
   // replaces them under it).
   std::shared_lock<std::shared_mutex> lock_components() const { return std::shared_lock(components_mutex_); }

@@ -363,7 +363,8 @@ int main(int argc, char** argv) {
     Agent agent(model);
     if (check) {
       std::cout << file << ": configuration of agent '" << agent_name << "' is valid (" << agent.source_count()
-                << " source(s), " << agent.channel_count() << " channel(s), " << agent.sink_count() << " sink(s))\n";
+                << " source(s), " << agent.channel_count() << " channel(s), " << agent.sink_count() << " sink(s))\n"
+                << "memory bound: " << agent.memory_bound().describe() << "\n";
       return 0;
     }
     std::string address = metrics_address_from_defines(defines);
@@ -371,6 +372,7 @@ int main(int argc, char** argv) {
     if (address.empty()) address = model.monitoring_address.value;
     if (address == "none") address.clear();
     raise_file_limit();
+    spdlog::info("memory bound: {}", agent.memory_bound().describe());
     agent.start();
     std::unique_ptr<MetricsEndpoint> metrics;
     if (!address.empty()) {

@@ -1,5 +1,9 @@
 #include "agent/metrics.h"
 
+#include <unistd.h>
+
+#include <fstream>
+
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
@@ -149,6 +153,14 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
   sink.write_metrics(w);
 }
 
+// Resident pages of this process (/proc/self/statm's second field), in bytes.
+uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
 }  // namespace
 
 std::string prometheus_text(const Agent& agent) {
@@ -164,6 +176,12 @@ std::string prometheus_text(const Agent& agent) {
           "When the running configuration was last applied (start or reload), in seconds since the epoch.", {},
           agent.last_reload_success_seconds());
   const auto lock = agent.lock_components();
+  if (const MemoryBound bound = agent.memory_bound(); bound.total != memory::kUnbounded)
+    w.gauge("sluice_agent_memory_bound_bytes",
+            "The most memory the running configuration can hold (sluice --check prints its terms).", {},
+            static_cast<double>(bound.total));
+  w.gauge("process_resident_memory_bytes", "Resident memory of the agent's process.", {},
+          static_cast<double>(resident_bytes()));
   for (const auto& source : agent.sources()) source->write_metrics(w);
   for (const auto& channel : agent.channels()) write_channel(w, *channel);
   for (const auto& sink : agent.sinks()) write_sink(w, *sink);

@@ -17,6 +17,7 @@
 #include "agent/api/config_tree.h"
 #include "agent/api/deadline.h"
 #include "agent/api/event_batch.h"
+#include "agent/api/memory_bound.h"
 #include "agent/api/metrics_writer.h"
 
 namespace sluice {
@@ -91,6 +92,9 @@ class Channel {
   virtual ChannelCounters counters() const = 0;
   // The channel's metrics beyond ChannelCounters (the agent writes those); any thread.
   virtual void write_metrics(MetricsWriter&) const {}
+  // The most memory the channel can hold (memory_bound.h), given its sources' largest event and
+  // its sinks; memory::kUnbounded if a setting bounds nothing.
+  virtual uint64_t memory_bound(const memory::Context& context) const = 0;
 };
 
 // A component's batch size against the channel it uses: 0 means the channel's

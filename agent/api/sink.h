@@ -66,6 +66,10 @@ class Sink {
   // True if it commits a take only once its destination acknowledged the events (Kafka's
   // delivery reports, acks >= 1): what a source that answers its senders on commit relies on.
   virtual bool commits_after_delivery() const { return false; }
+  // How many takes it may hold at once (what a channel reads back from disk for it).
+  virtual size_t takes_in_flight() const { return 1; }
+  // The most memory the sink (its client) can hold beyond its channel's (memory_bound.h).
+  virtual uint64_t memory_bound(const memory::Context& context) const = 0;
 };
 
 }  // namespace sluice

@@ -61,6 +61,13 @@ class Source {
   // ackAfter = kafka answers senders on commit): the property that asks it, or empty. The agent
   // refuses a topology where a sink would not.
   virtual std::string_view needs_delivered_commits() const { return {}; }
+  // The most memory the source can hold (memory_bound.h): its io threads' buffers, and what each
+  // connection it admits can make it keep. Its events, once put, are the channels'.
+  virtual uint64_t memory_bound() const = 0;
+  // The largest event it makes: its frame and what parsing adds (a composed body, client names).
+  virtual uint64_t max_event_bytes() const = 0;
+  // The largest batch it puts (its batchSize of the largest events).
+  virtual uint64_t max_batch_bytes() const = 0;
 };
 
 }  // namespace sluice

@@ -24,6 +24,16 @@ MemoryChannel::MemoryChannel(std::string name, const MemoryChannelConfig& config
       transaction_capacity_(config.transaction_capacity),
       byte_capacity_(config.byte_capacity.bytes * (100 - config.byte_capacity_buffer_percentage) / 100) {}
 
+uint64_t MemoryChannel::memory_bound(const memory::Context& context) const {
+  using namespace memory;
+  // Bytes: byteCapacity, or one batch larger than it let into the empty channel; or, with no
+  // byte bound, capacity events of the largest size.
+  const uint64_t by_count = times(capacity_, context.max_event_bytes);
+  const uint64_t bytes =
+      byte_capacity_ ? std::min(by_count, std::max(byte_capacity_, context.max_batch_bytes)) : by_count;
+  return add(times(kReservationFactor, bytes), times(capacity_, kEventOverheadBytes));
+}
+
 bool MemoryChannel::has_room(const EventBatch& batch) const {
   if (counters_.events_held + batch.size() > capacity_) return false;
   // A batch bigger than the byte bound would otherwise wait forever: let it into an empty channel.

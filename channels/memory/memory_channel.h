@@ -25,6 +25,7 @@ class MemoryChannel final : public Channel {
   size_t capacity() const override { return capacity_; }
   size_t transaction_capacity() const override { return transaction_capacity_; }
   ChannelCounters counters() const override;
+  uint64_t memory_bound(const memory::Context& context) const override;
 
  private:
   bool has_room(const EventBatch& batch) const;

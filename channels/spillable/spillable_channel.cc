@@ -194,6 +194,25 @@ size_t SpillableChannel::capacity() const {
   return static_cast<size_t>(config_.memory_capacity + config_.overflow_capacity);
 }
 
+// The queue's entry per record on disk (an Entry: its reference, origin and an empty batch),
+// whose records are at least an event each: overflowCapacity bounds their number.
+constexpr uint64_t kDiskRecordEntryBytes = 192;
+
+uint64_t SpillableChannel::memory_bound(const memory::Context& context) const {
+  using namespace memory;
+  const auto memory_events = static_cast<uint64_t>(config_.memory_capacity);
+  const uint64_t by_count = times(memory_events, context.max_event_bytes);
+  const uint64_t transaction = static_cast<uint64_t>(config_.transaction_capacity);
+  const uint64_t memory_bytes =
+      memory_byte_capacity_ ? std::min(by_count, std::max(memory_byte_capacity_, context.max_batch_bytes)) : by_count;
+  uint64_t bound = add(times(kReservationFactor, memory_bytes), times(memory_events, kEventOverheadBytes));
+  // Records read back from disk for the sinks' takes: a take of a transaction's events, in
+  // records that may each be larger than what the take needs of it (a source's batch).
+  const uint64_t take = add(times(transaction, add(context.max_event_bytes, kEventOverheadBytes)), context.max_batch_bytes);
+  bound = add(bound, times(std::max<uint64_t>(1, context.takes_in_flight), take));
+  return add(bound, times(static_cast<uint64_t>(config_.overflow_capacity), kDiskRecordEntryBytes));
+}
+
 bool SpillableChannel::memory_has_room(size_t events, uint64_t bytes) const {
   if (memory_events_ + events > static_cast<uint64_t>(config_.memory_capacity)) return false;
   // A batch larger than the byte bound may still use an empty memory part.

@@ -53,6 +53,7 @@ class SpillableChannel final : public Channel {
   std::string storage() const override { return config_.checkpoint_dir + " " + config_.data_dir; }
   size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
   ChannelCounters counters() const override;
+  uint64_t memory_bound(const memory::Context& context) const override;
   SpillCounters spill_counters() const;
   void write_metrics(MetricsWriter& writer) const override;
 

@@ -459,6 +459,34 @@ void KafkaSink::write_metrics(MetricsWriter& writer) const {
 // acks = 0 commits when librdkafka reports the message sent, which Kafka never acknowledged.
 bool KafkaSink::commits_after_delivery() const { return config_.wait_for_delivery && config_.acks != "0"; }
 
+// librdkafka's own per producer: its threads, broker buffers and the requests being built (one
+// message set per partition, compressed; batch.size is 1 MB). Measured: the seed's ten producers
+// and the embedded Kafka add 6 MiB to an idle agent; the rest is margin for requests in flight.
+constexpr uint64_t kProducerBytes = 8ull << 20;
+// Per message librdkafka holds: its rd_kafka_msg_t, queue links, and our delivery bookkeeping.
+constexpr uint64_t kMessageOverheadBytes = 512;
+
+uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
+  using namespace memory;
+  const auto setting = [&](const char* name, uint64_t fallback) {
+    const auto it = config_.producer.find(name);
+    return it == config_.producer.end() ? fallback : std::stoull(it->second.value);
+  };
+  // librdkafka 2.0's defaults.
+  const uint64_t queued_max = setting("queue.buffering.max.messages", 100'000);
+  const uint64_t queued_bytes_max = setting("queue.buffering.max.kbytes", 1'048'576) * 1024;
+  // With acks >= 1 what librdkafka holds was taken and not committed: the channel's. With acks = 0
+  // it is committed on hand-over, and its bytes are librdkafka's until sent.
+  const uint64_t messages = config_.wait_for_delivery ? std::min<uint64_t>(queued_max, context.channel_capacity)
+                                                      : queued_max;
+  uint64_t bound = add(kProducerBytes, times(messages, kMessageOverheadBytes));
+  if (!config_.wait_for_delivery) bound = add(bound, std::min(queued_bytes_max, times(queued_max, context.max_event_bytes)));
+  // The JSON format copies each payload (escaped, up to 6 bytes a byte) for the takes in flight.
+  if (config_.format == PayloadFormat::json)
+    bound = add(bound, times(times(config_.takes_in_flight, batch_size_), 6 * context.max_event_bytes + 256));
+  return bound;
+}
+
 std::string KafkaSink::ready_info() const {
   if (config_.bootstrap != kEmbedded || !env_->embedded()) return {};
   return "embedded.bootstrap=" + env_->embedded()->bootstrap_servers() + "\n";

@@ -50,6 +50,8 @@ class KafkaSink final : public Sink {
   void write_metrics(MetricsWriter& writer) const override;
   std::string ready_info() const override;
   bool commits_after_delivery() const override;
+  size_t takes_in_flight() const override { return config_.takes_in_flight; }
+  uint64_t memory_bound(const memory::Context& context) const override;
 
  private:
   void run();

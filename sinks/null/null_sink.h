@@ -19,6 +19,7 @@ class NullSink final : public Sink {
   void stop(Deadline deadline) override;
   void retire(Deadline deadline) override;
   SinkCounters counters() const override;
+  uint64_t memory_bound(const memory::Context&) const override { return 0; }  // it holds nothing
 
  private:
   const std::string name_;

@@ -19,6 +19,7 @@ class RelpProtocolFactory final : public syslog_tcp::StreamProtocolFactory {
   bool acknowledge_on_put() const override { return ack_after_ == AckAfter::channel; }
   std::string_view name() const override { return "RELP"; }
   std::string_view ack_property() const override { return "ackAfter"; }
+  size_t max_frame_bytes() const override { return settings_.max_data_size + 64; }  // its header too
 
  private:
   const RelpSettings settings_;

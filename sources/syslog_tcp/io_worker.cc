@@ -18,7 +18,7 @@
 namespace sluice::syslog_tcp {
 namespace {
 
-constexpr size_t kReadChunk = 256 * 1024;
+constexpr size_t kReadChunk = kIoReadChunk;
 constexpr auto kPutSlice = std::chrono::milliseconds(500);
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 // At shutdown each open connection is half-closed (our FIN tells the sender we are going) and
@@ -28,13 +28,9 @@ constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 // sender that has called close() with bytes still on their way; closing then would answer them
 // with a reset and lose them uncounted.
 constexpr int64_t kDrainGraceMaxMs = 10000;
-// A connection's replies that its socket has not taken yet (a RELP client that does not read):
-// beyond this its reading pauses, so that what it makes us answer waits in its own buffers, not in
-// ours; reading resumes once half of it is written.
-constexpr size_t kUnsentRepliesMax = 1 << 20;
 // Reverse lookups waiting per io thread (clientHostnameHeader): a resolver that does not answer
 // must not gather connections (and libuv's four pool threads) without end.
-constexpr size_t kLookupsInFlightMax = 64;
+constexpr size_t kLookupsInFlightMax = kLookupsPerIoThreadMax;
 
 int64_t unread_bytes(uv_tcp_t& handle) {
   uv_os_fd_t fd = -1;

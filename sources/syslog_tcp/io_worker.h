@@ -46,6 +46,12 @@
 
 namespace sluice::syslog_tcp {
 
+// One read per io thread at a time, into a buffer of this size (and, with TLS, its decryption).
+inline constexpr size_t kIoReadChunk = 256 * 1024;
+// Reverse lookups waiting per io thread (clientHostnameHeader): a resolver that does not answer
+// must not gather connections without end.
+inline constexpr size_t kLookupsPerIoThreadMax = 64;
+
 // What a source's io threads share; owned by the source, outlives them.
 struct IoShared {
   std::string source_name;

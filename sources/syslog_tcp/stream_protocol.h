@@ -48,6 +48,13 @@ class StreamProtocolFactory {
   virtual std::string_view name() const = 0;
   // The property that chose when messages are answered ("ackAfter"), for errors.
   virtual std::string_view ack_property() const = 0;
+  // The most a connection's partial frame may hold (memory_bound.h).
+  virtual size_t max_frame_bytes() const = 0;
 };
+
+// A connection's replies that its socket has not taken yet (a client that does not read them):
+// beyond this its reading pauses, so that what it makes us answer waits in its own buffers, not
+// in ours; reading resumes once half of it is written.
+inline constexpr size_t kUnsentRepliesMax = 256 * 1024;
 
 }  // namespace sluice::syslog_tcp

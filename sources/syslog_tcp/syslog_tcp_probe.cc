@@ -67,7 +67,7 @@ void SyslogTcpProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const st
 void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
   io.reading_paused.add(1);
   if (auto note = io.paused_log.next())
-    spdlog::warn("source {}: {} does not read our replies (over 1 MiB unsent): its connection is not read until they "
+    spdlog::warn("source {}: {} does not read our replies (over 256 KiB unsent): its connection is not read until they "
                  "go out{}",
                  source_name_, peer, *note);
 }
@@ -230,8 +230,8 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
               "Events whose acknowledgement (RELP rsp 200) was sent: done downstream as ackAfter says.", l,
               c.events_acknowledged);
     w.counter("sluice_source_reads_paused_total",
-              "Times a connection's reading paused because over 1 MiB of its replies were unsent (a client that does "
-              "not read them).",
+              "Times a connection's reading paused because over 256 KiB of its replies were unsent (a client that "
+              "does not read them).",
               l, c.reading_paused);
     w.counter("sluice_source_protocol_errors_total",
               "Sessions ended because their stream broke the protocol (RELP): the sender resends.", l,

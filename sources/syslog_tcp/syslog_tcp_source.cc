@@ -55,6 +55,47 @@ void SyslogTcpSource::reload_credentials() {
     spdlog::info("source {}: TLS certificate, key and CA reloaded; new connections use them", name());
 }
 
+// Per connection beside its buffers: its struct, libuv handle, strings and hash-set entry.
+constexpr uint64_t kConnectionBytes = 2048;
+// TLS: an established session (SSL_MODE_RELEASE_BUFFERS) with its input buffer kept at most
+// 32 KiB (TlsSession::shrink_input); a handshake in progress holds OpenSSL's handshake state too.
+constexpr uint64_t kTlsSessionBytes = 48 * 1024;
+constexpr uint64_t kTlsHandshakeBytes = 128 * 1024;
+// A reverse-DNS cache entry (clientHostnameHeader): address, name and hash node.
+constexpr uint64_t kHostnameEntryBytes = 400;
+
+uint64_t SyslogTcpSource::max_event_bytes() const {
+  // The frame, a body composed without some of its header fields (keepFields other than none or
+  // all: at most the frame), and the client's address and name (clientIP/HostnameHeader).
+  const bool composed = config_.keep_fields != 0 && config_.keep_fields != keep_all;
+  return config_.event_size * (composed ? 2 : 1) + 46 + 256;
+}
+
+uint64_t SyslogTcpSource::memory_bound() const {
+  using namespace memory;
+  const auto threads = static_cast<uint64_t>(io_threads_);
+  // Each io thread: its read buffer (and TLS's decryption buffer), the batch it builds.
+  uint64_t bound = times(threads, (tls_ ? 2 : 1) * kIoReadChunk +
+                                      kReservationFactor * config_.batch_size * (max_event_bytes() + sizeof(EventRecord)));
+  // Each connection: a partial frame (a string that may have doubled), or a protocol's partial
+  // frame and its replies unsent (up to the bound, plus the replies to one read, which are at
+  // most about 1.4 bytes a byte read: RELP's shortest command answered); TLS's session.
+  uint64_t per_connection =
+      kConnectionBytes + (protocol_ ? 2 * protocol_->max_frame_bytes() + kUnsentRepliesMax + 2 * kIoReadChunk
+                                    : 2 * (config_.event_size + 1));
+  if (tls_) per_connection += kTlsSessionBytes;
+  if (config_.proxy_protocol != ProxyProtocol::none) per_connection += kProxyHeaderMax;
+  bound = add(bound, times(static_cast<uint64_t>(config_.max_connections), per_connection));
+  if (tls_) bound = add(bound, times(config_.ssl_max_handshakes, kTlsHandshakeBytes));
+  if (!config_.client_hostname_header.empty()) {
+    // The name cache; and what a proxied connection read while its name is looked up (one read each).
+    bound = add(bound, times(threads, HostnameCache::kMaxEntries * kHostnameEntryBytes));
+    if (config_.proxy_protocol != ProxyProtocol::none)
+      bound = add(bound, times(threads, kLookupsPerIoThreadMax * kIoReadChunk));
+  }
+  return bound;
+}
+
 SyslogTcpSource::~SyslogTcpSource() {
   if (started_) stop(Clock::now());
 }

@@ -57,6 +57,9 @@ class SyslogTcpSource final : public Source {
   // SIGHUP: a TLS source reads its certificate, key and CA files again.
   void reload_credentials() override;
   // A protocol that answers on commit (RELP, ackAfter = kafka).
+  uint64_t memory_bound() const override;
+  uint64_t max_event_bytes() const override;
+  uint64_t max_batch_bytes() const override { return config_.batch_size * max_event_bytes(); }
   std::string_view needs_delivered_commits() const override {
     return protocol_ && !protocol_->acknowledge_on_put() ? protocol_->ack_property() : std::string_view();
   }

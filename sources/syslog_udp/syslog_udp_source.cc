@@ -383,4 +383,17 @@ void SyslogUdpSource::stop(Deadline deadline) {
   for (auto& t : threads_) t->join();
 }
 
+uint64_t SyslogUdpSource::max_event_bytes() const {
+  // The datagram, a body composed without some header fields (keepFields), the client's address.
+  const bool composed = config_.keep_fields != 0 && config_.keep_fields != syslog::keep_all;
+  return config_.event_size * (composed ? 2 : 1) + 46;
+}
+
+uint64_t SyslogUdpSource::memory_bound() const {
+  // Each io thread: its recvmmsg slots and the batch it builds.
+  const uint64_t per_thread = kDatagramsPerRead * (config_.event_size + kLineEndRoom) +
+                              memory::kReservationFactor * config_.batch_size * (max_event_bytes() + sizeof(EventRecord));
+  return memory::times(static_cast<uint64_t>(io_threads_), per_thread);
+}
+
 }  // namespace sluice::syslog_udp

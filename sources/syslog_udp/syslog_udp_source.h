@@ -37,6 +37,9 @@ class SyslogUdpSource final : public Source {
   SourceCounters counters() const override { return probe_.source_counters(); }
   SyslogUdpCounters udp_counters() const { return probe_.counters(); }
   void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
+  uint64_t memory_bound() const override;
+  uint64_t max_event_bytes() const override;
+  uint64_t max_batch_bytes() const override { return config_.batch_size * max_event_bytes(); }
 
   class IoThread;
 

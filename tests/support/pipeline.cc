@@ -145,7 +145,7 @@ void Pipeline::start_agent(const std::string& config, const std::string& agent_n
   std::ofstream(dir_.file("agent.properties")) << config;
   std::remove(dir_.file("ready").c_str());
   std::vector<std::string> argv{
-      bin("sluice"),       "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file", dir_.file("ready"),
+      agent_program_,      "-f", dir_.file("agent.properties"), "-n", agent_name, "--ready-file", dir_.file("ready"),
       "--status-interval", "1s"};
   if (std::find(extra_args.begin(), extra_args.end(), "--shutdown-timeout") == extra_args.end())
     argv.insert(argv.end(), {"--shutdown-timeout", "20s"});

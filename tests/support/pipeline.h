@@ -59,6 +59,8 @@ class Pipeline {
   const std::string& topic() const { return topic_; }
   void control_broker(const std::string& command);
 
+  // The agent program start_agent runs (default: this build's).
+  void use_agent_program(const std::string& path) { agent_program_ = path; }
   // Starts the agent on `config` and waits until it is listening.
   void start_agent(const std::string& config, const std::string& agent_name = "t",
                    const std::vector<std::string>& extra_args = {});
@@ -98,6 +100,7 @@ class Pipeline {
   std::string topic_ = "ApacheLog";
   std::vector<std::string> targets_;
   int metrics_port_ = 0;
+  std::string agent_program_ = bin("sluice");
 };
 
 }  // namespace sluice::test

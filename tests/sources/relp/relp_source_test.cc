@@ -222,7 +222,7 @@ TEST_CASE("RELP over TLS (ssl = true): openssl s_client's session is answered af
   r.source->stop(Clock::now() + 5s);
 }
 
-TEST_CASE("RELP: a client that floods us and never reads its replies is no longer read once 1 MiB waits unsent",
+TEST_CASE("RELP: a client that floods us and never reads its replies is no longer read once 256 KiB waits unsent",
           "[source][relp]") {
   RelpSource r;
   r.start();
