@@ -58,11 +58,11 @@ struct MetricsEndpoint::Server {
 
 MetricsEndpoint::MetricsEndpoint(const std::string& address, const Agent& agent) {
   try {
-    server_ = std::make_unique<Server>(std::vector<std::string>{"listening_ports", address, "num_threads",
-                                                                std::to_string(kServerThreads), "request_timeout_ms",
-                                                                std::to_string(kRequestTimeout.count()),
-                                                                "max_request_size", std::to_string(kRequestMax)},
-                                       agent);
+    server_ = std::make_unique<Server>(
+        std::vector<std::string>{"listening_ports", address, "num_threads", std::to_string(kServerThreads),
+                                 "request_timeout_ms", std::to_string(kRequestTimeout.count()), "max_request_size",
+                                 std::to_string(kRequestMax)},
+        agent);
   } catch (const CivetException& e) {
     throw std::runtime_error("cannot serve metrics on " + address + ": " + e.what());
   }

@@ -98,7 +98,9 @@ void write_channel(MetricsWriter& w, const Channel& channel) {
   const ChannelCounters c = channel.counters();
   const MetricLabels l{{"channel", channel.name()}};
   w.gauge(names::kChannelEvents, "Events held: queued plus taken but not committed.", l, c.events_held);
-  w.gauge(names::kChannelBytes, "Bytes of the events held: their frames and what parsing added (client names, a composed body).", l, c.bytes_held);
+  w.gauge(names::kChannelBytes,
+          "Bytes of the events held: their frames and what parsing added (client names, a composed body).", l,
+          c.bytes_held);
   w.gauge(names::kChannelCapacity, "Events the channel holds at most.", l, channel.capacity());
   w.counter(names::kChannelPut, "Events put by sources.", l, c.events_put);
   w.counter(names::kChannelTaken, "Events taken by sinks (retries included).", l, c.events_taken);

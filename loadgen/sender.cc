@@ -122,8 +122,8 @@ struct Connection {
   Clock::time_point next_attempt{};
   std::chrono::milliseconds backoff = kReconnectMin;
   UnacknowledgedTail unacknowledged;  // plain TCP
-  bool gso = true;             // UDP: segmentation offload, until the kernel refuses it
-  bool sent_with_gso = false;  // UDP: some of its datagrams went 64 to a packet
+  bool gso = true;                    // UDP: segmentation offload, until the kernel refuses it
+  bool sent_with_gso = false;         // UDP: some of its datagrams went 64 to a packet
   Connection(uint32_t id, const Target& t, const EventFormat& format) : target(t), writer(format, id) {
     result.id = id;
     result.target = t.host + ":" + std::to_string(t.port);

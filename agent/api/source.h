@@ -13,9 +13,9 @@ namespace sluice {
 struct SourceCounters {
   uint64_t events_received = 0;
   uint64_t bytes_received = 0;
-  uint64_t frames_cut = 0;                  // partial frames the agent cut (shutdown, idleTimeout): Incomplete
-  uint64_t events_dropped_at_shutdown = 0;  // read, but not put into a channel by the deadline
-  uint64_t bytes_unread_at_shutdown = 0;    // delivered by senders, still unread at the grace's end
+  uint64_t frames_cut = 0;                   // partial frames the agent cut (shutdown, idleTimeout): Incomplete
+  uint64_t events_dropped_at_shutdown = 0;   // read, but not put into a channel by the deadline
+  uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end before their sender closed
 
   SourceCounters& operator+=(const SourceCounters& c) {

@@ -208,7 +208,8 @@ uint64_t SpillableChannel::memory_bound(const memory::Context& context) const {
   uint64_t bound = add(times(kReservationFactor, memory_bytes), times(memory_events, kEventOverheadBytes));
   // Records read back from disk for the sinks' takes: a take of a transaction's events, in
   // records that may each be larger than what the take needs of it (a source's batch).
-  const uint64_t take = add(times(transaction, add(context.max_event_bytes, kEventOverheadBytes)), context.max_batch_bytes);
+  const uint64_t take =
+      add(times(transaction, add(context.max_event_bytes, kEventOverheadBytes)), context.max_batch_bytes);
   bound = add(bound, times(std::max<uint64_t>(1, context.takes_in_flight), take));
   return add(bound, times(static_cast<uint64_t>(config_.overflow_capacity), kDiskRecordEntryBytes));
 }

@@ -477,10 +477,11 @@ uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
   const uint64_t queued_bytes_max = setting("queue.buffering.max.kbytes", 1'048'576) * 1024;
   // With acks >= 1 what librdkafka holds was taken and not committed: the channel's. With acks = 0
   // it is committed on hand-over, and its bytes are librdkafka's until sent.
-  const uint64_t messages = config_.wait_for_delivery ? std::min<uint64_t>(queued_max, context.channel_capacity)
-                                                      : queued_max;
+  const uint64_t messages =
+      config_.wait_for_delivery ? std::min<uint64_t>(queued_max, context.channel_capacity) : queued_max;
   uint64_t bound = add(kProducerBytes, times(messages, kMessageOverheadBytes));
-  if (!config_.wait_for_delivery) bound = add(bound, std::min(queued_bytes_max, times(queued_max, context.max_event_bytes)));
+  if (!config_.wait_for_delivery)
+    bound = add(bound, std::min(queued_bytes_max, times(queued_max, context.max_event_bytes)));
   // The JSON format copies each payload (escaped, up to 6 bytes a byte) for the takes in flight.
   if (config_.format == PayloadFormat::json)
     bound = add(bound, times(times(config_.takes_in_flight, batch_size_), 6 * context.max_event_bytes + 256));

@@ -60,13 +60,13 @@ struct IoWorker::Connection {
   // clientHostnameHeader): the IP's text, then the name's.
   std::string client;
   uint8_t client_ip_length = 0;
-  uint64_t pending_lookup = 0;                 // reverse DNS in flight (its id); reading waits for it
-  std::unique_ptr<TlsSession> tls;             // ssl = true
-  bool reading_paused = false;                 // its replies wait unsent beyond kUnsentRepliesMax
-  bool awaiting_handshake_slot = false;        // ssl = true: not read until a handshake slot is free
-  bool holds_handshake_slot = false;           // its handshake counts against ssl.maxHandshakes
-  std::unique_ptr<StreamProtocol> protocol;    // RELP
-  uint64_t opened_ms = 0;                      // uv_now() at open: the handshake's clock
+  uint64_t pending_lookup = 0;               // reverse DNS in flight (its id); reading waits for it
+  std::unique_ptr<TlsSession> tls;           // ssl = true
+  bool reading_paused = false;               // its replies wait unsent beyond kUnsentRepliesMax
+  bool awaiting_handshake_slot = false;      // ssl = true: not read until a handshake slot is free
+  bool holds_handshake_slot = false;         // its handshake counts against ssl.maxHandshakes
+  std::unique_ptr<StreamProtocol> protocol;  // RELP
+  uint64_t opened_ms = 0;                    // uv_now() at open: the handshake's clock
   // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
   sockaddr_storage peer;
   bool awaiting_proxy = false;  // proxyProtocol: the header is not whole yet
@@ -289,8 +289,8 @@ bool IoWorker::begin_tls(Connection* conn) {
 }
 
 void IoWorker::begin_reading(Connection* conn) {
-  if (stopping_) {                // handed over while this loop drains: drained too
-    if (conn->protocol) return;   // nothing read, nothing to answer: the drain says farewell
+  if (stopping_) {               // handed over while this loop drains: drained too
+    if (conn->protocol) return;  // nothing read, nothing to answer: the drain says farewell
     half_close(conn->handle);
   }
   // Behind a PROXY-protocol balancer the client is known once its header is read.
@@ -765,7 +765,7 @@ void IoWorker::close_connection(Connection* conn) {
     awaiting_handshake_.erase(std::find(awaiting_handshake_.begin(), awaiting_handshake_.end(), conn));
   release_handshake_slot(conn);
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
-    it->second.conn = nullptr;  // its answer must not touch it
+    it->second.conn = nullptr;                                       // its answer must not touch it
   if (conn->protocol) conn->protocol->acks()->connection = nullptr;  // replies still to come go nowhere
   counters_.closed.add(1);
   shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);

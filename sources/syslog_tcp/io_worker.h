@@ -169,8 +169,8 @@ class IoWorker {
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
   std::unique_ptr<uv_timer_t> lookup_timer_;     // clientHostnameHeader: hostnameLookupTimeout
   uint64_t last_handshake_check_ms_ = 0;
-  uint64_t drain_until_ms_ = 0;          // uv_now() at which the drain's grace ends
-  uint64_t drain_cap_ms_ = UINT64_MAX;   // ... at the latest (half the time to the deadline)
+  uint64_t drain_until_ms_ = 0;         // uv_now() at which the drain's grace ends
+  uint64_t drain_cap_ms_ = UINT64_MAX;  // ... at the latest (half the time to the deadline)
   bool listeners_closed_ = false;
   std::thread thread_;
   bool ran_ = false;
@@ -200,10 +200,10 @@ class IoWorker {
   std::vector<char> read_buffer_;
   std::vector<char> plain_buffer_;  // TLS: what a session decrypts, before it is framed
   EventDecoder decoder_;
-  HostnameCache names_;                            // clientHostnameHeader: IP -> name
+  HostnameCache names_;                           // clientHostnameHeader: IP -> name
   std::unordered_map<uint64_t, Lookup> lookups_;  // in flight, by id
   uint64_t last_lookup_id_ = 0;
-  uv_async_t names_async_;                          // with a resolver: its answers are in
+  uv_async_t names_async_;  // with a resolver: its answers are in
   std::shared_ptr<ReverseResolver::Inbox> inbox_;
   ParseClock clock_;
 };

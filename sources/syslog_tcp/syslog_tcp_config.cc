@@ -214,8 +214,9 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
                    "is set but ssl.clientAuth is none, so no client would be verified: set ssl.clientAuth = "
                    "optional or required");
   if (!c.ssl_crl.empty() && c.ssl_client_auth == ClientAuth::none)
-    component.fail("ssl.crl", "is set but ssl.clientAuth is none, so no client certificate would be checked: set "
-                              "ssl.clientAuth = optional or required");
+    component.fail("ssl.crl",
+                   "is set but ssl.clientAuth is none, so no client certificate would be checked: set "
+                   "ssl.clientAuth = optional or required");
   if (!c.ssl_allowed_peers.empty() && c.ssl_client_auth == ClientAuth::none)
     component.fail("ssl.allowedPeers",
                    "needs ssl.clientAuth = optional or required: with none no client shows a certificate");

@@ -55,21 +55,21 @@ void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, co
 void SyslogTcpProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip) {
   (why == LookupOutcome::timed_out ? io.lookups_timed_out : io.lookups_skipped).add(1);
   if (auto note = io.lookup_log.next())
-    spdlog::warn("source {}: no host name for {}: {}; its events carry the address (clientHostnameHeader){}",
-                 source_name_, ip,
-                 why == LookupOutcome::timed_out
-                     ? "the resolver did not answer within hostnameLookupTimeout (" +
-                           std::to_string(lookup_timeout_ms_) + " ms)"
-                     : std::string("64 lookups already wait on this io thread (is the resolver down?)"),
-                 *note);
+    spdlog::warn(
+        "source {}: no host name for {}: {}; its events carry the address (clientHostnameHeader){}", source_name_, ip,
+        why == LookupOutcome::timed_out
+            ? "the resolver did not answer within hostnameLookupTimeout (" + std::to_string(lookup_timeout_ms_) + " ms)"
+            : std::string("64 lookups already wait on this io thread (is the resolver down?)"),
+        *note);
 }
 
 void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
   io.reading_paused.add(1);
   if (auto note = io.paused_log.next())
-    spdlog::warn("source {}: {} does not read our replies (over 256 KiB unsent): its connection is not read until they "
-                 "go out{}",
-                 source_name_, peer, *note);
+    spdlog::warn(
+        "source {}: {} does not read our replies (over 256 KiB unsent): its connection is not read until they "
+        "go out{}",
+        source_name_, peer, *note);
 }
 
 void SyslogTcpProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer) {

@@ -44,18 +44,18 @@ struct SyslogTcpCounters {
   uint64_t blank_lines = 0;
   uint64_t events_invalid_utf8 = 0;
   uint64_t connections_accepted = 0;
-  uint64_t connections_idle_closed = 0;     // by idleTimeout
-  uint64_t connections_closed = 0;          // includes refused ones
-  uint64_t connections_refused_denied = 0;  // by the allow/deny lists
-  uint64_t connections_refused_limit = 0;   // over maxConnections
-  uint64_t connections_refused_proxy = 0;   // proxyProtocol: no valid PROXY header
+  uint64_t connections_idle_closed = 0;        // by idleTimeout
+  uint64_t connections_closed = 0;             // includes refused ones
+  uint64_t connections_refused_denied = 0;     // by the allow/deny lists
+  uint64_t connections_refused_limit = 0;      // over maxConnections
+  uint64_t connections_refused_proxy = 0;      // proxyProtocol: no valid PROXY header
   uint64_t connections_refused_untrusted = 0;  // proxyProtocol: a peer not in proxyTrustedFrom
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
-  uint64_t bytes_unread_at_shutdown = 0;  // delivered by senders, still unread at the grace's end
+  uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end, before their sender's FIN
-  uint64_t tls_handshakes = 0;            // completed and admitted
+  uint64_t tls_handshakes = 0;               // completed and admitted
   std::array<uint64_t, std::size(kTlsFailures)> tls_failures{};  // refused, by TlsFailure
   // A protocol that acknowledges (RELP, stream_protocol.h):
   uint64_t events_acknowledged = 0;    // replies sent for events that were done downstream
@@ -80,9 +80,9 @@ struct alignas(64) IoCounters {
   };
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
-  Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied, refused_limit,
-      refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors, reading_paused,
-      lookups_timed_out, lookups_skipped;
+  Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
+      refused_limit, refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors,
+      reading_paused, lookups_timed_out, lookups_skipped;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
       paused_log, lookup_log;
@@ -167,7 +167,7 @@ class SyslogTcpProbe {
   const bool proxy_;               // the proxy_header refusals only behind a PROXY-protocol balancer
   const bool lookups_;             // the lookup families only with clientHostnameHeader
   const int64_t lookup_timeout_ms_;
-  const std::string protocol_;     // the acknowledgement families only for such a protocol
+  const std::string protocol_;  // the acknowledgement families only for such a protocol
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
 };

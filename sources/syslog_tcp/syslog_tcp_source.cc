@@ -75,8 +75,8 @@ uint64_t SyslogTcpSource::memory_bound() const {
   using namespace memory;
   const auto threads = static_cast<uint64_t>(io_threads_);
   // Each io thread: its read buffer (and TLS's decryption buffer), the batch it builds.
-  uint64_t bound = times(threads, (tls_ ? 2 : 1) * kIoReadChunk +
-                                      kReservationFactor * config_.batch_size * (max_event_bytes() + sizeof(EventRecord)));
+  uint64_t bound = times(threads, (tls_ ? 2 : 1) * kIoReadChunk + kReservationFactor * config_.batch_size *
+                                                                      (max_event_bytes() + sizeof(EventRecord)));
   // Each connection: a partial frame (a string that may have doubled), or a protocol's partial
   // frame and its replies unsent (up to the bound, plus the replies to one read, which are at
   // most about 1.4 bytes a byte read: RELP's shortest command answered); TLS's session.

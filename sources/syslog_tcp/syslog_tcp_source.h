@@ -70,8 +70,8 @@ class SyslogTcpSource final : public Source {
   const int io_threads_;
   const std::unique_ptr<StreamProtocolFactory> protocol_;
   SyslogTcpProbe probe_;
-  std::unique_ptr<TlsContext> tls_;                // ssl = true
-  std::unique_ptr<ReverseResolver> resolver_;      // clientHostnameHeader
+  std::unique_ptr<TlsContext> tls_;            // ssl = true
+  std::unique_ptr<ReverseResolver> resolver_;  // clientHostnameHeader
   IoShared shared_;
   std::vector<std::unique_ptr<IoWorker>> workers_;
   bool started_ = false;

@@ -28,8 +28,8 @@ enum class TlsFailure {
   protocol,        // no common version or cipher, not TLS at all, a broken record
   revoked,         // its certificate is on its issuer's CRL (ssl.crl)
 };
-inline constexpr TlsFailure kTlsFailures[] = {TlsFailure::timeout,     TlsFailure::no_certificate, TlsFailure::expired,
-                                              TlsFailure::untrusted,   TlsFailure::not_allowed,    TlsFailure::protocol,
+inline constexpr TlsFailure kTlsFailures[] = {TlsFailure::timeout,   TlsFailure::no_certificate, TlsFailure::expired,
+                                              TlsFailure::untrusted, TlsFailure::not_allowed,    TlsFailure::protocol,
                                               TlsFailure::revoked};
 std::string_view failure_label(TlsFailure failure);
 

@@ -87,7 +87,9 @@ TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every ev
   const std::string line = "PROXY TCP4 10.1.2.3 127.0.0.1 51234 514\r\n<13>Dec  2 10:00:00 h app: forged client\n";
   REQUIRE(::write(direct, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
   CHECK(eventually(
-      [&] { return a.metric("sluice_source_connections_refused_total{source=\"r1\",reason=\"proxy_untrusted\"}") == 1; },
+      [&] {
+        return a.metric("sluice_source_connections_refused_total{source=\"r1\",reason=\"proxy_untrusted\"}") == 1;
+      },
       10s));
   CHECK(closed_by_peer(direct, 5s));
   ::close(direct);

@@ -85,6 +85,6 @@ TEST_CASE("on a link that drops 3% of segments, SIGTERM and restart under load l
     CHECK(a.connections_cut == 0);
   }
   CHECK(json_number(summary, "possibly_lost") == 0);  // everything written was acknowledged...
-  CHECK(missing_in(report) == 0);                       // ...and stored
+  CHECK(missing_in(report) == 0);                     // ...and stored
   CHECK(duplicates_in(report) <= possibly_duplicated);
 }

@@ -68,14 +68,16 @@ std::string relp_frame(uint32_t txnr, const std::string& command, const std::str
 
 }  // namespace
 
-TEST_CASE("flooded at once by half-open TLS handshakes, slow senders and hostile RELP sessions, the agent stays "
-          "under the memory bound it states and stores a well-behaved sender's events",
-          "[e2e][memory]") {
+TEST_CASE(
+    "flooded at once by half-open TLS handshakes, slow senders and hostile RELP sessions, the agent stays "
+    "under the memory bound it states and stores a well-behaved sender's events",
+    "[e2e][memory]") {
   rlimit files{4096, 4096};
   ::setrlimit(RLIMIT_NOFILE, &files);
   const std::string agent = measured_agent();
-  INFO("this build has a sanitizer; its RSS is not the agent's: build the release build into build/ first "
-       "(bash .ci/build)");
+  INFO(
+      "this build has a sanitizer; its RSS is not the agent's: build the release build into build/ first "
+      "(bash .ci/build)");
   REQUIRE(!agent.empty());
   Pipeline p;
   p.use_agent_program(agent);
@@ -87,18 +89,22 @@ TEST_CASE("flooded at once by half-open TLS handshakes, slow senders and hostile
   config = std::regex_replace(config, std::regex("t\\.channels\\.c1\\.capacity = 60000\n"),
                               "t.channels.c1.capacity = 20000\nt.channels.c1.byteCapacity = 16m\n");
   config += "t.sources.r1.maxConnections = 16\n";
-  config += "t.sources.tls.type = syslogtcp\nt.sources.tls.host = 127.0.0.1\nt.sources.tls.port = 0\n"
-            "t.sources.tls.channels = c1\nt.sources.tls.numProcessors = 1\nt.sources.tls.maxConnections = " +
-            std::to_string(kTlsConnections) + "\nt.sources.tls.ssl = true\nt.sources.tls.ssl.certificate = " +
-            certs.server_cert + "\nt.sources.tls.ssl.key = " + certs.server_key +
-            "\nt.sources.tls.ssl.maxHandshakes = 32\nt.sources.tls.ssl.handshakeTimeout = 10m\n";
-  config += "t.sources.plain.type = syslogtcp\nt.sources.plain.host = 127.0.0.1\nt.sources.plain.port = 0\n"
-            "t.sources.plain.channels = c1\nt.sources.plain.numProcessors = 1\nt.sources.plain.eventSize = 65536\n"
-            "t.sources.plain.maxConnections = " +
-            std::to_string(kPlainConnections) + "\n";
-  config += "t.sources.relp.type = relp\nt.sources.relp.host = 127.0.0.1\nt.sources.relp.port = 0\n"
-            "t.sources.relp.channels = c1\nt.sources.relp.numProcessors = 1\nt.sources.relp.maxConnections = " +
-            std::to_string(kRelpConnections) + "\n";
+  config +=
+      "t.sources.tls.type = syslogtcp\nt.sources.tls.host = 127.0.0.1\nt.sources.tls.port = 0\n"
+      "t.sources.tls.channels = c1\nt.sources.tls.numProcessors = 1\nt.sources.tls.maxConnections = " +
+      std::to_string(kTlsConnections) +
+      "\nt.sources.tls.ssl = true\nt.sources.tls.ssl.certificate = " + certs.server_cert +
+      "\nt.sources.tls.ssl.key = " + certs.server_key +
+      "\nt.sources.tls.ssl.maxHandshakes = 32\nt.sources.tls.ssl.handshakeTimeout = 10m\n";
+  config +=
+      "t.sources.plain.type = syslogtcp\nt.sources.plain.host = 127.0.0.1\nt.sources.plain.port = 0\n"
+      "t.sources.plain.channels = c1\nt.sources.plain.numProcessors = 1\nt.sources.plain.eventSize = 65536\n"
+      "t.sources.plain.maxConnections = " +
+      std::to_string(kPlainConnections) + "\n";
+  config +=
+      "t.sources.relp.type = relp\nt.sources.relp.host = 127.0.0.1\nt.sources.relp.port = 0\n"
+      "t.sources.relp.channels = c1\nt.sources.relp.numProcessors = 1\nt.sources.relp.maxConnections = " +
+      std::to_string(kRelpConnections) + "\n";
   p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
   const double bound = p.metric("sluice_agent_memory_bound_bytes");
   REQUIRE(bound > 0);

@@ -78,7 +78,8 @@ std::string log_lines_with(const std::string& log, const std::vector<std::string
   std::string found, line;
   std::istringstream in(log);
   while (std::getline(in, line))
-    if (std::any_of(words.begin(), words.end(), [&](const std::string& w) { return line.find(w) != std::string::npos; }))
+    if (std::any_of(words.begin(), words.end(),
+                    [&](const std::string& w) { return line.find(w) != std::string::npos; }))
       found += line + "\n";
   return found;
 }

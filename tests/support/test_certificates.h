@@ -18,9 +18,9 @@ struct CertificateFiles {
   std::string expired_cert, expired_key;    // signed by ca, expired an hour ago
   std::string stranger_cert, stranger_key;  // signed by another CA
   std::string self_signed_cert, self_signed_key;
-  std::string revoked_cert, revoked_key;    // signed by ca, then revoked by it
-  std::string crl;                          // crl.pem: ca's CRL, revoking revoked_cert (valid for 30 days)
-  std::string keystore;  // server.p12: server cert + key + ca, password "secret"
+  std::string revoked_cert, revoked_key;  // signed by ca, then revoked by it
+  std::string crl;                        // crl.pem: ca's CRL, revoking revoked_cert (valid for 30 days)
+  std::string keystore;                   // server.p12: server cert + key + ca, password "secret"
 };
 
 // Writes them into `directory`; each call makes new keys (so that a rewrite changes fingerprints).

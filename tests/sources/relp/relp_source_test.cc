@@ -242,7 +242,8 @@ TEST_CASE("RELP: a client that floods us and never reads its replies is no longe
     if (n <= 0) break;  // EAGAIN after 2 s blocked
     written += static_cast<uint64_t>(n);
   }
-  INFO("written " << written << " bytes; read " << r.counters().bytes_received << ", protocol errors " << r.counters().protocol_errors << ", closed " << r.counters().connections_closed);
+  INFO("written " << written << " bytes; read " << r.counters().bytes_received << ", protocol errors "
+                  << r.counters().protocol_errors << ", closed " << r.counters().connections_closed);
   CHECK(written < 64ull << 20);
   CHECK(eventually([&] { return r.counters().reading_paused >= 1; }, 10s));
   ::close(fd);

@@ -51,10 +51,8 @@ TEST_CASE("with a resolver that never answers, connections are read with their a
   test::PrivateNetwork network;
   network.black_hole_dns();
   MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
-  const auto component = test::syslog_source_component({{"clientHostnameHeader", "host"},
-                                                        {"hostnameLookupTimeout", "3s"},
-                                                        {"numProcessors", "1"},
-                                                        {"batchSize", "1"}});
+  const auto component = test::syslog_source_component(
+      {{"clientHostnameHeader", "host"}, {"hostnameLookupTimeout", "3s"}, {"numProcessors", "1"}, {"batchSize", "1"}});
   SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
   source.start();
   // 70 clients of 70 addresses, none in /etc/hosts: 64 lookups wait (and time out), 6 are not
@@ -67,7 +65,7 @@ TEST_CASE("with a resolver that never answers, connections are read with their a
   CHECK(c.lookups_timed_out == 64);
   source.stop(Clock::now() + 5s);
   std::set<std::string> names_as_bodies;
-  for (const std::string& line : test::take_all(channel, [](const EventBatch& b, const EventRecord& e) {
+  for (const std::string& line : test::take_all(channel, [](const EventBatch&b, const EventRecord&e) {
          return std::string(b.client_host(e)) + " " + std::string(b.body(e));
        }))
     names_as_bodies.insert(line);

@@ -149,14 +149,13 @@ TEST_CASE("without ssl.crl a revoked certificate is let in: revocation is checke
           "[source][tls]") {
   TlsSource t;
   t.start({{"ssl.clientAuth", "required"}, {"ssl.ca", t.certs.ca}});
-  CHECK(t.s_client("<13>app: revoked, unchecked\n", {"-cert", t.certs.revoked_cert, "-key", t.certs.revoked_key}) ==
-        0);
+  CHECK(t.s_client("<13>app: revoked, unchecked\n", {"-cert", t.certs.revoked_cert, "-key", t.certs.revoked_key}) == 0);
   REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
   t.source->stop(Clock::now() + 5s);
   CHECK(t.failures(TlsFailure::revoked) == 0);
 }
 
-TEST_CASE("ssl.maxHandshakes: clients that never finish their handshakes hold at most that many; the next waits",
+TEST_CASE("ssl.maxHandshakes: clients that never finish their handshakes hold at most that many, the next waits",
           "[source][tls]") {
   TlsSource t;
   t.start({{"ssl.maxHandshakes", "2"}, {"ssl.handshakeTimeout", "1s"}});
