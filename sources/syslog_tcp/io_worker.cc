@@ -540,9 +540,10 @@ bool IoWorker::send_raw(Connection* conn, std::string& bytes) {
   pending->request.data = pending;
   uv_buf_t rest = uv_buf_init(pending->bytes.data(), static_cast<unsigned>(pending->bytes.size()));
   if (uv_write(&pending->request, stream, &rest, 1, [](uv_write_t* request, int status) {
-        delete static_cast<PendingWrite*>(request->data);
-        // (A connection being closed has its writes cancelled before it is freed.)
+        // The request lives inside what it frees: take its handle first. (A connection being
+        // closed has its writes cancelled before it is freed.)
         auto* written = static_cast<Connection*>(request->handle->data);
+        delete static_cast<PendingWrite*>(request->data);
         if (status == 0) written->worker->resume_if_drained(*written);
       }) != 0) {
     delete pending;
