@@ -71,11 +71,11 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   // Counted from what reloads stopped before, then from what stops now (sources a reload
   // retired that still drain included: now they have a deadline).
   SourceCounters sources = departed_.sources;
-  for (RetiringSource& r : retiring_) {
-    r.source->stop(deadline);
-    sources += r.source->counters();
-  }
-  for (auto& source : sources_) {
+  std::vector<Source*> all_sources;
+  for (RetiringSource& r : retiring_) all_sources.push_back(r.source.get());
+  for (auto& source : sources_) all_sources.push_back(source.get());
+  for (Source* source : all_sources) source->request_stop(deadline);  // all drain at once
+  for (Source* source : all_sources) {
     source->stop(deadline);
     sources += source->counters();
   }

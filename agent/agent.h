@@ -124,11 +124,15 @@ class Agent {
   void depart(const Channel& channel);
   void depart(const Sink& sink);
   void finish_reload(ReloadOutcome outcome);
-  uint64_t move_events(Channel& from, Channel& to);
+  uint64_t move_events(Channel& from, Channel& to);  // channel_handover.h, counted as moved
   // At the agent's stop: what a retired disk channel still holds moves into the channel of its
   // name that runs now, if that one keeps its contents on other directories; the rest is left
   // where the running configuration will not read it, and said so.
   void hand_over_retired_disk_channels();
+  // Before a disk channel opens: a retired one of an earlier configuration on the same
+  // directories (a dataDir changed back) closes first, its sinks and the sources still putting
+  // into it stopped; what it holds stays on disk, and the opening channel replays it.
+  void release_storage_for(const Channel& opening, Deadline deadline);
 
   SharedState shared_;  // first: it outlives every component
   config::AgentConfig config_;

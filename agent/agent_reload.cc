@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
+#include "agent/channel_handover.h"
 #include "agent/component_registry.h"
 
 namespace sluice {
@@ -171,13 +172,19 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       sources_[i]->stop(deadline);  // done: its threads end at once
       source_retiring[i] = false;
     }
-  // The old channels a source still draining in the background feeds: they stay open for it.
-  std::set<std::string> fed_by_retiring;
+  // The channels a source still draining in the background feeds (one this reload retires, or
+  // an earlier one did): they stay open for it.
+  std::set<const Channel*> fed_by_retiring;
+  for (const RetiringSource& r : retiring_) fed_by_retiring.insert(r.channels.begin(), r.channels.end());
   for (size_t i = 0; i < sources_.size(); ++i)
     if (source_retiring[i]) {
-      spdlog::warn("reload: source {} still drains into a full channel; it goes on in the background",
-                   config_.sources[i].name);
-      fed_by_retiring.insert(config_.sources[i].channels.begin(), config_.sources[i].channels.end());
+      spdlog::warn(
+          "reload: source {} is still draining (a full channel or open connections); it goes on in the "
+          "background",
+          config_.sources[i].name);
+      for (const std::string& name : config_.sources[i].channels)
+        fed_by_retiring.insert(
+            channels_[static_cast<size_t>(named(config_.channels, name) - config_.channels.data())].get());
     }
 
   // 2. Channels that go: their sinks drain them into Kafka until the deadline (a removed one's
@@ -211,15 +218,21 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     replaced.push_back({channels_[i].get(), i, s,
                         channels_[i]->keeps_contents() && channels_[i]->storage() == channels[s]->storage()});
     // Its successor opens on the same directories only once it is closed: nothing may still put.
-    if (replaced.back().same_storage && fed_by_retiring.count(config_.channels[i].name))
+    if (replaced.back().same_storage && fed_by_retiring.count(channels_[i].get())) {
+      const auto stop_now = [&](Source& source) {
+        spdlog::warn("reload: source {} stops now: its channel {} is reopened on the same directories", source.name(),
+                     config_.channels[i].name);
+        source.stop(Clock::now());
+      };
       for (size_t k = 0; k < sources_.size(); ++k)
         if (source_retiring[k] && std::count(config_.sources[k].channels.begin(), config_.sources[k].channels.end(),
                                              config_.channels[i].name)) {
-          spdlog::warn("reload: source {} stops now: its channel {} is reopened on the same directories",
-                       config_.sources[k].name, config_.channels[i].name);
-          sources_[k]->stop(Clock::now());
+          stop_now(*sources_[k]);
           source_retiring[k] = false;
         }
+      for (RetiringSource& r : retiring_)  // settle_retired() counts them and lets them go
+        if (std::count(r.channels.begin(), r.channels.end(), channels_[i].get())) stop_now(*r.source);
+    }
   }
   for (Sink* sink : draining) sink->request_stop(deadline);  // side by side
   for (Sink* sink : draining) {
@@ -247,6 +260,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   for (size_t i = 0; i < channels.size(); ++i) {
     if (!channels[i]) continue;
     try {
+      if (channels[i]->keeps_contents()) release_storage_for(*channels[i], deadline);
       channels[i]->open();
       opened[i] = true;
     } catch (const config::ConfigError& e) {
@@ -269,7 +283,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       spdlog::warn("reload: channel {}: {} events stay in it, drained in the background by sinks of its old settings",
                    r.old->name(), left);
       kept_draining.push_back(r.old_index);
-    } else if (fed_by_retiring.count(r.old->name())) {
+    } else if (fed_by_retiring.count(r.old)) {
       kept_draining.push_back(r.old_index);  // open, with its old sinks, for the source still putting into it
     } else {
       r.old->close();
@@ -414,41 +428,34 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   return outcome;
 }
 
-// Events of `from` into `to`, in order, as far as `to` has room; nothing drains `to` yet, so
-// room is capacity minus what it holds. Returns how many moved.
 uint64_t Agent::move_events(Channel& from, Channel& to) {
-  uint64_t moved = 0;
-  while (true) {
-    const uint64_t held = to.counters().events_held;
-    const size_t room = to.capacity() > held ? to.capacity() - static_cast<size_t>(held) : 0;
-    if (room == 0) break;
-    Take take = from.take(std::min(room, from.transaction_capacity()), Clock::now());
-    if (take.empty()) break;
-    Take done, back;  // what went in, what goes back to the front of `from`
-    for (EventBatch& batch : take.batches) {
-      const EventBatch copy = batch;  // shares the events: `from` commits what moved by it
-      // Read back from `from`'s disk: `to` gets events of its own, which `from`'s record-keeping
-      // neither hears of again nor lets `to` take for its own records.
-      EventBatch moving = batch.without_tracker();
-      if (back.empty() && to.put(moving, Clock::now())) {
-        done.events += copy.size();
-        done.bytes += copy.bytes();
-        done.batches.push_back(copy);
-      } else {
-        back.events += copy.size();
-        back.bytes += copy.bytes();
-        back.batches.push_back(copy);
-      }
-    }
-    from.commit(done);
-    moved += done.events;
-    departed_.moved += done.events;
-    if (!back.empty()) {
-      from.rollback(std::move(back));
-      break;
-    }
-  }
+  const uint64_t moved = sluice::move_events(from, to);
+  departed_.moved += moved;
   return moved;
+}
+
+void Agent::release_storage_for(const Channel& opening, Deadline deadline) {
+  for (size_t i = retired_.size(); i-- > 0;) {
+    Retired& r = retired_[i];
+    if (!r.channel->keeps_contents() || r.channel->storage() != opening.storage()) continue;
+    spdlog::info(
+        "reload: channel {} of a previous configuration closes: {} opens on its directories and replays what "
+        "it holds ({} events)",
+        r.channel->name(), opening.name(), r.channel->counters().events_held);
+    for (RetiringSource& source : retiring_)  // settle_retired() counts them and lets them go
+      if (std::count(source.channels.begin(), source.channels.end(), r.channel.get())) source.source->stop(deadline);
+    for (auto& sink : r.sinks) sink->request_stop(deadline);
+    for (auto& sink : r.sinks) {
+      sink->stop(deadline);
+      depart(*sink);
+    }
+    r.channel->close();
+    const ChannelCounters c = r.channel->counters();
+    departed_.lost += c.events_held - c.events_on_disk;
+    depart(*r.channel);
+    std::unique_lock lock(components_mutex_);
+    retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 void Agent::settle_retired() {

@@ -88,13 +88,23 @@ EventBatch EventBatch::slice(size_t first, size_t count) const {
   return part;
 }
 
-EventBatch EventBatch::without_tracker() const {
-  if (!tracker()) return *this;
+template <typename Change>
+EventBatch EventBatch::with_storage_copy(Change change) const {
   auto copy = std::make_shared<EventStorage>(*storage_);
-  copy->tracker.reset();
+  change(*copy);
   EventBatch batch = *this;
   batch.storage_ = std::move(copy);
   return batch;
+}
+
+EventBatch EventBatch::without_tracker() const {
+  if (!tracker()) return *this;
+  return with_storage_copy([](EventStorage& s) { s.tracker.reset(); });
+}
+
+EventBatch EventBatch::without_acknowledger() const {
+  if (!storage_ || !storage_->acknowledger) return *this;
+  return with_storage_copy([](EventStorage& s) { s.acknowledger.reset(); });
 }
 
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)

@@ -189,9 +189,15 @@ class EventBatch {
   // channel that read it from disk (that channel hears of it once, when it lets it go), or the
   // batch itself if it has none.
   EventBatch without_tracker() const;
+  // This batch with no source acknowledger (a copy of its storage if it has one): for a channel
+  // whose events moved on, whose commit must not tell the sender they are stored.
+  EventBatch without_acknowledger() const;
 
  private:
   friend class EventBatchBuilder;
+  // This batch on a copy of its storage, changed by `change`.
+  template <typename Change>
+  EventBatch with_storage_copy(Change change) const;
   std::shared_ptr<const EventStorage> storage_;
   size_t begin_ = 0;
   size_t end_ = 0;

@@ -39,6 +39,9 @@ class Source {
   virtual const std::string& name() const = 0;
   virtual void start() = 0;
   virtual void stop(Deadline deadline) = 0;
+  // Begins stop(deadline) without waiting for it, so that several sources drain side by side;
+  // stop() then finishes it. A source that stops at once need not have it.
+  virtual void request_stop(Deadline /*deadline*/) {}
   // A reload's stop, which must not lose what a shutdown would not: let go of the source's ports
   // (by `ports_by`, so that a new source may take them), then drain in the background with no
   // deadline — a full channel is waited for as while running, never given up on. Returns false

@@ -261,7 +261,8 @@ TEST_CASE(
   // 2 s, and goes on in the background instead of dropping it.
   const std::string changed = std::regex_replace(pinned, std::regex("batchSize = 1000"), "batchSize = 500");
   CHECK(reload_to(p, changed, "applied"));
-  CHECK_THAT(p.agent_log(), Catch::Contains("still drains into a full channel; it goes on in the background"));
+  CHECK_THAT(p.agent_log(),
+             Catch::Contains("is still draining (a full channel or open connections); it goes on in the background"));
   p.control_broker("up");
   sender.join();
   CHECK(sent == 0);
@@ -307,6 +308,42 @@ TEST_CASE(
   CHECK(shutdown_account(p.agent_log()).kept == 30000);
   p.control_broker("up");
   p.start_agent(spillable("second"), "t", args);
+  REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
+  CHECK(p.stop_agent(30s) == 0);
+  std::string report;
+  p.verify(report);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique 30000, duplicates 0, missing 0"));
+}
+
+TEST_CASE(
+    "a spillable channel moved back to the dataDir a previous configuration still drains reopens it and replays "
+    "it: every event once",
+    "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const auto spillable = [&](const std::string& dir, const std::string& sizes) {
+    return with_channel(
+        ten_sink_config(p.bootstrap(), kAcksAll),
+        "t.channels.c1.type = spillablememory\n" + sizes + "t.channels.c1.dataDir = " + p.dir().file(dir) + "\n");
+  };
+  const std::string large = "t.channels.c1.memoryCapacity = 10000\nt.channels.c1.transactionCapacity = 8000\n";
+  // Room for a fifth of what the first holds: the rest stays behind, drained in the background.
+  const std::string small =
+      "t.channels.c1.memoryCapacity = 1000\nt.channels.c1.overflowCapacity = 5000\n"
+      "t.channels.c1.transactionCapacity = 1000\n";
+  const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"};
+  p.start_agent(spillable("first", large), "t", args);
+  p.control_broker("down");
+  REQUIRE(p.send({"-c", "2", "-n", "30000", "-d", "60s"}) == 0);
+  REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 30000; }, 30s));
+  CHECK(reload_to(p, spillable("second", small), "applied"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("6000 events not yet sent moved into its successor"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("24000 events stay in it"));
+  CHECK(reload_to(p, spillable("first", large), "applied"));
+  INFO(log_lines_with(p.agent_log(), {"reload", "channel", "stopped:"}));
+  CHECK_THAT(p.agent_log(), Catch::Contains("opens on its directories and replays what it holds (24000 events)"));
+  p.control_broker("up");
   REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);
   std::string report;

@@ -1,0 +1,36 @@
+#include "agent/channel_handover.h"
+
+#include <algorithm>
+
+namespace sluice {
+
+uint64_t move_events(Channel& from, Channel& to) {
+  uint64_t moved = 0;
+  while (true) {
+    const uint64_t held = to.counters().events_held;
+    const size_t room = to.capacity() > held ? to.capacity() - static_cast<size_t>(held) : 0;
+    if (room == 0) break;
+    Take take = from.take(std::min(room, from.transaction_capacity()), Clock::now());
+    if (take.empty()) break;
+    Take done, back;  // what went in, what goes back to the front of `from`
+    for (EventBatch& batch : take.batches) {
+      // Read back from `from`'s disk: `to` gets events of its own, which `from`'s record-keeping
+      // neither hears of again nor lets `to` take for its own records.
+      EventBatch moving = batch.without_tracker();
+      Take& into = back.empty() && to.put(moving, Clock::now()) ? done : back;
+      into.events += batch.size();
+      into.bytes += batch.bytes();
+      // What goes back keeps its acknowledger; what moved is acknowledged by `to` alone.
+      into.batches.push_back(&into == &done ? batch.without_acknowledger() : std::move(batch));
+    }
+    from.commit(done);
+    moved += done.events;
+    if (!back.empty()) {
+      from.rollback(std::move(back));
+      break;
+    }
+  }
+  return moved;
+}
+
+}  // namespace sluice
