@@ -89,8 +89,7 @@ IoWorker::IoWorker(IoShared& shared, int index)
       config_(shared.config),
       index_(index),
       counters_(shared.probe.io(index)),
-      handshake_slots_((config_.ssl_max_handshakes + static_cast<size_t>(shared.io_threads) - 1) /
-                       static_cast<size_t>(shared.io_threads)),
+      handshake_slots_(handshake_slots_per_io_thread(config_.ssl_max_handshakes, shared.io_threads)),
       builder_(config_.batch_size, config_.batch_size * 128),
       read_buffer_(kReadChunk),
       plain_buffer_(shared.tls ? kReadChunk : 0),
@@ -267,6 +266,7 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
     if (handshakes_ >= handshake_slots_) {
       conn->awaiting_handshake_slot = true;
       awaiting_handshake_.push_back(conn);
+      publish_handshakes();
       return;
     }
     if (!begin_tls(conn)) return;
@@ -285,7 +285,13 @@ bool IoWorker::begin_tls(Connection* conn) {
   conn->tls = std::make_unique<TlsSession>(ssl);
   conn->holds_handshake_slot = true;
   ++handshakes_;
+  publish_handshakes();
   return true;
+}
+
+void IoWorker::publish_handshakes() {
+  counters_.tls_handshaking.value.store(handshakes_, std::memory_order_relaxed);
+  counters_.tls_awaiting_slot.value.store(awaiting_handshake_.size(), std::memory_order_relaxed);
 }
 
 void IoWorker::begin_reading(Connection* conn) {
@@ -310,6 +316,7 @@ void IoWorker::release_handshake_slot(Connection* conn) {
     next->awaiting_handshake_slot = false;
     if (begin_tls(next)) begin_reading(next);
   }
+  publish_handshakes();
 }
 
 // The client's address (and name) as its events carry them. False while a reverse lookup runs:
@@ -762,8 +769,10 @@ void IoWorker::flush() {
 
 void IoWorker::close_connection(Connection* conn) {
   if (!connections_.erase(conn)) return;
-  if (conn->awaiting_handshake_slot)
+  if (conn->awaiting_handshake_slot) {
     awaiting_handshake_.erase(std::find(awaiting_handshake_.begin(), awaiting_handshake_.end(), conn));
+    publish_handshakes();
+  }
   release_handshake_slot(conn);
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
     it->second.conn = nullptr;                                       // its answer must not touch it
@@ -815,12 +824,17 @@ void IoWorker::shut_down() {
       if (it == lookups_.end()) continue;
       const Lookup lookup = std::move(it->second);
       lookups_.erase(it);
-      if (lookup.conn) name_known(lookup.conn, lookup.ip);
+      if (!lookup.conn) continue;
+      shared_.probe.lookup_given_up(counters_, LookupOutcome::stopped, lookup.ip);
+      name_known(lookup.conn, lookup.ip);
     }
     std::vector<std::pair<Connection*, std::string>> waiting;
     for (const auto& [id, lookup] : lookups_)
       if (lookup.conn) waiting.emplace_back(lookup.conn, lookup.ip);
-    for (const auto& [conn, ip] : waiting) name_known(conn, ip);
+    for (const auto& [conn, ip] : waiting) {
+      shared_.probe.lookup_given_up(counters_, LookupOutcome::stopped, ip);
+      name_known(conn, ip);
+    }
   }
   // TLS connections get the same FIN and no close_notify: a sender that never reads would close
   // with our alert unread, which makes its kernel reset the connection and drop what it had not

@@ -66,6 +66,12 @@ struct IoShared {
   int io_threads = 1;                               // they share ssl.maxHandshakes
 };
 
+// Each io thread's share of ssl.maxHandshakes (rounded up: every thread may handshake).
+inline size_t handshake_slots_per_io_thread(size_t max_handshakes, int io_threads) {
+  const auto threads = static_cast<size_t>(io_threads);
+  return (max_handshakes + threads - 1) / threads;
+}
+
 class IoWorker {
  public:
   IoWorker(IoShared& shared, int index);
@@ -124,6 +130,7 @@ class IoWorker {
   bool begin_tls(Connection* conn);
   void begin_reading(Connection* conn);
   void release_handshake_slot(Connection* conn);
+  void publish_handshakes();  // the handshake gauges, for the metrics
   void start_reading(Connection* conn);
   bool know_client(Connection* conn);
   void receive_proxy_header(Connection* conn, std::string_view data);

@@ -139,7 +139,8 @@ const config::PropertyTable<C> kSyslogTcpProperties{
      "(reason timeout).",
      {.min = 100, .max = 3'600'000}},
     {"ssl.maxHandshakes", &C::ssl_max_handshakes, "256",
-     "TLS handshakes in progress at once (the source's, shared by its io threads): each holds OpenSSL's state and "
+     "TLS handshakes in progress at once (the source's, shared equally by its io threads, each share rounded up): each "
+     "holds OpenSSL's state and "
      "buffers (tens of KiB). Further connections wait, unread, for a slot, at most ssl.handshakeTimeout from their "
      "accept (then refused, reason timeout); a handshake's own ssl.handshakeTimeout starts with its slot. Bounds what "
      "clients that open handshakes and never finish them can hold.",

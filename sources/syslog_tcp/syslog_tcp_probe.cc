@@ -53,14 +53,25 @@ void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, co
 }
 
 void SyslogTcpProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip) {
-  (why == LookupOutcome::timed_out ? io.lookups_timed_out : io.lookups_skipped).add(1);
+  std::string reason;
+  switch (why) {
+    case LookupOutcome::timed_out:
+      io.lookups_timed_out.add(1);
+      reason =
+          "the resolver did not answer within hostnameLookupTimeout (" + std::to_string(lookup_timeout_ms_) + " ms)";
+      break;
+    case LookupOutcome::skipped:
+      io.lookups_skipped.add(1);
+      reason = "64 lookups already wait on this io thread (is the resolver down?)";
+      break;
+    case LookupOutcome::stopped:
+      io.lookups_stopped.add(1);
+      reason = "the source stopped before the resolver answered";
+      break;
+  }
   if (auto note = io.lookup_log.next())
-    spdlog::warn(
-        "source {}: no host name for {}: {}; its events carry the address (clientHostnameHeader){}", source_name_, ip,
-        why == LookupOutcome::timed_out
-            ? "the resolver did not answer within hostnameLookupTimeout (" + std::to_string(lookup_timeout_ms_) + " ms)"
-            : std::string("64 lookups already wait on this io thread (is the resolver down?)"),
-        *note);
+    spdlog::warn("source {}: no host name for {}: {}; its events carry the address (clientHostnameHeader){}",
+                 source_name_, ip, reason, *note);
 }
 
 void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
@@ -135,11 +146,14 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
     c.connections_refused_proxy += io.refused_proxy.get();
     c.connections_refused_untrusted += io.refused_untrusted.get();
     c.tls_handshakes += io.tls_handshakes.get();
+    c.tls_handshaking += io.tls_handshaking.get();
+    c.tls_awaiting_slot += io.tls_awaiting_slot.get();
     c.events_acknowledged += io.acknowledged.get();
     c.protocol_errors += io.protocol_errors.get();
     c.reading_paused += io.reading_paused.get();
     c.lookups_timed_out += io.lookups_timed_out.get();
     c.lookups_skipped += io.lookups_skipped.get();
+    c.lookups_stopped += io.lookups_stopped.get();
     for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
@@ -211,14 +225,20 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
             "Connections closed when the shutdown grace ended, before their sender closed its side.", l,
             c.connections_cut_at_shutdown);
   if (lookups_)
-    for (const auto& [reason, count] :
-         {std::pair<const char*, uint64_t>{"timeout", c.lookups_timed_out}, {"skipped", c.lookups_skipped}})
+    for (const auto& [reason, count] : {std::pair<const char*, uint64_t>{"timeout", c.lookups_timed_out},
+                                        {"skipped", c.lookups_skipped},
+                                        {"stopped", c.lookups_stopped}})
       w.counter("sluice_source_hostname_lookups_given_up_total",
                 "Connections read with their address as host name (clientHostnameHeader): the reverse lookup timed "
-                "out, or was skipped with too many waiting.",
+                "out, was skipped with too many waiting, or was still waiting when the source stopped.",
                 {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
     w.counter("sluice_source_tls_handshakes_total", "TLS handshakes completed and admitted.", l, c.tls_handshakes);
+    w.gauge("sluice_source_tls_handshakes_in_progress", "TLS handshakes in progress (at most ssl.maxHandshakes).", l,
+            static_cast<double>(c.tls_handshaking));
+    w.gauge("sluice_source_tls_connections_awaiting_handshake",
+            "TLS connections waiting, unread, for a handshake slot (ssl.maxHandshakes).", l,
+            static_cast<double>(c.tls_awaiting_slot));
     for (TlsFailure why : kTlsFailures)
       w.counter("sluice_source_tls_handshake_failures_total",
                 "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, revoked, "

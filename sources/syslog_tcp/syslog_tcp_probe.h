@@ -57,12 +57,15 @@ struct SyslogTcpCounters {
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end, before their sender's FIN
   uint64_t tls_handshakes = 0;               // completed and admitted
   std::array<uint64_t, std::size(kTlsFailures)> tls_failures{};  // refused, by TlsFailure
+  uint64_t tls_handshaking = 0;                                  // now: handshakes in progress (ssl.maxHandshakes)
+  uint64_t tls_awaiting_slot = 0;  // now: connections waiting, unread, for a handshake slot
   // A protocol that acknowledges (RELP, stream_protocol.h):
   uint64_t events_acknowledged = 0;    // replies sent for events that were done downstream
   uint64_t protocol_errors = 0;        // sessions ended because their stream was not the protocol
   uint64_t reading_paused = 0;         // times a connection's unsent replies paused its reading
   uint64_t lookups_timed_out = 0;      // reverse lookups not answered within hostnameLookupTimeout
   uint64_t lookups_skipped = 0;        // not started: too many waiting on this io thread
+  uint64_t lookups_stopped = 0;        // still waiting when the source stopped
   std::vector<PortCounters> per_port;  // the event counters above, per port
 };
 
@@ -82,14 +85,15 @@ struct alignas(64) IoCounters {
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
       refused_limit, refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors,
-      reading_paused, lookups_timed_out, lookups_skipped;
+      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
+  Counter tls_handshaking, tls_awaiting_slot;  // gauges: set by the io thread as they change
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
       paused_log, lookup_log;
 };
 
 // Why a connection went on with its address for a name (clientHostnameHeader).
-enum class LookupOutcome { timed_out, skipped };
+enum class LookupOutcome { timed_out, skipped, stopped };
 
 // Why a connection was closed before any of its data was read.
 enum class Refusal { denied, limit, proxy_header, proxy_untrusted };

@@ -86,7 +86,9 @@ uint64_t SyslogTcpSource::memory_bound() const {
   if (tls_) per_connection += kTlsSessionBytes;
   if (config_.proxy_protocol != ProxyProtocol::none) per_connection += kProxyHeaderMax;
   bound = add(bound, times(static_cast<uint64_t>(config_.max_connections), per_connection));
-  if (tls_) bound = add(bound, times(config_.ssl_max_handshakes, kTlsHandshakeBytes));
+  if (tls_)
+    bound = add(bound, times(threads * handshake_slots_per_io_thread(config_.ssl_max_handshakes, io_threads_),
+                             kTlsHandshakeBytes));
   if (!config_.client_hostname_header.empty()) {
     // The name cache; and what a proxied connection read while its name is looked up (one read each).
     bound = add(bound, times(threads, HostnameCache::kMaxEntries * kHostnameEntryBytes));
@@ -121,9 +123,9 @@ void SyslogTcpSource::start() {
                speaks.empty() ? "" : " (" + speaks + ")", io_threads_);
 }
 
-void SyslogTcpSource::stop(Deadline deadline) {
-  if (!started_) return;
-  started_ = false;
+void SyslogTcpSource::request_stop(Deadline deadline) {
+  if (!started_ || stop_requested_) return;
+  stop_requested_ = true;
   // The acceptor first, so that every connection is in some io thread's hands before any of
   // them starts its drain (at most half the time left: the sinks need the rest).
   if (!retiring_) {
@@ -131,6 +133,12 @@ void SyslogTcpSource::stop(Deadline deadline) {
     workers_[0]->stop_accepting(deadline > now ? now + (deadline - now) / 2 : now);
   }
   for (auto& w : workers_) w->request_stop(deadline);
+}
+
+void SyslogTcpSource::stop(Deadline deadline) {
+  if (!started_) return;
+  request_stop(deadline);
+  started_ = false;
   for (auto& w : workers_) w->join();
 }
 

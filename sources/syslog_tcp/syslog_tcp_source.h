@@ -45,6 +45,7 @@ class SyslogTcpSource final : public Source {
   const std::string& name() const override { return component_.name; }
   void start() override;
   void stop(Deadline deadline) override;
+  void request_stop(Deadline deadline) override;
   bool retire(Deadline ports_by) override;
   bool wait_retired(Deadline deadline) override;
 
@@ -75,7 +76,8 @@ class SyslogTcpSource final : public Source {
   IoShared shared_;
   std::vector<std::unique_ptr<IoWorker>> workers_;
   bool started_ = false;
-  bool retiring_ = false;  // retire(): the listeners are closed, the drain has no deadline yet
+  bool retiring_ = false;        // retire(): the listeners are closed, the drain has no deadline yet
+  bool stop_requested_ = false;  // request_stop(): the drain has begun
 };
 
 extern const ComponentSpec kSyslogTcpSourceSpec;

@@ -125,6 +125,10 @@ TEST_CASE(
   const std::string big = "2 syslog 131000 <13>app: " + std::string(130'000, 'y');
   for (int i = 0; i < kRelpConnections; ++i) held.push_back(hold(port_of(p, "relp"), open + (i % 2 ? flood : big)));
   CHECK(eventually([&] { return p.metric("sluice_source_reads_paused_total") >= kRelpConnections / 2; }, 30s));
+  // Each bound holds by itself: 32 handshakes, the rest of the TLS flood waiting unread.
+  CHECK(eventually([&] { return p.metric("sluice_source_tls_connections_awaiting_handshake") == kTlsConnections - 32; },
+                   30s));
+  CHECK(p.metric("sluice_source_tls_handshakes_in_progress") == 32);
 
   // Beside them, a sender that behaves.
   REQUIRE(p.send({"-c", "2", "-n", "50000", "-r", "20000", "-d", "60s"}) == 0);

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
-
+#include <future>
 #include <regex>
 #include <thread>
 
@@ -116,7 +116,12 @@ TEST_CASE("clients that trickle requests to the metrics endpoint, or send huge o
   const int huge = connect_loopback(static_cast<uint16_t>(p.metrics_port()));
   const std::string header = "GET /metrics HTTP/1.1\r\nX-Padding: " + std::string(64 * 1024, 'x');
   ::send(huge, header.data(), header.size(), MSG_NOSIGNAL);
-  // Each is cut by the request timeout (2 s; civetweb's default was 30 s), not left to hold a thread.
+  // A scrape now, every thread held: served once the first trickler is cut by the request
+  // timeout (2 s; civetweb's default held a thread 30 s).
+  auto scrape = std::async(std::launch::async, [&] { return http_get(p.metrics_port(), "/metrics"); });
+  REQUIRE(scrape.wait_for(10s) == std::future_status::ready);
+  CHECK_THAT(scrape.get(), Catch::Contains("sluice_source_events_received_total"));
+  // Each is cut, not left to hold a thread.
   for (int fd : tricklers) CHECK(ended_by_server(fd, 10s));
   CHECK(ended_by_server(huge, 10s));
   for (int fd : tricklers) ::close(fd);

@@ -73,3 +73,28 @@ TEST_CASE("with a resolver that never answers, connections are read with their a
   CHECK(names_as_bodies.count("127.0.0.10 app: from 127.0.0.10") == 1);
   CHECK(names_as_bodies.count("127.0.0.79 app: from 127.0.0.79") == 1);
 }
+
+TEST_CASE("a stop does not wait for lookups the resolver never answers: their connections are read with their address",
+          "[resolver]") {
+  ::setenv("RES_OPTIONS", "timeout:30 attempts:1", 1);
+  test::PrivateNetwork network;
+  network.black_hole_dns();
+  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  const auto component = test::syslog_source_component(
+      {{"clientHostnameHeader", "host"}, {"hostnameLookupTimeout", "20s"}, {"numProcessors", "1"}});
+  SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
+  source.start();
+  for (int host = 10; host < 13; ++host)
+    send_from(host, source.listening_ports()[0], "<13>app: from 127.0.0." + std::to_string(host) + "\n");
+  REQUIRE(test::eventually([&] { return source.tcp_counters().connections_accepted == 3; }, 10s));
+  source.stop(Clock::now() + 30s);
+  // Given up because of the stop, not because the 20 s timeout ran out (a stop that waited for
+  // the resolver would have counted them timed out, or waited its 30 s).
+  const SyslogTcpCounters c = source.tcp_counters();
+  CHECK(c.lookups_stopped == 3);
+  CHECK(c.lookups_timed_out == 0);
+  CHECK(source.counters().events_received == 3);
+  CHECK(test::take_all(channel, [](const EventBatch& b, const EventRecord& e) {
+          return std::string(b.client_host(e));
+        }).size() == 3);
+}
