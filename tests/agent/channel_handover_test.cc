@@ -64,11 +64,9 @@ TEST_CASE("events read back from a spillable channel's disk move into its succes
           "[agent][handover]") {
   test::TempDir dir;
   auto acknowledger = std::make_shared<test::RecordingAcknowledger>();
-  const auto component = test::component(config::Kind::channel, "c", "spillablememory",
-                                         {{"dataDir", dir.path()},
-                                          {"memoryCapacity", "0"},
-                                          {"transactionCapacity", "100"},
-                                          {"fsync", "never"}});
+  const auto component = test::component(
+      config::Kind::channel, "c", "spillablememory",
+      {{"dataDir", dir.path()}, {"memoryCapacity", "0"}, {"transactionCapacity", "100"}, {"fsync", "never"}});
   auto from = kSpillableChannelSpec.make_channel(component);
   from->open();
   EventBatch batch = test::acknowledged_batch(0, 8, acknowledger);
