@@ -30,14 +30,6 @@ uint64_t env_or(const char* name, uint64_t fallback) {
   return value && *value ? std::stoull(value) : fallback;
 }
 
-std::string with_ports(std::string config, const std::vector<uint16_t>& ports) {
-  const std::string any = "t.sources.r1.ports = 0 0\n";
-  const auto at = config.find(any);
-  REQUIRE(at != std::string::npos);
-  return config.replace(
-      at, any.size(), "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
-}
-
 }  // namespace
 
 TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and duplicate only what is counted",
@@ -55,13 +47,13 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
 
   Pipeline p;
   p.start_broker();
-  std::string config = with_channel(ten_sink_config(p.bootstrap(), kAcksAll),
-                                    "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                                    "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                                        p.dir().file("spill") + "\n");
+  // Restarts listen where the sender reconnects.
+  const std::string config = with_channel(with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll)),
+                                          "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
+                                          "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                                              p.dir().file("spill") + "\n");
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"};
   p.start_agent(config, "t", args);
-  config = with_ports(config, p.agent_ports());  // restarts listen where the sender reconnects
 
   int sent = -1;
   TestThread sender([&] {

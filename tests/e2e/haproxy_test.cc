@@ -22,19 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A port nobody listens on now (the kernel's pick), for HAProxy's frontend.
-uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 bool accepts(uint16_t port) {
   try {
     ::close(connect_loopback(port));
@@ -67,7 +54,7 @@ TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every ev
   b.start_agent(proxied_config(a.bootstrap()), "t", {"--metrics", "127.0.0.1:0"});
 
   const uint16_t port_a = a.agent_ports().at(0), port_b = b.agent_ports().at(0);
-  const uint16_t front = free_port();
+  const uint16_t front = free_ports(1)[0];  // HAProxy's frontend
   std::ofstream(a.dir().file("haproxy.cfg"))
       << "global\n  maxconn 1000\n"
       << "defaults\n  mode tcp\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n"

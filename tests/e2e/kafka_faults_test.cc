@@ -55,15 +55,16 @@ TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and m
   p.start_broker();
   p.control_broker("rtt 200");
   p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll), "t", {"--metrics", "127.0.0.1:0"});
-  // The fault took effect: the producers measured the round trips slow (10 sinks, one broker:
-  // the sum of their averages is ~2 s at 200 ms each, ~0.01 s without the delay). Sampled while
+  // The fault took effect: a producer measured its round trips at least the 200 ms the broker
+  // waits before each answer (a floor the fault sets, not a speed of this machine). Sampled while
   // the load runs: an idle statistics interval reports 0.
   double slowest = 0;
   std::atomic<bool> sending{true};
   TestThread sampler([&] {
     const auto give_up = std::chrono::steady_clock::now() + 120s;  // bounded even if the send never returns
     while (sending && std::chrono::steady_clock::now() < give_up) {
-      slowest = std::max(slowest, p.metric("sluice_kafka_broker_rtt_avg_seconds"));
+      slowest = std::max(slowest,
+                         prometheus_max(http_get(p.metrics_port(), "/metrics"), "sluice_kafka_broker_rtt_avg_seconds"));
       std::this_thread::sleep_for(250ms);
     }
   });
@@ -71,7 +72,7 @@ TEST_CASE("a slow broker (RTT 200 ms) slows the pipeline but loses nothing and m
   sending = false;
   sampler.join();
   REQUIRE(sent == 0);
-  CHECK(slowest > 1.0);
+  CHECK(slowest >= 0.199);
   // Bound: the channel (60,000 events x ~300 bytes with records) plus librdkafka's queue of
   // one take per sink (10 x 8,000 x ~120 bytes) plus the program (~40 MB): well under 256 MB.
   const long rss_kb = p.agent_peak_rss_kb();

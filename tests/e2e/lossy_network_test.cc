@@ -23,14 +23,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string with_ports(std::string config, const std::vector<uint16_t>& ports) {
-  const std::string any = "t.sources.r1.ports = 0 0\n";
-  const auto at = config.find(any);
-  REQUIRE(at != std::string::npos);
-  return config.replace(
-      at, any.size(), "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
-}
-
 uint64_t json_number(const std::string& json, const std::string& key) {
   std::smatch m;
   const std::regex pattern("\"" + key + "\":(\\d+)");
@@ -44,15 +36,14 @@ TEST_CASE("on a link that drops 3% of segments, SIGTERM and restart under load l
   PrivateNetwork network;  // before anything starts: every process of the test lives in it
   Pipeline p;
   p.start_broker();
-  std::string config = with_channel(ten_sink_config(p.bootstrap(), kAcksAll),
-                                    "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                                    "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                                        p.dir().file("spill") + "\n");
+  // Restarts listen where the sender reconnects.
+  const std::string config = with_channel(with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll)),
+                                          "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
+                                          "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                                              p.dir().file("spill") + "\n");
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "10s"};
   p.start_agent(config, "t", args);
-  const std::vector<uint16_t> ports = p.agent_ports();
-  config = with_ports(config, ports);  // restarts listen where the sender reconnects
-  for (uint16_t port : ports) network.drop_segments_to(port, 0.03);
+  for (uint16_t port : p.agent_ports()) network.drop_segments_to(port, 0.03);
 
   int sent = -1;
   TestThread sender([&] { sent = p.send({"-c", "4", "-r", "20000", "-d", "16s"}, 120s); });

@@ -43,17 +43,6 @@ std::string with_second_source(const std::string& config) {
          "t.sources.r2.channels = c1\n";
 }
 
-// `config` with r1's "ports = 0 0" replaced by the ports the agent found, so that a source
-// rebuilt by a reload (or a restart) listens where the senders reconnect.
-std::string with_bound_ports(std::string config, const Pipeline& p) {
-  const std::string any = "t.sources.r1.ports = 0 0\n";
-  const auto at = config.find(any);
-  REQUIRE(at != std::string::npos);
-  const std::vector<uint16_t> ports = p.agent_ports();
-  return config.replace(
-      at, any.size(), "t.sources.r1.ports = " + std::to_string(ports.at(0)) + " " + std::to_string(ports.at(1)) + "\n");
-}
-
 uint64_t json_number(const std::string& json, const std::string& key) {
   std::smatch m;
   return std::regex_search(json, m, std::regex("\"" + key + "\":(\\d+)")) ? std::stoull(m[1]) : UINT64_MAX;
@@ -248,9 +237,9 @@ TEST_CASE(
     "[e2e][reload]") {
   Pipeline p;
   p.start_broker();
-  const std::string base = ten_sink_config(p.bootstrap(), kAcksAll);
-  p.start_agent(base, "t", {"--metrics", "127.0.0.1:0", "--shutdown-timeout", "4s"});
-  const std::string pinned = with_bound_ports(base, p);
+  // A source rebuilt by the reload listens where the senders reconnect.
+  const std::string pinned = with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll));
+  p.start_agent(pinned, "t", {"--metrics", "127.0.0.1:0", "--shutdown-timeout", "4s"});
   p.control_broker("down");
   int sent = -1;
   TestThread sender([&] { sent = p.send({"-c", "2", "-n", "100000", "-d", "120s"}, 180s); });

@@ -42,6 +42,15 @@ std::string with_channel(std::string config, const std::string& channel_lines) {
   return config.replace(at, memory.size(), channel_lines);
 }
 
+std::string with_fixed_ports(std::string config) {
+  const std::string any = "t.sources.r1.ports = 0 0\n";
+  const auto at = config.find(any);
+  if (at == std::string::npos) throw std::invalid_argument("with_fixed_ports: not a ten_sink_config");
+  const std::vector<uint16_t> ports = free_ports(2);
+  return config.replace(at, any.size(),
+                        "t.sources.r1.ports = " + std::to_string(ports[0]) + " " + std::to_string(ports[1]) + "\n");
+}
+
 std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   static const std::regex line(
       R"(stopped: (\d+) events read, (\d+) events in, (\d+) replayed from disk, (\d+) sent \((\d+) lost after )"

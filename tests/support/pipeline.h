@@ -20,6 +20,11 @@ std::string ten_sink_config(const std::string& brokers, const std::vector<std::s
 // `config` (from ten_sink_config) with its memory channel replaced by `channel_lines` (t.channels.c1.*).
 std::string with_channel(std::string config, const std::string& channel_lines);
 
+// `config` (from ten_sink_config) with its source on two free ports given in the file (free_ports)
+// rather than port 0, so that a restarted agent, or a source rebuilt by a reload, listens where
+// the senders reconnect.
+std::string with_fixed_ports(std::string config);
+
 // The agent's last word, its "stopped: ..." line, as numbers (found = false if there is none).
 struct ShutdownAccount {
   bool found = false;

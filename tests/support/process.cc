@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -165,11 +167,14 @@ bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
   return ::recv(fd, &byte, 1, 0) <= 0;
 }
 
-double prometheus_sum(const std::string& text, const std::string& name) {
+namespace {
+
+// Every sample of `name` in `text` (see prometheus_sum).
+std::vector<double> prometheus_samples(const std::string& text, const std::string& name) {
   // `name` may carry its labels, exactly as the endpoint writes them: metric{a="x",b="y"}.
   const size_t brace = name.find('{');
   const std::string metric = name.substr(0, brace), labels = brace == std::string::npos ? "" : name.substr(brace);
-  double sum = 0;
+  std::vector<double> samples;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(metric, 0) != 0 || line.size() <= metric.size()) continue;
@@ -177,9 +182,52 @@ double prometheus_sum(const std::string& text, const std::string& name) {
     const size_t space = rest.rfind(' ');
     if (space == std::string::npos || (rest[0] != '{' && rest[0] != ' ')) continue;  // another metric's name
     if (!labels.empty() && rest.substr(0, space) != labels) continue;
-    sum += std::stod(rest.substr(space + 1));
+    samples.push_back(std::stod(rest.substr(space + 1)));
   }
+  return samples;
+}
+
+}  // namespace
+
+double prometheus_sum(const std::string& text, const std::string& name) {
+  double sum = 0;
+  for (double sample : prometheus_samples(text, name)) sum += sample;
   return sum;
+}
+
+double prometheus_max(const std::string& text, const std::string& name) {
+  double max = 0;
+  for (double sample : prometheus_samples(text, name)) max = std::max(max, sample);
+  return max;
+}
+
+std::vector<uint16_t> free_ports(size_t count) {
+  int low = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low;
+  std::mt19937 random(std::random_device{}());
+  // Held open until all are found, so that they differ.
+  std::vector<int> held;
+  std::vector<uint16_t> ports;
+  for (int tries = 0; ports.size() < count; ++tries) {
+    if (tries > 10000) throw std::runtime_error("no free loopback port found");
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (low > 10000)
+      address.sin_port = htons(
+          static_cast<uint16_t>(std::uniform_int_distribution<int>(std::max(1024, low - 12000), low - 1)(random)));
+    socklen_t length = sizeof address;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ::close(fd);
+      continue;
+    }
+    held.push_back(fd);
+    ports.push_back(ntohs(address.sin_port));
+  }
+  for (int fd : held) ::close(fd);
+  return ports;
 }
 
 }  // namespace sluice::test

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,16 @@ std::string http_get(int port, const std::string& path);
 // The sum of every sample of a Prometheus metric in `text` (all label sets), or of the one
 // sample whose labels are given with the name: metric{sink="k1",reason="purged"}.
 double prometheus_sum(const std::string& text, const std::string& name);
+// The largest of those samples (0 if none).
+double prometheus_max(const std::string& text, const std::string& name);
+
+// Loopback TCP ports nobody listens on now, for a program that must be told its port before it
+// starts (HAProxy) or that must find its port again after a restart. Taken below the kernel's
+// ephemeral range (net.ipv4.ip_local_port_range), so that no outgoing connection (a sender's, a
+// Kafka client's) takes one meanwhile, as it may take a number port 0 gave and a close let go;
+// when the range starts too low for that (sysctl/99-sluice.conf's 1024), any free port. They
+// differ from each other.
+std::vector<uint16_t> free_ports(size_t count);
 
 // From "key=value" lines.
 std::string value_of(const std::string& text, const std::string& key);

@@ -136,16 +136,8 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
   }
   SECTION("ISO-8859-1 on one port") {
     MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
-    // The port must be known before start: take a free one from the kernel first.
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t length = sizeof a;
-    ::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &length);
-    const std::string port = std::to_string(ntohs(a.sin_port));
-    ::close(probe);
+    // The port must be known before start.
+    const std::string port = std::to_string(test::free_ports(1)[0]);
     const auto component = test::syslog_source_component({{"ports", port}, {"charset.port." + port, "ISO-8859-1"}});
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
