@@ -20,7 +20,6 @@ namespace {
 
 constexpr size_t kReadChunk = kIoReadChunk;
 constexpr auto kPutSlice = std::chrono::milliseconds(500);
-constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 // At shutdown each open connection is half-closed (our FIN tells the sender we are going) and
 // read until the sender closes its side, or half of the shutdown time left (at most
 // kDrainGraceMaxMs) has passed. Not sooner: a quiet socket with nothing in its receive queue
@@ -95,7 +94,28 @@ IoWorker::IoWorker(IoShared& shared, int index)
       plain_buffer_(shared.tls ? kReadChunk : 0),
       decoder_(config_.keep_fields),
       names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
-      clock_(ParseClock::now()) {
+      clock_(ParseClock::now()),
+      delivery_(shared.source_name, shared.channels,
+                "io thread " + std::to_string(index) + " is not reading its sockets (TCP backpressure on the senders)",
+                kPutSlice,
+                {.before_try =
+                     [this] {
+                       // A reload's request to let go of the ports is served while a full
+                       // channel holds this loop.
+                       Deadline deadline;
+                       bool stop_accepting = false;
+                       {
+                         std::lock_guard lock(mutex_);
+                         deadline = shutdown_deadline_;  // set once a stop with a deadline has begun
+                         stop_accepting = stop_accepting_requested_ || stop_requested_;
+                       }
+                       if (stop_accepting) serve_stop_accepting();
+                       return deadline;
+                     },
+                 .dropped =
+                     [this](const Channel& channel, size_t events) {
+                       shared_.probe.dropped_at_shutdown(counters_, events, channel.name());
+                     }}) {
   builder_.set_header_names(config_.header_names);
   uv_loop_init(&loop_);
   loop_.data = this;
@@ -716,48 +736,16 @@ void IoWorker::on_acks_ready(uv_async_t* handle) {
     if (auto* conn = static_cast<Connection*>(queue->connection)) self->send_replies(*conn);
 }
 
-// Puts the pending batch into every channel, waiting for room as long as it takes (that
-// wait is the backpressure) or until the shutdown deadline, re-read every half second. While it
-// waits it still serves a request to let go of the ports (a reload's source on a full channel).
+// Puts the pending batch into every channel (syslog::ChannelDelivery), waiting for room as long
+// as it takes (that wait is the backpressure) or until the shutdown deadline, re-read every half
+// second.
 void IoWorker::flush() {
   if (builder_.empty()) return;
-  EventBatch batch = builder_.seal();
   // The batch's acknowledger (a protocol's): with acknowledge-on-put, told here once every
   // channel took the batch; a batch dropped at the shutdown deadline is never answered.
   const std::shared_ptr<BatchAcknowledger> acks = std::move(batch_acks_);
-  bool put_everywhere = true;
-  const auto& channels = shared_.channels;
   const auto flush_started = Clock::now();
-  for (size_t i = 0; i < channels.size(); ++i) {
-    EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
-    const auto blocked_since = Clock::now();
-    auto next_log = blocked_since + kBlockedLogEvery;
-    while (true) {
-      Deadline deadline;
-      bool stop_accepting = false;
-      {
-        std::lock_guard lock(mutex_);
-        deadline = shutdown_deadline_;  // set once a stop with a deadline has begun
-        stop_accepting = stop_accepting_requested_ || stop_requested_;
-      }
-      if (stop_accepting) serve_stop_accepting();
-      if (channels[i]->put(copy, std::min(deadline, Clock::now() + kPutSlice))) break;
-      const auto now = Clock::now();
-      if (now >= deadline) {
-        shared_.probe.dropped_at_shutdown(counters_, copy.size(), channels[i]->name());
-        put_everywhere = false;
-        break;
-      }
-      if (now >= next_log) {
-        next_log = now + kBlockedLogEvery;
-        spdlog::warn(
-            "source {}: channel {} has been full for {}s; io thread {} is not reading "
-            "its sockets (TCP backpressure on the senders)",
-            shared_.source_name, channels[i]->name(),
-            std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(), index_);
-      }
-    }
-  }
+  const bool put_everywhere = delivery_.deliver(builder_.seal());
   if (acks && put_everywhere && shared_.protocol->acknowledge_on_put()) acks->committed(0, acks->size());
   // While a full channel held this loop its senders could not be read: that time is not
   // taken from their drain's grace.

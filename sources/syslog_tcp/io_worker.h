@@ -35,6 +35,7 @@
 
 #include "agent/api/channel.h"
 #include "agent/api/event_batch.h"
+#include "sources/syslog/channel_delivery.h"
 #include "sources/syslog/event_decoder.h"
 #include "sources/syslog_tcp/hostname_cache.h"
 #include "sources/syslog_tcp/listener.h"
@@ -213,6 +214,7 @@ class IoWorker {
   uv_async_t names_async_;  // with a resolver: its answers are in
   std::shared_ptr<ReverseResolver::Inbox> inbox_;
   ParseClock clock_;
+  syslog::ChannelDelivery delivery_;
 };
 
 }  // namespace sluice::syslog_tcp

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include <spdlog/spdlog.h>
+#include "sources/syslog/channel_delivery.h"
 
 namespace sluice::syslog_udp {
 namespace {
@@ -23,7 +24,6 @@ constexpr size_t kDatagramsPerRead = 64;
 constexpr int kReadsPerTurn = 16;
 // A sender's line end after a datagram of exactly eventSize is not a reason to cut it.
 constexpr size_t kLineEndRoom = 2;
-constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 constexpr int kPollMs = 100;
 // How often each socket's drop count is read. SO_MEMINFO rather than SO_RXQ_OVFL: the latter
 // reports a drop only with a datagram queued after it, so drops at the end of a burst (or before
@@ -120,7 +120,20 @@ class SyslogUdpSource::IoThread {
         decoder_(config_.keep_fields),
         buffers_(kDatagramsPerRead * slot_),
         clock_(ParseClock::now()),
-        want_peers_(config_.clients.filters() || !config_.client_ip_header.empty()) {
+        want_peers_(config_.clients.filters() || !config_.client_ip_header.empty()),
+        delivery_(source.name(), source.channels_,
+                  "an io thread is not reading its UDP sockets, whose buffers fill and then drop (counted as "
+                  "udp_kernel_drops)",
+                  kDropCheckEvery,
+                  {.before_try =
+                       [this] {
+                         if (Clock::now() >= next_drop_check_) count_drops();
+                         return source_.stop_.get();
+                       },
+                   .dropped =
+                       [this](const Channel& channel, size_t events) {
+                         source_.probe_.dropped_at_shutdown(counters_, events, channel.name());
+                       }}) {
     builder_.set_header_names(config_.header_names);
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_ < 0) throw config::ConfigError(std::string("eventfd(): ") + std::strerror(errno));
@@ -293,32 +306,7 @@ class SyslogUdpSource::IoThread {
   // Puts the batch into every channel, waiting for room until the stop deadline; meanwhile the
   // sockets' buffers fill and the kernel drops, which is counted and logged as it happens.
   void flush() {
-    if (builder_.empty()) return;
-    EventBatch batch = builder_.seal();
-    const auto& channels = source_.channels_;
-    for (size_t i = 0; i < channels.size(); ++i) {
-      EventBatch copy = i + 1 < channels.size() ? batch : std::move(batch);
-      const auto blocked_since = Clock::now();
-      auto next_log = blocked_since + kBlockedLogEvery;
-      while (true) {
-        const Deadline deadline = source_.stop_.get();
-        if (channels[i]->put(copy, std::min(deadline, Clock::now() + kDropCheckEvery))) break;
-        const auto now = Clock::now();
-        if (now >= source_.stop_.get()) {
-          source_.probe_.dropped_at_shutdown(counters_, copy.size(), channels[i]->name());
-          break;
-        }
-        count_drops();
-        if (now >= next_log) {
-          next_log = now + kBlockedLogEvery;
-          spdlog::warn(
-              "source {}: channel {} has been full for {}s; an io thread is not reading its UDP sockets, "
-              "whose buffers fill and then drop (counted as udp_kernel_drops)",
-              source_.name(), channels[i]->name(),
-              std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count());
-        }
-      }
-    }
+    if (!builder_.empty()) delivery_.deliver(builder_.seal());
   }
 
   SyslogUdpSource& source_;
@@ -334,6 +322,7 @@ class SyslogUdpSource::IoThread {
   ParseClock clock_;
   const bool want_peers_;  // the senders' addresses: for allow/deny or clientIPHeader
   Clock::time_point next_drop_check_{};
+  syslog::ChannelDelivery delivery_;
   std::thread thread_;
 };
 
