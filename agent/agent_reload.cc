@@ -9,6 +9,7 @@
 #include "agent/agent.h"
 #include "agent/channel_handover.h"
 #include "agent/component_registry.h"
+#include "agent/reload_plan.h"
 
 namespace sluice {
 namespace {
@@ -17,28 +18,6 @@ namespace {
 // systemd's WatchdogSec and TimeoutStopSec (30 s, 45 s): what is not drained by then moves over or
 // drains in the background.
 constexpr std::chrono::milliseconds kReloadDrainMax{10'000};
-
-// Same type, same channels, same properties with the same values (where they were written in
-// the file does not matter: a comment added above them changes nothing).
-bool same_settings(const config::ComponentConfig& a, const config::ComponentConfig& b) {
-  if (a.type != b.type || a.channels != b.channels || a.properties.size() != b.properties.size()) return false;
-  return std::equal(a.properties.begin(), a.properties.end(), b.properties.begin(), [](const auto& x, const auto& y) {
-    return x.first == y.first && x.second.value == y.second.value;
-  });
-}
-
-const config::ComponentConfig* named(const std::vector<config::ComponentConfig>& list, const std::string& name) {
-  const auto it = std::find_if(list.begin(), list.end(), [&](const auto& c) { return c.name == name; });
-  return it == list.end() ? nullptr : &*it;
-}
-
-// The names in `list` whose flag is set, for the log line.
-std::string names_of(const std::vector<config::ComponentConfig>& list, const std::vector<bool>& flags, bool wanted) {
-  std::string out;
-  for (size_t i = 0; i < list.size(); ++i)
-    if (flags[i] == wanted) out += (out.empty() ? "" : " ") + list[i].name;
-  return out.empty() ? "-" : out;
-}
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -82,41 +61,21 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     spdlog::warn("reload: {}.monitoring.address changed; the metrics endpoint moves only at a restart",
                  next.agent_name);
 
-  // What stays as it runs: same settings, and (sinks, sources) every channel it uses stays too.
-  std::vector<bool> keep_channel(config_.channels.size()), keep_sink(config_.sinks.size()),
-      keep_source(config_.sources.size());
-  std::map<std::string, Channel*> kept_channels;
-  for (size_t i = 0; i < config_.channels.size(); ++i) {
-    const config::ComponentConfig* n = named(next.channels, config_.channels[i].name);
-    keep_channel[i] = n && same_settings(config_.channels[i], *n);
-    if (keep_channel[i]) kept_channels[n->name] = channels_[i].get();
-  }
-  const auto channels_kept = [&](const config::ComponentConfig& c) {
-    return std::all_of(c.channels.begin(), c.channels.end(),
-                       [&](const auto& name) { return kept_channels.count(name); });
-  };
-  for (size_t i = 0; i < config_.sinks.size(); ++i) {
-    const config::ComponentConfig* n = named(next.sinks, config_.sinks[i].name);
-    keep_sink[i] = n && same_settings(config_.sinks[i], *n) && channels_kept(*n);
-  }
-  for (size_t i = 0; i < config_.sources.size(); ++i) {
-    const config::ComponentConfig* n = named(next.sources, config_.sources[i].name);
-    keep_source[i] = n && same_settings(config_.sources[i], *n) && channels_kept(*n);
-  }
-  const auto all = [](const std::vector<bool>& v) { return std::all_of(v.begin(), v.end(), [](bool b) { return b; }); };
-  if (all(keep_channel) && all(keep_sink) && all(keep_source) && next.channels.size() == config_.channels.size() &&
-      next.sinks.size() == config_.sinks.size() && next.sources.size() == config_.sources.size()) {
+  // What stays as it runs, what stops, what replaces what (reload_plan.h).
+  ReloadPlan plan = plan_reload(config_, next);
+  if (plan.unchanged) {
     spdlog::info("reload: the configuration is unchanged; sources read their credentials again");
     reload_credentials();
     finish_reload(ReloadOutcome::unchanged);
     return ReloadOutcome::unchanged;
   }
-  spdlog::info(
-      "reload: keeping sources [{}] channels [{}] sinks [{}]; stopping sources [{}] channels [{}] sinks [{}] "
-      "(changed or removed)",
-      names_of(config_.sources, keep_source, true), names_of(config_.channels, keep_channel, true),
-      names_of(config_.sinks, keep_sink, true), names_of(config_.sources, keep_source, false),
-      names_of(config_.channels, keep_channel, false), names_of(config_.sinks, keep_sink, false));
+  spdlog::info("reload: {}", plan.summary);
+  const std::vector<bool>& keep_channel = plan.keep_channel;
+  const std::vector<bool>& keep_source = plan.keep_source;
+  std::vector<bool>& keep_sink = plan.keep_sink;  // a sink whose successor cannot start goes on
+  std::map<std::string, Channel*> kept_channels;
+  for (size_t i = 0; i < config_.channels.size(); ++i)
+    if (keep_channel[i]) kept_channels[config_.channels[i].name] = channels_[i].get();
 
   // Build what is new, in `next`'s order; a component kept is taken over as it is. Nothing new
   // runs yet, nothing old has stopped: a failure here changes nothing.
@@ -132,13 +91,13 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       by_name[next.channels[i].name] = channels[i].get();
     }
     for (size_t i = 0; i < next.sinks.size(); ++i) {
-      const config::ComponentConfig* old = named(config_.sinks, next.sinks[i].name);
+      const config::ComponentConfig* old = component_named(config_.sinks, next.sinks[i].name);
       if (old && keep_sink[static_cast<size_t>(old - config_.sinks.data())]) continue;
       sinks[i] =
           find_component(next.sinks[i]).make_sink(next.sinks[i], *by_name.at(next.sinks[i].channels.front()), context);
     }
     for (size_t i = 0; i < next.sources.size(); ++i) {
-      const config::ComponentConfig* old = named(config_.sources, next.sources[i].name);
+      const config::ComponentConfig* old = component_named(config_.sources, next.sources[i].name);
       if (old && keep_source[static_cast<size_t>(old - config_.sources.data())]) continue;
       std::vector<Channel*> targets;
       for (const std::string& name : next.sources[i].channels) targets.push_back(by_name.at(name));
@@ -184,7 +143,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
           config_.sources[i].name);
       for (const std::string& name : config_.sources[i].channels)
         fed_by_retiring.insert(
-            channels_[static_cast<size_t>(named(config_.channels, name) - config_.channels.data())].get());
+            channels_[static_cast<size_t>(component_named(config_.channels, name) - config_.channels.data())].get());
     }
 
   // 2. Channels that go: their sinks drain them into Kafka until the deadline (a removed one's
@@ -202,7 +161,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   std::vector<Sink*> draining;
   for (size_t i = 0; i < channels_.size(); ++i) {
     if (keep_channel[i]) continue;
-    const config::ComponentConfig* successor = named(next.channels, config_.channels[i].name);
+    const config::ComponentConfig* successor = plan.successor[i] ? &next.channels[*plan.successor[i]] : nullptr;
     for (size_t k = 0; k < sinks_.size(); ++k)
       if (config_.sinks[k].channels.front() == config_.channels[i].name) {
         if (successor) draining.push_back(sinks_[k].get());
@@ -314,7 +273,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   //    channels that stay stop taking and settle, side by side.
   config::AgentConfig applied = next;
   const auto index_of = [&](const std::string& channel) {
-    return static_cast<size_t>(named(next.channels, channel) - next.channels.data());
+    return static_cast<size_t>(component_named(next.channels, channel) - next.channels.data());
   };
   for (size_t i = 0; i < sinks.size(); ++i) {
     if (!sinks[i]) continue;

@@ -1,0 +1,101 @@
+// The reload plan, case by case: from the running file and the new one alone, what stays as it
+// runs, what stops, and which channel replaces which.
+
+#include <catch2/catch.hpp>
+
+#include "agent/config/properties_file.h"
+#include "agent/reload_plan.h"
+
+using namespace sluice;
+
+namespace {
+
+config::AgentConfig parse(const std::string& text) {
+  return config::assemble(config::parse_properties(text, "test.properties"), "a", "test.properties");
+}
+
+// Two sources into a memory channel and a file channel, a sink on each.
+const std::string kRunning =
+    "a.sources = tcp udp\na.channels = mem disk\na.sinks = k1 k2\n"
+    "a.sources.tcp.type = syslogtcp\na.sources.tcp.port = 5140\na.sources.tcp.channels = mem\n"
+    "a.sources.udp.type = syslogudp\na.sources.udp.port = 5141\na.sources.udp.channels = mem disk\n"
+    "a.channels.mem.type = memory\na.channels.mem.capacity = 1000\n"
+    "a.channels.disk.type = file\na.channels.disk.dataDirs = /var/lib/x\n"
+    "a.sinks.k1.type = kafka\na.sinks.k1.channel = mem\na.sinks.k1.topic = t\n"
+    "a.sinks.k2.type = kafka\na.sinks.k2.channel = disk\na.sinks.k2.topic = t\n";
+
+ReloadPlan plan_to(const std::string& next) { return plan_reload(parse(kRunning), parse(next)); }
+
+std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
+  std::string out = text;
+  const auto at = out.find(from);
+  REQUIRE(at != std::string::npos);
+  return out.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("reload plan: the same file, or the same settings written elsewhere with comments, changes nothing",
+          "[agent][reload]") {
+  CHECK(plan_to(kRunning).unchanged);
+  // Lines in another order, a comment: the same settings.
+  const std::string moved =
+      "# a comment\n" + replaced(kRunning, "a.channels.mem.capacity = 1000\n", "") + "a.channels.mem.capacity = 1000\n";
+  const ReloadPlan plan = plan_to(moved);
+  CHECK(plan.unchanged);
+  CHECK(plan.keep_channel == std::vector<bool>{true, true});
+}
+
+TEST_CASE("reload plan: a channel's setting changed replaces it, and the sources and sinks on it", "[agent][reload]") {
+  const ReloadPlan plan = plan_to(replaced(kRunning, "capacity = 1000", "capacity = 2000"));
+  CHECK_FALSE(plan.unchanged);
+  CHECK(plan.keep_channel == std::vector<bool>{false, true});
+  CHECK(plan.successor[0] == std::optional<size_t>(0));        // mem, by mem of the new file
+  CHECK(plan.successor[1] == std::nullopt);                    // kept
+  CHECK(plan.keep_source == std::vector<bool>{false, false});  // both feed mem
+  CHECK(plan.keep_sink == std::vector<bool>{false, true});     // k1 drains mem
+  CHECK(plan.summary ==
+        "keeping sources [-] channels [disk] sinks [k2]; stopping sources [tcp udp] channels [mem] sinks [k1] "
+        "(changed or removed)");
+}
+
+TEST_CASE("reload plan: a sink's or a source's setting changed stops that one alone", "[agent][reload]") {
+  const ReloadPlan sink = plan_to(replaced(kRunning, "a.sinks.k2.topic = t", "a.sinks.k2.topic = u"));
+  CHECK(sink.keep_sink == std::vector<bool>{true, false});
+  CHECK(sink.keep_channel == std::vector<bool>{true, true});
+  CHECK(sink.keep_source == std::vector<bool>{true, true});
+  const ReloadPlan source = plan_to(replaced(kRunning, "port = 5141", "port = 5142"));
+  CHECK(source.keep_source == std::vector<bool>{true, false});
+  CHECK(source.keep_sink == std::vector<bool>{true, true});
+}
+
+TEST_CASE("reload plan: a channel removed has no successor, and a source moved to another channel is rebuilt",
+          "[agent][reload]") {
+  std::string next = replaced(kRunning, "a.channels = mem disk", "a.channels = mem");
+  next = replaced(next, "a.channels.disk.type = file\na.channels.disk.dataDirs = /var/lib/x\n", "");
+  next = replaced(next, "a.sinks = k1 k2", "a.sinks = k1");
+  next = replaced(next, "a.sinks.k2.type = kafka\na.sinks.k2.channel = disk\na.sinks.k2.topic = t\n", "");
+  next = replaced(next, "a.sources.udp.channels = mem disk", "a.sources.udp.channels = mem");
+  const ReloadPlan plan = plan_to(next);
+  CHECK(plan.keep_channel == std::vector<bool>{true, false});
+  CHECK(plan.successor[1] == std::nullopt);  // removed
+  CHECK(plan.keep_sink == std::vector<bool>{true, false});
+  CHECK(plan.keep_source == std::vector<bool>{true, false});  // its channels changed
+}
+
+TEST_CASE("reload plan: a component added keeps every running one but is not unchanged", "[agent][reload]") {
+  const std::string next = replaced(kRunning, "a.sources = tcp udp", "a.sources = tcp udp relp") +
+                           "a.sources.relp.type = relp\na.sources.relp.port = 2514\na.sources.relp.channels = disk\n";
+  const ReloadPlan plan = plan_to(next);
+  CHECK_FALSE(plan.unchanged);
+  CHECK(plan.keep_source == std::vector<bool>{true, true});
+  CHECK(plan.keep_channel == std::vector<bool>{true, true});
+  CHECK(plan.keep_sink == std::vector<bool>{true, true});
+}
+
+TEST_CASE("reload plan: a component whose type changed under the same name is replaced", "[agent][reload]") {
+  const ReloadPlan plan =
+      plan_to(replaced(kRunning, "a.channels.mem.type = memory", "a.channels.mem.type = spillablememory"));
+  CHECK(plan.keep_channel == std::vector<bool>{false, true});
+  CHECK(plan.successor[0] == std::optional<size_t>(0));
+}
