@@ -1,0 +1,52 @@
+#pragma once
+// The agent's command line, one file per command: run (the agent itself: run_command.cc),
+// --check (check_command.cc), config convert (config_command.cc), top (top_command.cc), and the
+// manual (man_page.cc). main.cc only wires them to CLI11.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "top/top_command.h"
+
+namespace sluice::cli {
+
+// `sluice -f FILE [-n AGENT] [OPTIONS]`, and `--check`.
+struct RunOptions {
+  std::string file, agent_name = "agent", ready_file, shutdown_timeout = "30s", status_interval = "10s";
+  std::string log_level = "info", metrics_address, watch_interval = "30s";
+  bool watch_config = false, check = false, print_reference = false;
+  std::vector<std::string> defines;  // -D, as flume-ng's
+};
+void add_run_options(CLI::App& app, RunOptions& options);
+int run_agent(const RunOptions& options);
+// Validates the file as a start would (building every component, opening nothing) and prints
+// what it holds and its memory bound: 0 if valid, else 1 with the message.
+int check_configuration(const RunOptions& options);
+
+// `sluice config convert FILE`.
+struct ConfigCommand {
+  CLI::App* command = nullptr;
+  std::string convert_file;
+};
+void add_config_command(CLI::App& app, ConfigCommand& config);
+int run_config_command(const ConfigCommand& config);
+
+// `sluice top [--metrics HOST:PORT] [--interval 1s] [--once]`.
+struct TopCommand {
+  CLI::App* command = nullptr;
+  top::TopOptions options;
+  std::string interval = "1s";
+};
+void add_top_command(CLI::App& app, TopCommand& top);
+int run_top_command(const TopCommand& top);
+
+// `sluice --print-man-page`: the manual, from the options declared on `app`.
+int print_man_page(const CLI::App& app);
+
+// A duration given on the command line (30s, 500ms): a ConfigError naming the option if not.
+std::chrono::milliseconds duration_option(const std::string& text, const std::string& option);
+
+}  // namespace sluice::cli
