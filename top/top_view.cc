@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "agent/api/metric_names.h"
+
 namespace sluice::top {
 namespace {
 
@@ -51,25 +53,25 @@ struct FailureFamily {
   const char* what;
 };
 constexpr FailureFamily kFailureFamilies[] = {
-    {"sluice_sink_delivery_errors_total", "delivery failed"},
-    {"sluice_sink_events_discarded_total", "discarded"},
-    {"sluice_sink_events_lost_total", "lost after hand-over"},
-    {"sluice_sink_events_possibly_duplicated_total", "possibly duplicated"},
-    {"sluice_sink_producer_restarts_total", "producer restarted"},
-    {"sluice_kafka_client_errors_total", "Kafka client errors"},
-    {"sluice_source_connections_refused_total", "connections refused"},
-    {"sluice_source_tls_handshake_failures_total", "TLS handshakes failed"},
-    {"sluice_source_accept_errors_total", "accept errors"},
-    {"sluice_source_read_errors_total", "read errors"},
-    {"sluice_source_protocol_errors_total", "protocol errors"},
-    {"sluice_source_frames_truncated_total", "frames truncated"},
-    {"sluice_source_frames_invalid_total", "frames invalid"},
-    {"sluice_source_udp_kernel_drops_total", "UDP dropped by the kernel"},
-    {"sluice_source_datagrams_denied_total", "datagrams denied"},
-    {"sluice_source_events_dropped_at_shutdown_total", "dropped at shutdown"},
-    {"sluice_channel_disk_write_errors_total", "disk write errors"},
-    {"sluice_channel_events_unreadable_total", "unreadable on disk"},
-    {"sluice_channel_corrupt_tails_total", "corrupt segment tails"},
+    {metric_names::kSinkDeliveryErrorsTotal, "delivery failed"},
+    {metric_names::kSinkEventsDiscardedTotal, "discarded"},
+    {metric_names::kSinkEventsLostTotal, "lost after hand-over"},
+    {metric_names::kSinkEventsPossiblyDuplicatedTotal, "possibly duplicated"},
+    {metric_names::kSinkProducerRestartsTotal, "producer restarted"},
+    {metric_names::kKafkaClientErrorsTotal, "Kafka client errors"},
+    {metric_names::kSourceConnectionsRefusedTotal, "connections refused"},
+    {metric_names::kSourceTlsHandshakeFailuresTotal, "TLS handshakes failed"},
+    {metric_names::kSourceAcceptErrorsTotal, "accept errors"},
+    {metric_names::kSourceReadErrorsTotal, "read errors"},
+    {metric_names::kSourceProtocolErrorsTotal, "protocol errors"},
+    {metric_names::kSourceFramesTruncatedTotal, "frames truncated"},
+    {metric_names::kSourceFramesInvalidTotal, "frames invalid"},
+    {metric_names::kSourceUdpKernelDropsTotal, "UDP dropped by the kernel"},
+    {metric_names::kSourceDatagramsDeniedTotal, "datagrams denied"},
+    {metric_names::kSourceEventsDroppedAtShutdownTotal, "dropped at shutdown"},
+    {metric_names::kChannelDiskWriteErrorsTotal, "disk write errors"},
+    {metric_names::kChannelEventsUnreadableTotal, "unreadable on disk"},
+    {metric_names::kChannelCorruptTailsTotal, "corrupt segment tails"},
 };
 
 std::string component_of(const Sample& s) {
@@ -95,7 +97,7 @@ std::vector<FailureRow> failures_of(const Scrape& before, const Scrape& now, dou
     for (const Sample& s : now.samples)
       if (s.name == family.name && s.value > 0) add(s, family.what);
   for (const Sample& s : now.samples)  // reloads that did not apply
-    if (s.name == "sluice_config_reloads_total" && s.value > 0 &&
+    if (s.name == metric_names::kConfigReloadsTotal && s.value > 0 &&
         (s.label("result") == "refused" || s.label("result") == "failed"))
       add(s, "reloads");
   return rows;
@@ -175,42 +177,43 @@ TopView compute_view(const Scrape& before, const Scrape& now) {
   TopView v;
   v.seconds = &before == &now ? 0 : std::chrono::duration<double>(now.at - before.at).count();
   const double dt = v.seconds;
-  for (const std::string& name : names_in(now, "sluice_source_events_received_total", "source")) {
+  for (const std::string& name : names_in(now, metric_names::kSourceEventsReceivedTotal, "source")) {
     SourceRow r{name};
-    r.events_per_s = rate_of(before, now, dt, "sluice_source_events_received_total", "source", name);
-    r.bytes_per_s = rate_of(before, now, dt, "sluice_source_bytes_received_total", "source", name);
-    r.connections = sum_of(now, "sluice_source_connections", "source", name);
+    r.events_per_s = rate_of(before, now, dt, metric_names::kSourceEventsReceivedTotal, "source", name);
+    r.bytes_per_s = rate_of(before, now, dt, metric_names::kSourceBytesReceivedTotal, "source", name);
+    r.connections = sum_of(now, metric_names::kSourceConnections, "source", name);
     v.events_in_per_s += r.events_per_s;
     v.sources.push_back(std::move(r));
   }
-  for (const std::string& name : names_in(now, "sluice_channel_capacity_events", "channel")) {
+  for (const std::string& name : names_in(now, metric_names::kChannelCapacityEvents, "channel")) {
     ChannelRow r{name};
-    r.events = sum_of(now, "sluice_channel_events", "channel", name);
-    r.capacity = sum_of(now, "sluice_channel_capacity_events", "channel", name);
-    r.put_per_s = rate_of(before, now, dt, "sluice_channel_events_put_total", "channel", name);
-    r.taken_per_s = rate_of(before, now, dt, "sluice_channel_events_taken_total", "channel", name);
-    r.blocked_percent = 100 * rate_of(before, now, dt, "sluice_channel_put_blocked_seconds_total", "channel", name);
-    if (has(now, "sluice_channel_disk_events", "channel", name))
-      r.disk_events = sum_of(now, "sluice_channel_disk_events", "channel", name);
+    r.events = sum_of(now, metric_names::kChannelEvents, "channel", name);
+    r.capacity = sum_of(now, metric_names::kChannelCapacityEvents, "channel", name);
+    r.put_per_s = rate_of(before, now, dt, metric_names::kChannelEventsPutTotal, "channel", name);
+    r.taken_per_s = rate_of(before, now, dt, metric_names::kChannelEventsTakenTotal, "channel", name);
+    r.blocked_percent = 100 * rate_of(before, now, dt, metric_names::kChannelPutBlockedSecondsTotal, "channel", name);
+    if (has(now, metric_names::kChannelDiskEvents, "channel", name))
+      r.disk_events = sum_of(now, metric_names::kChannelDiskEvents, "channel", name);
     v.channels.push_back(std::move(r));
   }
-  for (const std::string& name : names_in(now, "sluice_sink_events_sent_total", "sink")) {
+  for (const std::string& name : names_in(now, metric_names::kSinkEventsSentTotal, "sink")) {
     SinkRow r{name};
-    r.sent_per_s = rate_of(before, now, dt, "sluice_sink_events_sent_total", "sink", name);
-    r.kafka_queue = sum_of(now, "sluice_sink_kafka_queue_messages", "sink", name);
-    const double avg = max_of(now, "sluice_kafka_broker_rtt_avg_seconds", "sink", name, -1);
-    const double p99 = max_of(now, "sluice_kafka_broker_rtt_p99_seconds", "sink", name, -1);
+    r.sent_per_s = rate_of(before, now, dt, metric_names::kSinkEventsSentTotal, "sink", name);
+    r.kafka_queue = sum_of(now, metric_names::kSinkKafkaQueueMessages, "sink", name);
+    const double avg = max_of(now, metric_names::kKafkaBrokerRttAvgSeconds, "sink", name, -1);
+    const double p99 = max_of(now, metric_names::kKafkaBrokerRttP99Seconds, "sink", name, -1);
     r.rtt_avg_ms = avg < 0 ? -1 : avg * 1000;
     r.rtt_p99_ms = p99 < 0 ? -1 : p99 * 1000;
     for (const Sample& s : now.samples)
-      if (s.name == "sluice_kafka_broker_up" && s.label("sink") == name) {
+      if (s.name == metric_names::kKafkaBrokerUp && s.label("sink") == name) {
         ++r.brokers;
         r.brokers_up += s.value;
       }
     if (dt > 0) {
-      const double p50 = histogram_quantile_between(before, now, "sluice_pipeline_latency_seconds", "sink", name, 0.5);
+      const double p50 =
+          histogram_quantile_between(before, now, metric_names::kPipelineLatencySeconds, "sink", name, 0.5);
       const double p99l =
-          histogram_quantile_between(before, now, "sluice_pipeline_latency_seconds", "sink", name, 0.99);
+          histogram_quantile_between(before, now, metric_names::kPipelineLatencySeconds, "sink", name, 0.99);
       r.latency_p50_ms = p50 < 0 ? -1 : p50 * 1000;
       r.latency_p99_ms = p99l < 0 ? -1 : p99l * 1000;
     }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/api/metric_names.h"
 #include "channels/spillable/batch_codec.h"
 #include "channels/spillable/spillable_channel_config.h"
 
@@ -425,16 +426,18 @@ void SpillableChannel::write_metrics(MetricsWriter& w) const {
   const ChannelCounters c = counters();
   const SpillCounters s = spill_counters();
   const MetricLabels l{{"channel", name()}};
-  w.gauge("sluice_channel_disk_events", "Events held in records on disk (kept across restarts).", l, c.events_on_disk);
-  w.gauge("sluice_channel_disk_bytes", "Bytes of segment files and commit log.", l, s.bytes_on_disk);
-  w.counter("sluice_channel_events_spilled_total", "Events put to disk because memory was full.", l, s.events_spilled);
-  w.counter("sluice_channel_events_recovered_total", "Events found on disk at start and replayed.", l,
+  w.gauge(metric_names::kChannelDiskEvents, "Events held in records on disk (kept across restarts).", l,
+          c.events_on_disk);
+  w.gauge(metric_names::kChannelDiskBytes, "Bytes of segment files and commit log.", l, s.bytes_on_disk);
+  w.counter(metric_names::kChannelEventsSpilledTotal, "Events put to disk because memory was full.", l,
+            s.events_spilled);
+  w.counter(metric_names::kChannelEventsRecoveredTotal, "Events found on disk at start and replayed.", l,
             c.events_recovered);
-  w.counter("sluice_channel_corrupt_tails_total", "Segments cut at a torn or corrupt record at start.", l,
+  w.counter(metric_names::kChannelCorruptTailsTotal, "Segments cut at a torn or corrupt record at start.", l,
             s.corrupt_tails);
-  w.counter("sluice_channel_events_unreadable_total", "Events of records whose CRC failed when read back: lost.", l,
+  w.counter(metric_names::kChannelEventsUnreadableTotal, "Events of records whose CRC failed when read back: lost.", l,
             c.events_unreadable);
-  w.counter("sluice_channel_disk_write_errors_total",
+  w.counter(metric_names::kChannelDiskWriteErrorsTotal,
             "Commit log writes and fsyncs that failed (disk full, I/O error): the records concerned may be delivered "
             "again after a restart.",
             l, s.disk_write_errors);

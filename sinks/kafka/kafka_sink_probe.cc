@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/api/metric_names.h"
 #include "sinks/kafka/producer.h"
 
 namespace sluice::kafka {
@@ -70,28 +71,28 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
   const KafkaSinkCounters c = kafka_counters();
   const MetricLabels l{{"sink", sink_name_}};
   for (const auto& [reason, count] : c.failed_by_reason)
-    w.counter("sluice_sink_delivery_errors_total", "Events whose delivery failed, by reason (each attempt counts).",
+    w.counter(metric_names::kSinkDeliveryErrorsTotal, "Events whose delivery failed, by reason (each attempt counts).",
               {{"sink", sink_name_}, {"reason", reason}}, count);
-  w.counter("sluice_sink_producer_restarts_total", "New Kafka producers made after fatal errors.", l,
+  w.counter(metric_names::kSinkProducerRestartsTotal, "New Kafka producers made after fatal errors.", l,
             c.producer_restarts);
-  w.gauge("sluice_sink_kafka_queue_messages", "Messages waiting in the sink's Kafka producer.", l,
+  w.gauge(metric_names::kSinkKafkaQueueMessages, "Messages waiting in the sink's Kafka producer.", l,
           producer ? producer->queue_length() : 0);
   if (!producer) return;
   for (const BrokerStats& b : producer->broker_stats()) {
     const MetricLabels bl{{"sink", sink_name_}, {"broker", b.name}};
-    w.gauge("sluice_kafka_broker_up", "1 if the sink's producer is connected to the broker (librdkafka state UP).", bl,
-            b.up ? 1 : 0);
-    w.gauge("sluice_kafka_broker_rtt_avg_seconds",
+    w.gauge(metric_names::kKafkaBrokerUp, "1 if the sink's producer is connected to the broker (librdkafka state UP).",
+            bl, b.up ? 1 : 0);
+    w.gauge(metric_names::kKafkaBrokerRttAvgSeconds,
             "Average request round-trip time to the broker (librdkafka "
             "statistics).",
             bl, b.rtt_avg_seconds);
-    w.gauge("sluice_kafka_broker_rtt_p99_seconds", "99th percentile request round-trip time to the broker.", bl,
+    w.gauge(metric_names::kKafkaBrokerRttP99Seconds, "99th percentile request round-trip time to the broker.", bl,
             b.rtt_p99_seconds);
   }
 }
 
 void KafkaSinkProbe::write_type_metrics(MetricsWriter& w) {
-  w.counter("sluice_kafka_client_errors_total",
+  w.counter(metric_names::kKafkaClientErrorsTotal,
             "Errors librdkafka reported about the cluster (unreachable, auth, ...).", {},
             static_cast<double>(client_errors()));
 }

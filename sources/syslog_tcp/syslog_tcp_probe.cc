@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/api/metric_names.h"
+
 namespace sluice::syslog_tcp {
 
 void SyslogTcpProbe::refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail) {
@@ -183,77 +185,78 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
   const std::string& n = source_name_;
   for (const PortCounters& p : c.per_port) {
     const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
-    w.counter("sluice_source_events_received_total", "Events read from senders.", l, p.events);
-    w.counter("sluice_source_bytes_received_total", "Bytes read from senders.", l, p.bytes);
-    w.counter("sluice_source_frames_invalid_total", "Frames without a valid PRI (kept, status Invalid).", l, p.invalid);
-    w.counter("sluice_source_frames_truncated_total", "Frames longer than eventSize (cut, status Incomplete).", l,
+    w.counter(metric_names::kSourceEventsReceivedTotal, "Events read from senders.", l, p.events);
+    w.counter(metric_names::kSourceBytesReceivedTotal, "Bytes read from senders.", l, p.bytes);
+    w.counter(metric_names::kSourceFramesInvalidTotal, "Frames without a valid PRI (kept, status Invalid).", l,
+              p.invalid);
+    w.counter(metric_names::kSourceFramesTruncatedTotal, "Frames longer than eventSize (cut, status Incomplete).", l,
               p.truncated);
-    w.counter("sluice_source_frames_cut_total",
+    w.counter(metric_names::kSourceFramesCutTotal,
               "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status "
               "Incomplete.",
               l, p.cut);
-    w.counter("sluice_source_blank_lines_total", "Empty frames skipped.", l, p.blank_lines);
-    w.counter("sluice_source_frames_octet_counted_total", "Frames that came RFC 6587 octet-counted.", l,
+    w.counter(metric_names::kSourceBlankLinesTotal, "Empty frames skipped.", l, p.blank_lines);
+    w.counter(metric_names::kSourceFramesOctetCountedTotal, "Frames that came RFC 6587 octet-counted.", l,
               p.octet_counted);
-    w.counter("sluice_source_events_invalid_utf8_total", "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
+    w.counter(metric_names::kSourceEventsInvalidUtf8Total, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
               p.invalid_utf8);
   }
   const MetricLabels l{{"source", n}};
   const auto open = static_cast<double>(c.connections_accepted - c.connections_closed);
-  w.gauge("sluice_source_connections", "Open connections.", l, open);
-  w.counter("sluice_source_connections_accepted_total", "Connections accepted.", l, c.connections_accepted);
-  w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+  w.gauge(metric_names::kSourceConnections, "Open connections.", l, open);
+  w.counter(metric_names::kSourceConnectionsAcceptedTotal, "Connections accepted.", l, c.connections_accepted);
+  w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
             {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
-  w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+  w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
             {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
   if (proxy_) {
-    w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+    w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
               {{"source", n}, {"reason", "proxy_header"}}, c.connections_refused_proxy);
-    w.counter("sluice_source_connections_refused_total", "Connections closed at once, by reason.",
+    w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
               {{"source", n}, {"reason", "proxy_untrusted"}}, c.connections_refused_untrusted);
   }
-  w.counter("sluice_source_connections_idle_closed_total", "Connections closed by idleTimeout.", l,
+  w.counter(metric_names::kSourceConnectionsIdleClosedTotal, "Connections closed by idleTimeout.", l,
             c.connections_idle_closed);
-  w.counter("sluice_source_accept_errors_total", "accept() failures (e.g. out of file descriptors).", l,
+  w.counter(metric_names::kSourceAcceptErrorsTotal, "accept() failures (e.g. out of file descriptors).", l,
             c.accept_errors);
-  w.counter("sluice_source_read_errors_total", "Connections ended by a read error.", l, c.read_errors);
-  w.counter("sluice_source_events_dropped_at_shutdown_total",
+  w.counter(metric_names::kSourceReadErrorsTotal, "Connections ended by a read error.", l, c.read_errors);
+  w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
-  w.counter("sluice_source_bytes_unread_at_shutdown_total",
+  w.counter(metric_names::kSourceBytesUnreadAtShutdownTotal,
             "Bytes senders had delivered, left unread when the shutdown grace ended.", l, c.bytes_unread_at_shutdown);
-  w.counter("sluice_source_connections_cut_at_shutdown_total",
+  w.counter(metric_names::kSourceConnectionsCutAtShutdownTotal,
             "Connections closed when the shutdown grace ended, before their sender closed its side.", l,
             c.connections_cut_at_shutdown);
   if (lookups_)
     for (const auto& [reason, count] : {std::pair<const char*, uint64_t>{"timeout", c.lookups_timed_out},
                                         {"skipped", c.lookups_skipped},
                                         {"stopped", c.lookups_stopped}})
-      w.counter("sluice_source_hostname_lookups_given_up_total",
+      w.counter(metric_names::kSourceHostnameLookupsGivenUpTotal,
                 "Connections read with their address as host name (clientHostnameHeader): the reverse lookup timed "
                 "out, was skipped with too many waiting, or was still waiting when the source stopped.",
                 {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
-    w.counter("sluice_source_tls_handshakes_total", "TLS handshakes completed and admitted.", l, c.tls_handshakes);
-    w.gauge("sluice_source_tls_handshakes_in_progress", "TLS handshakes in progress (at most ssl.maxHandshakes).", l,
+    w.counter(metric_names::kSourceTlsHandshakesTotal, "TLS handshakes completed and admitted.", l, c.tls_handshakes);
+    w.gauge(metric_names::kSourceTlsHandshakesInProgress, "TLS handshakes in progress (at most ssl.maxHandshakes).", l,
             static_cast<double>(c.tls_handshaking));
-    w.gauge("sluice_source_tls_connections_awaiting_handshake",
+    w.gauge(metric_names::kSourceTlsConnectionsAwaitingHandshake,
             "TLS connections waiting, unread, for a handshake slot (ssl.maxHandshakes).", l,
             static_cast<double>(c.tls_awaiting_slot));
     for (TlsFailure why : kTlsFailures)
-      w.counter("sluice_source_tls_handshake_failures_total",
+      w.counter(metric_names::kSourceTlsHandshakeFailuresTotal,
                 "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, revoked, "
                 "not_allowed, protocol).",
                 {{"source", n}, {"reason", std::string(failure_label(why))}}, c.tls_failures[static_cast<size_t>(why)]);
   }
   if (!protocol_.empty()) {
-    w.counter("sluice_source_events_acknowledged_total",
+    w.counter(metric_names::kSourceEventsAcknowledgedTotal,
               "Events whose acknowledgement (RELP rsp 200) was sent: done downstream as ackAfter says.", l,
               c.events_acknowledged);
-    w.counter("sluice_source_reads_paused_total",
+    w.counter(metric_names::kSourceReadsPausedTotal,
               "Times a connection's reading paused because over 256 KiB of its replies were unsent (a client that "
               "does not read them).",
               l, c.reading_paused);
-    w.counter("sluice_source_protocol_errors_total",
+    w.counter(metric_names::kSourceProtocolErrorsTotal,
               "Sessions ended because their stream broke the protocol (RELP): the sender resends.", l,
               c.protocol_errors);
   }

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/api/metric_names.h"
+
 namespace sluice::syslog_udp {
 
 void SyslogUdpProbe::kernel_dropped(UdpIoCounters& io, size_t port_index, uint64_t count) {
@@ -86,25 +88,26 @@ void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   const SyslogUdpCounters c = counters();
   for (const UdpPortCounters& p : c.per_port) {
     const MetricLabels l{{"source", source_name_}, {"port", std::to_string(p.port)}};
-    w.counter("sluice_source_events_received_total", "Events read from senders.", l, p.events);
-    w.counter("sluice_source_bytes_received_total", "Bytes read from senders.", l, p.bytes);
-    w.counter("sluice_source_frames_invalid_total", "Frames without a valid PRI (kept, status Invalid).", l, p.invalid);
-    w.counter("sluice_source_frames_truncated_total", "Frames longer than eventSize (cut, status Incomplete).", l,
+    w.counter(metric_names::kSourceEventsReceivedTotal, "Events read from senders.", l, p.events);
+    w.counter(metric_names::kSourceBytesReceivedTotal, "Bytes read from senders.", l, p.bytes);
+    w.counter(metric_names::kSourceFramesInvalidTotal, "Frames without a valid PRI (kept, status Invalid).", l,
+              p.invalid);
+    w.counter(metric_names::kSourceFramesTruncatedTotal, "Frames longer than eventSize (cut, status Incomplete).", l,
               p.truncated);
-    w.counter("sluice_source_events_invalid_utf8_total", "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
+    w.counter(metric_names::kSourceEventsInvalidUtf8Total, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
               p.invalid_utf8);
-    w.counter("sluice_source_blank_lines_total", "Empty frames skipped.", l, p.blank);
-    w.counter("sluice_source_datagrams_denied_total", "Datagrams from clients not allowed (allow/deny): dropped.", l,
+    w.counter(metric_names::kSourceBlankLinesTotal, "Empty frames skipped.", l, p.blank);
+    w.counter(metric_names::kSourceDatagramsDeniedTotal, "Datagrams from clients not allowed (allow/deny): dropped.", l,
               p.denied);
-    w.counter("sluice_source_udp_kernel_drops_total",
+    w.counter(metric_names::kSourceUdpKernelDropsTotal,
               "Datagrams the kernel dropped for want of socket buffer room (SO_MEMINFO): UDP has no backpressure.", l,
               p.kernel_drops);
   }
   const MetricLabels l{{"source", source_name_}};
-  w.counter("sluice_source_read_errors_total", "recvmmsg() failures.", l, c.read_errors);
-  w.counter("sluice_source_events_dropped_at_shutdown_total",
+  w.counter(metric_names::kSourceReadErrorsTotal, "recvmmsg() failures.", l, c.read_errors);
+  w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
-  w.counter("sluice_source_datagrams_unread_at_shutdown_total",
+  w.counter(metric_names::kSourceDatagramsUnreadAtShutdownTotal,
             "Datagrams still queued on the sockets when they closed at shutdown: lost.", l,
             c.datagrams_unread_at_shutdown);
   w.flume("EventReceivedCount", std::to_string(c.events_received));

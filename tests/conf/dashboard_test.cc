@@ -1,5 +1,7 @@
 // conf/grafana-dashboard.json: valid JSON whose every query names metric families a running
-// agent exports (its /metrics), so that a renamed metric cannot leave a panel silently empty.
+// agent exports (its /metrics), so that a renamed metric cannot leave a panel silently empty; and
+// that agent, running a component of every kind, exports exactly the families the one list of
+// names (agent/api/metric_names.h, which the probes and `sluice top` use) promises.
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "agent/api/metric_names.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
 #include "tests/support/test_certificates.h"
@@ -51,7 +54,10 @@ std::set<std::string> families(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("every query of the Grafana dashboard names a metric the agent exports", "[dashboard]") {
+TEST_CASE(
+    "every query of the Grafana dashboard names a metric the agent exports, and it exports every family the list "
+    "of names promises and no other",
+    "[dashboard]") {
   const YAML::Node dashboard = YAML::LoadFile(source_path("conf/grafana-dashboard.json"));
   std::vector<std::string> exprs;
   collect_exprs(dashboard["panels"], exprs);
@@ -63,15 +69,16 @@ TEST_CASE("every query of the Grafana dashboard names a metric the agent exports
     CHECK_FALSE(panel["description"].as<std::string>().empty());
   }
 
-  // An agent with every kind of component the panels watch: TCP, TLS and UDP sources, a
-  // spillable channel, Kafka sinks, one of which fails (its messages are larger than its
-  // producer takes), so that the failure families have samples too.
+  // An agent with every kind of component the panels and the list know: TCP (with reverse DNS),
+  // TLS, RELP and UDP sources, a spillable channel, Kafka sinks, one of which fails (its messages
+  // are larger than its producer takes), so that the failure families have samples too.
   TempDir dir;
   const CertificateFiles certs = make_certificates(dir.path());
   std::ofstream(dir.file("a.properties"))
-      << "a.sources = s t u\na.channels = c bad\na.sinks = k broken\n"
+      << "a.sources = s t u r\na.channels = c bad\na.sinks = k broken\n"
       << "a.sources.s.type = multiport_syslogtcp\na.sources.s.host = 127.0.0.1\na.sources.s.ports = 0\n"
-      << "a.sources.s.channels = c bad\n"
+      << "a.sources.s.channels = c bad\na.sources.s.clientHostnameHeader = host\n"
+      << "a.sources.r.type = relp\na.sources.r.host = 127.0.0.1\na.sources.r.port = 0\na.sources.r.channels = c\n"
       << "a.sources.t.type = multiport_syslogtcp\na.sources.t.host = 127.0.0.1\na.sources.t.ports = 0\n"
       << "a.sources.t.channels = c\na.sources.t.ssl = true\na.sources.t.ssl.certificate = " << certs.server_cert
       << "\na.sources.t.ssl.key = " << certs.server_key << "\n"
@@ -117,4 +124,17 @@ TEST_CASE("every query of the Grafana dashboard names a metric the agent exports
     CHECK(any);
   }
   CHECK(named >= exprs.size());
+
+  std::set<std::string> listed;
+  for (const sluice::metric_names::Family& family : sluice::metric_names::kFamilies) {
+    listed.insert(std::string(family.name));
+    INFO("listed in agent/api/metric_names.h, not exported: " << family.name);
+    CHECK(exported.count(std::string(family.name)) == 1);
+  }
+  for (const std::string& name : exported) {
+    const bool histogram_series = name.ends_with("_bucket") || name.ends_with("_sum") || name.ends_with("_count");
+    if (histogram_series && !listed.count(name)) continue;  // a listed histogram's series
+    INFO("exported, not in agent/api/metric_names.h: " << name);
+    CHECK(listed.count(name) == 1);
+  }
 }
