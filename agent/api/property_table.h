@@ -20,6 +20,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -242,6 +243,23 @@ C bind(const PropertyTable<C>& table, const ComponentConfig& component, const Ex
     detail::assign(*row, config, value.value, ValueContext{component.full_key(key), value.where});
   }
   return config;
+}
+
+// Another component's table for a component of its own that shares its properties: some rows'
+// defaults its own (`defaults`: name, default), some rows left out (`without`), so that every
+// default the component uses is in a row, and the generated reference says it.
+template <class C>
+PropertyTable<C> adapted(PropertyTable<C> table,
+                         const std::vector<std::pair<std::string_view, std::string_view>>& defaults,
+                         const std::vector<std::string_view>& without = {}) {
+  std::erase_if(
+      table, [&](const Property<C>& p) { return std::find(without.begin(), without.end(), p.name) != without.end(); });
+  for (const auto& [name, default_value] : defaults) {
+    const auto it = std::find_if(table.begin(), table.end(), [&](const Property<C>& p) { return p.name == name; });
+    if (it == table.end()) throw std::logic_error("adapted(): no property " + std::string(name));
+    it->default_value = default_value;
+  }
+  return table;
 }
 
 template <class C>

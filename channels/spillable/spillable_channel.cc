@@ -37,7 +37,7 @@ const ComponentSpec kFileChannelSpec{
     .doc =
         "Every batch on disk before its put returns (the spillable channel with memoryCapacity 0): nothing "
         "accepted is lost when the agent is killed.",
-    .describe = [] { return config::describe(kSpillableChannelProperties); },
+    .describe = [] { return config::describe(file_channel_properties()); },
     .make_channel = &make_file_channel,
 };
 

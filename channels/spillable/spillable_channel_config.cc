@@ -50,12 +50,18 @@ const config::PropertyTable<SC> kSpillableChannelProperties{
 };
 // clang-format on
 
+const config::PropertyTable<SpillableChannelConfig>& file_channel_properties() {
+  static const auto table =
+      config::adapted(kSpillableChannelProperties, {{"memoryCapacity", "0"}, {"byteCapacity", "0"}});
+  return table;
+}
+
 SpillableChannelConfig parse_spillable_channel_config(const config::ComponentConfig& component, bool disk_only) {
-  SpillableChannelConfig c = config::bind(kSpillableChannelProperties, component);
+  SpillableChannelConfig c =
+      config::bind(disk_only ? file_channel_properties() : kSpillableChannelProperties, component);
   if (disk_only) {
     if (component.properties.count("memoryCapacity") && c.memory_capacity != 0)
       component.fail("memoryCapacity", "a file channel keeps nothing in memory: use type spillablememory");
-    c.memory_capacity = 0;
     if (component.properties.count("byteCapacity") && c.byte_capacity.bytes != 0)
       component.fail("byteCapacity", "a file channel keeps nothing in memory: use type spillablememory");
   }

@@ -24,6 +24,8 @@ struct SpillableChannelConfig {
 };
 
 extern const config::PropertyTable<SpillableChannelConfig> kSpillableChannelProperties;
+// The file channel's: the same, with no memory part by default (memoryCapacity 0, byteCapacity 0).
+const config::PropertyTable<SpillableChannelConfig>& file_channel_properties();
 
 // Binds the table (`disk_only`: the file channel, which keeps nothing in memory) and checks
 // what it cannot express: a data directory, one only, and a transaction that fits.

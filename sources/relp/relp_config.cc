@@ -20,6 +20,12 @@ const config::PropertyTable<C> kRelpProperties{
 };
 // clang-format on
 
+const config::PropertyTable<syslog_tcp::SyslogTcpConfig>& relp_tcp_properties() {
+  // Made on first use: kSyslogTcpProperties is another file's, initialised in an order of its own.
+  static const auto table = config::adapted(syslog_tcp::kSyslogTcpProperties, {{"eventSize", "131072"}}, {"framing"});
+  return table;
+}
+
 RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& component) {
   RelpSourceConfig c;
   // Ours first (the rest is the TCP table's, checked there), then the TCP table on the rest.
@@ -30,9 +36,9 @@ RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& compone
                 [](const auto& entry) { return config::find_property(kRelpProperties, entry.first) != nullptr; });
   if (tcp_part.properties.count("framing"))
     component.fail("framing", "means nothing for RELP, which frames its messages itself: remove it");
-  c.tcp = syslog_tcp::parse_syslog_tcp_config(tcp_part);
-  // A message the agent answers is one the sender forgets: unless eventSize is given, RELP keeps
-  // every message it takes whole (up to maxDataSize) rather than TCP's 2,500 bytes.
+  c.tcp = syslog_tcp::parse_syslog_tcp_config(tcp_part, relp_tcp_properties());
+  // Unless eventSize is given, it follows maxDataSize (its default is maxDataSize's): every
+  // message taken is kept whole.
   if (!component.properties.count("eventSize")) c.tcp.event_size = static_cast<size_t>(c.relp.max_data_size.bytes);
   return c;
 }

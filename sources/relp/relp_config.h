@@ -1,6 +1,7 @@
 #pragma once
 // The RELP source's own properties; everything else (host, ports, connections, parsing,
-// headers, TLS) is the syslog TCP source's table, read by parse_syslog_tcp_config.
+// headers, TLS) is the syslog TCP source's table with RELP's own defaults and without framing
+// (relp_tcp_properties), read by parse_syslog_tcp_config.
 
 #include "agent/api/property_table.h"
 #include "sources/relp/relp_session.h"
@@ -20,6 +21,10 @@ struct RelpConfig {
 };
 
 extern const config::PropertyTable<RelpConfig> kRelpProperties;
+// The TCP source's table as RELP has it: eventSize defaults to maxDataSize's default (a message
+// the agent answers is one the sender forgets: kept whole), framing left out (RELP frames its
+// messages itself).
+const config::PropertyTable<syslog_tcp::SyslogTcpConfig>& relp_tcp_properties();
 
 struct RelpSourceConfig {
   RelpConfig relp;

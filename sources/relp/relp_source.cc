@@ -8,8 +8,7 @@ namespace {
 
 std::vector<config::PropertyDoc> describe_relp() {
   std::vector<config::PropertyDoc> docs = config::describe(kRelpProperties);
-  for (config::PropertyDoc& doc : config::describe(syslog_tcp::kSyslogTcpProperties))
-    if (doc.name != "framing") docs.push_back(std::move(doc));
+  for (config::PropertyDoc& doc : config::describe(relp_tcp_properties())) docs.push_back(std::move(doc));
   return docs;
 }
 

@@ -184,11 +184,12 @@ static void check_flume_cipher_suites(const config::ComponentConfig& component, 
 
 // What the table cannot say about the ssl.* properties together; the files themselves are read
 // (and checked) by TlsContext.
-static void check_tls_properties(const config::ComponentConfig& component, SyslogTcpConfig& c) {
+static void check_tls_properties(const config::ComponentConfig& component, const config::PropertyTable<C>& table,
+                                 SyslogTcpConfig& c) {
   c.ssl_protocols = static_cast<uint8_t>(c.ssl_protocols & ~c.exclude_protocols);
   if (!c.ssl) {
     // A TLS setting on a plain source is a mistake that would look like security: refused.
-    for (const config::Property<C>& row : kSyslogTcpProperties) {
+    for (const config::Property<C>& row : table) {
       if (!row.name.starts_with("ssl.") && !row.name.starts_with("keystore") && !row.name.starts_with("exclude-") &&
           !row.name.starts_with("include-"))
         continue;
@@ -223,14 +224,15 @@ static void check_tls_properties(const config::ComponentConfig& component, Syslo
                    "needs ssl.clientAuth = optional or required: with none no client shows a certificate");
 }
 
-SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component) {
+SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component,
+                                        const config::PropertyTable<SyslogTcpConfig>& table) {
   std::vector<std::pair<std::string, std::string>> port_charsets;  // charset.port.<port> = name
   auto extra = [&](const std::string& key, const config::PropertyValue& given) {
     if (!key.starts_with("charset.port.")) return false;
     port_charsets.emplace_back(key, given.value);
     return true;
   };
-  SyslogTcpConfig c = config::bind(kSyslogTcpProperties, component, extra);
+  SyslogTcpConfig c = config::bind(table, component, extra);
   for (const auto& [key, name] : port_charsets) {
     const config::ValueContext ctx{component.full_key(key), component.where(key)};
     const auto port = static_cast<uint16_t>(config::parse_integer(key.substr(13), ctx, {.min = 1, .max = 65535}));
@@ -250,7 +252,7 @@ SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component
   if (c.proxy_protocol == ProxyProtocol::none && !c.proxy_trusted_from.empty())
     component.fail("proxyTrustedFrom", "is set but proxyProtocol is none: set proxyProtocol, or remove it");
   c.proxy_balancers = ClientFilter(c.proxy_trusted_from, {});
-  check_tls_properties(component, c);
+  check_tls_properties(component, table, c);
   for (const auto& [port, charset] : c.port_charsets)
     if (std::find(c.ports.begin(), c.ports.end(), port) == c.ports.end())
       component.fail("charset.port." + std::to_string(port), "names a port that is not in ports");

@@ -81,7 +81,9 @@ struct SyslogTcpConfig {
 extern const config::PropertyTable<SyslogTcpConfig> kSyslogTcpProperties;
 
 // Binds the table and checks what it cannot express (ports given, charset.port.<port> keys).
-SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component);
+// `table`: kSyslogTcpProperties, or one adapted from it (RELP's: its own defaults).
+SyslogTcpConfig parse_syslog_tcp_config(const config::ComponentConfig& component,
+                                        const config::PropertyTable<SyslogTcpConfig>& table = kSyslogTcpProperties);
 
 // io threads for numProcessors = 0: half the CPUs, at least one.
 int resolve_num_processors(int64_t configured);
