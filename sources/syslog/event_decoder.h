@@ -1,7 +1,8 @@
 #pragma once
-// What the source does with each frame the framer cuts, in one place (the io threads and the
-// parse benchmark share it): re-encode to UTF-8 if the charset asks, copy into the batch,
-// parse the header, apply the Incomplete status and keepFields.
+// What a syslog source does with each frame it cuts, in one place (the TCP and UDP io threads
+// and the parse benchmark share it): re-encode to UTF-8 if the charset asks, copy into the
+// batch, parse the header, apply the Incomplete status and keepFields, and stamp where the
+// event came from (its port, its client's address and name for the headers).
 
 #include <string>
 #include <string_view>
@@ -21,6 +22,14 @@ enum KeepField : uint8_t {
   keep_all = 15,
 };
 
+// Where an event came from: the port it arrived on, and the client's address followed by its
+// name (clientIPHeader, clientHostnameHeader; empty: neither is wanted).
+struct Origin {
+  uint16_t port = 0;
+  std::string_view client;  // address, then name
+  size_t ip_length = 0;     // of `client`, the address
+};
+
 class EventDecoder {
  public:
   explicit EventDecoder(uint8_t keep_fields) : keep_fields_(keep_fields) {}
@@ -28,7 +37,7 @@ class EventDecoder {
   // Appends the event to `builder` and returns it; counts an event whose invalid UTF-8 was
   // replaced into invalid_utf8.
   EventRecord& decode(std::string_view frame, bool truncated, Charset charset, const ParseClock& clock,
-                      EventBatchBuilder& builder, uint64_t& invalid_utf8) {
+                      EventBatchBuilder& builder, uint64_t& invalid_utf8, const Origin& origin = {}) {
     if (needs_conversion(charset, frame)) {
       if (convert_to_utf8(charset, frame, converted_) > 0) ++invalid_utf8;
       frame = converted_;
@@ -43,6 +52,12 @@ class EventDecoder {
       e.body_length = e.length;
     } else if (compose && e.status != EventStatus::invalid) {
       keep_header_fields(frame, layout, e, builder);
+    }
+    e.port = origin.port;
+    if (!origin.client.empty()) {
+      e.client_offset = builder.append_to_last(origin.client);
+      e.client_ip_length = static_cast<uint8_t>(origin.ip_length);
+      e.client_host_length = static_cast<uint8_t>(origin.client.size() - origin.ip_length);
     }
     return e;
   }

@@ -631,14 +631,9 @@ void IoWorker::check_handshakes() {
 
 EventRecord& IoWorker::decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
                                     uint64_t& invalid_utf8) {
-  EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
-  e.port = conn.port;
+  EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8,
+                                   {conn.port, conn.client, conn.client_ip_length});
   if (e.status == EventStatus::invalid) ++invalid;
-  if (!conn.client.empty()) {
-    e.client_offset = builder_.append_to_last(conn.client);
-    e.client_ip_length = conn.client_ip_length;
-    e.client_host_length = static_cast<uint8_t>(conn.client.size() - conn.client_ip_length);
-  }
   return e;
 }
 

@@ -97,11 +97,7 @@ void SyslogTcpProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std:
 
 void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
-  if (auto note = io.dropped_log.next())
-    spdlog::error(
-        "source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
-        "dropped_at_shutdown){}",
-        source_name_, channel, events, *note);
+  log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
 }
 
 void SyslogTcpProbe::tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject) {
@@ -121,19 +117,14 @@ void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uin
 
 SyslogTcpCounters SyslogTcpProbe::counters() const {
   SyslogTcpCounters c;
-  for (uint16_t port : bound_ports_) c.per_port.push_back(PortCounters{.port = port});
+  for (uint16_t port : bound_ports_) c.per_port.emplace_back().port = port;
   for (const IoCounters& io : io_) {
     for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
       const IoCounters::Port& from = io.per_port[i];
       PortCounters& to = c.per_port[i];
-      to.events += from.events.get();
-      to.bytes += from.bytes.get();
-      to.invalid += from.invalid.get();
-      to.truncated += from.truncated.get();
+      to.add(from);
       to.cut += from.cut.get();
-      to.blank_lines += from.blank_lines.get();
       to.octet_counted += from.octet_counted.get();
-      to.invalid_utf8 += from.invalid_utf8.get();
     }
     c.connections_accepted += io.accepted.get();
     c.connections_idle_closed += io.idle_closed.get();
@@ -184,22 +175,14 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
   const SyslogTcpCounters c = counters();
   const std::string& n = source_name_;
   for (const PortCounters& p : c.per_port) {
+    write_port_frame_families(w, n, p);
     const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
-    w.counter(metric_names::kSourceEventsReceivedTotal, "Events read from senders.", l, p.events);
-    w.counter(metric_names::kSourceBytesReceivedTotal, "Bytes read from senders.", l, p.bytes);
-    w.counter(metric_names::kSourceFramesInvalidTotal, "Frames without a valid PRI (kept, status Invalid).", l,
-              p.invalid);
-    w.counter(metric_names::kSourceFramesTruncatedTotal, "Frames longer than eventSize (cut, status Incomplete).", l,
-              p.truncated);
     w.counter(metric_names::kSourceFramesCutTotal,
               "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status "
               "Incomplete.",
               l, p.cut);
-    w.counter(metric_names::kSourceBlankLinesTotal, "Empty frames skipped.", l, p.blank_lines);
     w.counter(metric_names::kSourceFramesOctetCountedTotal, "Frames that came RFC 6587 octet-counted.", l,
               p.octet_counted);
-    w.counter(metric_names::kSourceEventsInvalidUtf8Total, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
-              p.invalid_utf8);
   }
   const MetricLabels l{{"source", n}};
   const auto open = static_cast<double>(c.connections_accepted - c.connections_closed);

@@ -17,22 +17,17 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
+#include "sources/syslog/source_counters.h"
 #include "sources/syslog_tcp/framer.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 
-struct PortCounters {
-  uint16_t port = 0;
-  uint64_t events = 0;
-  uint64_t bytes = 0;
-  uint64_t invalid = 0;
-  uint64_t truncated = 0;
-  uint64_t cut = 0;  // partial frames cut by the agent closing the connection
-  uint64_t blank_lines = 0;
+// One port's totals: what every syslog source counts (source_counters.h), and a stream's own.
+struct PortCounters : PortFrameTotals {
+  uint64_t cut = 0;            // partial frames cut by the agent closing the connection
   uint64_t octet_counted = 0;  // frames that came RFC 6587 octet-counted
-  uint64_t invalid_utf8 = 0;   // events whose invalid UTF-8 was replaced by U+FFFD
 };
 
 struct SyslogTcpCounters {
@@ -69,17 +64,11 @@ struct SyslogTcpCounters {
   std::vector<PortCounters> per_port;  // the event counters above, per port
 };
 
-struct Counter {
-  std::atomic<uint64_t> value{0};
-  void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
-  uint64_t get() const { return value.load(std::memory_order_relaxed); }
-};
-
 // One io thread's counters and log limiters (a line per 10 s per io thread, as each thread's
 // lines are about its own connections). Cache-line aligned: no two threads write one line.
 struct alignas(64) IoCounters {
-  struct alignas(64) Port {
-    Counter events, bytes, invalid, truncated, cut, blank_lines, octet_counted, invalid_utf8;
+  struct alignas(64) Port : PortFrameCounters {
+    Counter cut, octet_counted;
   };
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order

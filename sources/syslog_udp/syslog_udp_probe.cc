@@ -31,11 +31,7 @@ void SyslogUdpProbe::read_failed(UdpIoCounters& io, int error) {
 
 void SyslogUdpProbe::dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
-  if (auto note = io.dropped_log.next())
-    spdlog::error(
-        "source {}: channel {} still full at the shutdown deadline: {} events dropped (counted as "
-        "dropped_at_shutdown){}",
-        source_name_, channel, events, *note);
+  syslog::log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
 }
 
 void SyslogUdpProbe::unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams) {
@@ -49,19 +45,14 @@ void SyslogUdpProbe::unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams) {
 
 SyslogUdpCounters SyslogUdpProbe::counters() const {
   SyslogUdpCounters c;
-  for (uint16_t port : bound_ports_) c.per_port.push_back(UdpPortCounters{.port = port});
+  for (uint16_t port : bound_ports_) c.per_port.emplace_back().port = port;
   for (const UdpIoCounters& io : io_) {
     for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
       const UdpIoCounters::Port& from = io.per_port[i];
       UdpPortCounters& to = c.per_port[i];
-      to.events += from.events.get();
-      to.bytes += from.bytes.get();
-      to.invalid += from.invalid.get();
-      to.truncated += from.truncated.get();
-      to.invalid_utf8 += from.invalid_utf8.get();
+      to.add(from);
       to.denied += from.denied.get();
       to.kernel_drops += from.kernel_drops.get();
-      to.blank += from.blank.get();
     }
     c.read_errors += io.read_errors.get();
     c.events_dropped_at_shutdown += io.dropped.get();
@@ -87,16 +78,8 @@ SourceCounters SyslogUdpProbe::source_counters() const {
 void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   const SyslogUdpCounters c = counters();
   for (const UdpPortCounters& p : c.per_port) {
+    syslog::write_port_frame_families(w, source_name_, p);
     const MetricLabels l{{"source", source_name_}, {"port", std::to_string(p.port)}};
-    w.counter(metric_names::kSourceEventsReceivedTotal, "Events read from senders.", l, p.events);
-    w.counter(metric_names::kSourceBytesReceivedTotal, "Bytes read from senders.", l, p.bytes);
-    w.counter(metric_names::kSourceFramesInvalidTotal, "Frames without a valid PRI (kept, status Invalid).", l,
-              p.invalid);
-    w.counter(metric_names::kSourceFramesTruncatedTotal, "Frames longer than eventSize (cut, status Incomplete).", l,
-              p.truncated);
-    w.counter(metric_names::kSourceEventsInvalidUtf8Total, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
-              p.invalid_utf8);
-    w.counter(metric_names::kSourceBlankLinesTotal, "Empty frames skipped.", l, p.blank);
     w.counter(metric_names::kSourceDatagramsDeniedTotal, "Datagrams from clients not allowed (allow/deny): dropped.", l,
               p.denied);
     w.counter(metric_names::kSourceUdpKernelDropsTotal,

@@ -11,12 +11,13 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
+#include "sources/syslog/source_counters.h"
 
 namespace sluice::syslog_udp {
 
-struct UdpPortCounters {
-  uint16_t port = 0;
-  uint64_t events = 0, bytes = 0, invalid = 0, truncated = 0, invalid_utf8 = 0, denied = 0, kernel_drops = 0, blank = 0;
+// One port's totals: what every syslog source counts (source_counters.h), and a datagram socket's own.
+struct UdpPortCounters : syslog::PortFrameTotals {
+  uint64_t denied = 0, kernel_drops = 0;
 };
 
 struct SyslogUdpCounters {
@@ -25,19 +26,13 @@ struct SyslogUdpCounters {
   std::vector<UdpPortCounters> per_port;
 };
 
-struct UdpCounter {
-  std::atomic<uint64_t> value{0};
-  void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
-  uint64_t get() const { return value.load(std::memory_order_relaxed); }
-};
-
 struct alignas(64) UdpIoCounters {
-  struct alignas(64) Port {
-    UdpCounter events, bytes, invalid, truncated, invalid_utf8, denied, kernel_drops, blank;
+  struct alignas(64) Port : syslog::PortFrameCounters {
+    syslog::Counter denied, kernel_drops;
   };
   explicit UdpIoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;
-  UdpCounter read_errors, dropped, unread;
+  syslog::Counter read_errors, dropped, unread;
   LogLimiter drop_log, denied_log, read_error_log, dropped_log, unread_log;
 };
 

@@ -282,20 +282,15 @@ class SyslogUdpSource::IoThread {
       while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r' || frame.back() == '\0'))
         frame.remove_suffix(1);
     if (frame.empty()) {
-      port.blank.add(1);
+      port.blank_lines.add(1);
       return;
     }
     const bool truncated = frame.size() > config_.event_size;
     if (truncated) frame = frame.substr(0, config_.event_size);
     uint64_t invalid_utf8 = 0;
-    EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8);
-    e.port = socket.port;
-    if (!config_.client_ip_header.empty()) {
-      const std::string ip = address_text(peer);
-      e.client_offset = builder_.append_to_last(ip);
-      e.client_ip_length = static_cast<uint8_t>(ip.size());
-      e.client_host_length = 0;
-    }
+    const std::string ip = config_.client_ip_header.empty() ? std::string() : address_text(peer);
+    const EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8,
+                                           {socket.port, ip, ip.size()});
     port.events.add(1);
     if (truncated) port.truncated.add(1);
     if (e.status == EventStatus::invalid) port.invalid.add(1);

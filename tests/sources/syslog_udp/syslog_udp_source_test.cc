@@ -206,7 +206,7 @@ TEST_CASE("a datagram of exactly eventSize followed by a line end is whole, not 
   source.stop(Clock::now() + 5s);
   CHECK(drain(channel, true) == std::vector<std::string>{message});
   CHECK(source.udp_counters().events_truncated == 0);
-  CHECK(source.udp_counters().per_port.at(0).blank == 1);
+  CHECK(source.udp_counters().per_port.at(0).blank_lines == 1);
 }
 
 TEST_CASE("util-linux logger over UDP, RFC 5424 and RFC 3164, lands as sent", "[source][udp][senders]") {

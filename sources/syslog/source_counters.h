@@ -1,0 +1,55 @@
+#pragma once
+// What every syslog source (TCP, TLS, RELP, UDP) counts of the frames it reads, per port, and the
+// metric families it writes of them; each source adds its own beside (a stream's cut frames, a
+// datagram socket's kernel drops). Counting is per io thread (written by its thread alone, so
+// that the hot counters share no cache line across threads) and summed when read.
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "agent/api/log_limiter.h"
+#include "agent/api/metrics_writer.h"
+
+namespace sluice::syslog {
+
+struct Counter {
+  std::atomic<uint64_t> value{0};
+  void add(uint64_t n) { value.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+// One port's, on one io thread.
+struct alignas(64) PortFrameCounters {
+  Counter events, bytes, invalid, truncated, invalid_utf8, blank_lines;
+};
+
+// One port's, summed over the io threads.
+struct PortFrameTotals {
+  uint16_t port = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  uint64_t invalid = 0;       // no valid syslog header: kept whole, status Invalid
+  uint64_t truncated = 0;     // longer than eventSize: cut, status Incomplete
+  uint64_t invalid_utf8 = 0;  // events whose invalid UTF-8 was replaced by U+FFFD
+  uint64_t blank_lines = 0;   // empty frames, skipped
+
+  void add(const PortFrameCounters& c) {
+    events += c.events.get();
+    bytes += c.bytes.get();
+    invalid += c.invalid.get();
+    truncated += c.truncated.get();
+    invalid_utf8 += c.invalid_utf8.get();
+    blank_lines += c.blank_lines.get();
+  }
+};
+
+// sluice_source_{events_received,bytes_received,frames_invalid,frames_truncated,
+// events_invalid_utf8,blank_lines}_total{source,port}.
+void write_port_frame_families(MetricsWriter& writer, const std::string& source, const PortFrameTotals& port);
+
+// A channel still full at the shutdown deadline: the events it never took, logged (the caller
+// counts them).
+void log_dropped_at_shutdown(LogLimiter& log, const std::string& source, const std::string& channel, uint64_t events);
+
+}  // namespace sluice::syslog
