@@ -1,5 +1,7 @@
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 
+#include "sources/syslog/syslog_properties.h"
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -67,18 +69,9 @@ const config::PropertyTable<C> kSyslogTcpProperties{
     {"framing", config::one_of(&C::framing, {{"auto", Framing::detect}, {"non-transparent", Framing::lines}}), "auto",
      "auto: each frame is RFC 6587 octet-counted if it starts with a digit 1-9, else a line ended by LF, CRLF or NUL; "
      "non-transparent: lines only (for senders whose lines start with digits and have no PRI)."},
-    {"keepFields",
-     config::flags_of(&C::keep_fields,
-              {{"none", 0}, {"false", 0}, {"all", keep_all}, {"true", keep_all}, {"priority", keep_priority},
-               {"version", keep_version}, {"timestamp", keep_timestamp}, {"hostname", keep_hostname}},
-              "none, all, or some of priority version timestamp hostname"),
-     "none",
-     "Header fields kept in the body: none, all, or a list of priority version timestamp hostname (Flume's; "
-     "true = all, false = none)."},
-    {"portHeader", &C::port_header, "",
-     "If set, the name under which each event carries the local port it arrived on (json format; keyField port)."},
-    {"clientIPHeader", &C::client_ip_header, "",
-     "If set, the name under which each event carries the sender's IP address (json format; keyField clientIP)."},
+    keep_fields_property<C>(),
+    port_header_property<C>(),
+    client_ip_header_property<C>(),
     {"clientHostnameHeader", &C::client_hostname_header, "",
      "If set, the name under which each event carries the sender's host name, from reverse DNS done off the event loop "
      "once per connection (cached for hostnameCacheTtl; the IP when it has no name); a new connection is read once "

@@ -1,5 +1,7 @@
 #include "sources/syslog_udp/syslog_udp_config.h"
 
+#include "sources/syslog/syslog_properties.h"
+
 #include <charconv>
 #include <optional>
 
@@ -29,14 +31,9 @@ const config::PropertyTable<C> kSyslogUdpProperties{
     {"allow", config::list_of(&C::allow, kNetwork, parse_cidr), "",
      "Client networks whose datagrams are taken (CIDR); empty: any. Others are dropped and counted."},
     {"deny", config::list_of(&C::deny, kNetwork, parse_cidr), "", "Client networks dropped even if allowed (CIDR)."},
-    {"keepFields",
-     config::flags_of(&C::keep_fields,
-              {{"none", 0}, {"false", 0}, {"all", keep_all}, {"true", keep_all}, {"priority", keep_priority},
-               {"version", keep_version}, {"timestamp", keep_timestamp}, {"hostname", keep_hostname}},
-              "none, all, or some of priority version timestamp hostname"),
-     "none", "Header fields kept in the body, as for the TCP source (Flume's)."},
-    {"portHeader", &C::port_header, "", "If set, the name under which each event carries the local port."},
-    {"clientIPHeader", &C::client_ip_header, "", "If set, the name under which each event carries the sender's IP."},
+    keep_fields_property<C>(),
+    port_header_property<C>(),
+    client_ip_header_property<C>(),
     {"charset.default", config::parsed_as(&C::charset, kCharset, charset_from_name), "UTF-8",
      "Encoding of the datagrams: UTF-8 (invalid sequences become U+FFFD and are counted), ISO-8859-1, or none."},
 };
