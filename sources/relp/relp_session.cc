@@ -34,10 +34,8 @@ std::string relp_response(uint32_t txnr, std::string_view data) {
   return out;
 }
 
-RelpSession::RelpSession(const RelpSettings& settings, std::shared_ptr<syslog_tcp::AckWaker> waker)
-    : settings_(settings),
-      framer_(settings.max_data_size),
-      acks_(std::make_shared<syslog_tcp::AckQueue>(std::move(waker))) {}
+RelpSession::RelpSession(const RelpSettings& settings, std::shared_ptr<net::AckWaker> waker)
+    : settings_(settings), framer_(settings.max_data_size), acks_(std::make_shared<net::AckQueue>(std::move(waker))) {}
 
 std::string RelpSession::feed(std::string_view data, const MessageFn& on_message) {
   std::string broken;
@@ -77,7 +75,7 @@ std::string RelpSession::command(const RelpFrame& frame, const MessageFn& on_mes
       acks_->reply_in_order(relp_response(frame.txnr, "200 OK"));
       return "";
     }
-    const syslog_tcp::AckQueue::Ticket ticket = acks_->expect(relp_response(frame.txnr, "200 OK"));
+    const net::AckQueue::Ticket ticket = acks_->expect(relp_response(frame.txnr, "200 OK"));
     const bool truncated = frame.data.size() > settings_.event_size;
     on_message(truncated ? frame.data.substr(0, settings_.event_size) : frame.data, truncated, ticket);
     return "";

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "sources/net/stream_protocol.h"
 #include "sources/relp/relp_framer.h"
-#include "sources/syslog_tcp/stream_protocol.h"
 
 namespace sluice::relp {
 
@@ -18,13 +18,13 @@ struct RelpSettings {
   size_t event_size = 0;     // the source's eventSize: a longer message is cut and flagged
 };
 
-class RelpSession final : public syslog_tcp::StreamProtocol {
+class RelpSession final : public net::StreamProtocol {
  public:
-  RelpSession(const RelpSettings& settings, std::shared_ptr<syslog_tcp::AckWaker> waker);
+  RelpSession(const RelpSettings& settings, std::shared_ptr<net::AckWaker> waker);
 
   std::string feed(std::string_view data, const MessageFn& on_message) override;
   size_t buffered() const override { return framer_.buffered(); }
-  const std::shared_ptr<syslog_tcp::AckQueue>& acks() const override { return acks_; }
+  const std::shared_ptr<net::AckQueue>& acks() const override { return acks_; }
   bool closing() const override { return closing_; }
   std::string farewell() const override { return "0 serverclose 0\n"; }
 
@@ -35,7 +35,7 @@ class RelpSession final : public syslog_tcp::StreamProtocol {
 
   const RelpSettings settings_;
   RelpFramer framer_;
-  std::shared_ptr<syslog_tcp::AckQueue> acks_;
+  std::shared_ptr<net::AckQueue> acks_;
   bool open_ = false;
   bool closing_ = false;
 };

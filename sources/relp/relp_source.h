@@ -5,15 +5,15 @@
 // connection's RelpSession (relp_session.h) in place of its framer.
 
 #include "agent/api/component_spec.h"
+#include "sources/net/stream_protocol.h"
 #include "sources/relp/relp_config.h"
-#include "sources/syslog_tcp/stream_protocol.h"
 
 namespace sluice::relp {
 
-class RelpProtocolFactory final : public syslog_tcp::StreamProtocolFactory {
+class RelpProtocolFactory final : public net::StreamProtocolFactory {
  public:
   RelpProtocolFactory(RelpSettings settings, AckAfter ack_after) : settings_(settings), ack_after_(ack_after) {}
-  std::unique_ptr<syslog_tcp::StreamProtocol> open(std::shared_ptr<syslog_tcp::AckWaker> waker) const override {
+  std::unique_ptr<net::StreamProtocol> open(std::shared_ptr<net::AckWaker> waker) const override {
     return std::make_unique<RelpSession>(settings_, std::move(waker));
   }
   bool acknowledge_on_put() const override { return ack_after_ == AckAfter::channel; }

@@ -9,7 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "sources/syslog_tcp/java_cipher_suites.h"
+#include "sources/net/java_cipher_suites.h"
 
 namespace sluice::syslog_tcp {
 

@@ -8,15 +8,17 @@
 
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
+#include "sources/net/proxy_header.h"
 #include "sources/syslog/charset.h"
 #include "sources/syslog/client_filter.h"
 #include "sources/syslog/event_decoder.h"
-#include "sources/syslog_tcp/proxy_header.h"
 
 namespace sluice::syslog_tcp {
 
 // The syslog parsing the syslog sources share (sources/syslog/).
 using namespace ::sluice::syslog;
+// The stream server's parts (sources/net/).
+using namespace ::sluice::net;
 
 // framing: auto (octet counting detected per frame) or non-transparent (lines only).
 enum class Framing { detect, lines };

@@ -8,8 +8,8 @@
 #include "sources/relp/relp_session.h"
 
 using namespace sluice::relp;
-using sluice::syslog_tcp::AckQueue;
-using sluice::syslog_tcp::AckWaker;
+using sluice::net::AckQueue;
+using sluice::net::AckWaker;
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "sources/syslog_tcp/hostname_cache.h"
+#include "sources/net/hostname_cache.h"
 
-using sluice::syslog_tcp::HostnameCache;
+using sluice::net::HostnameCache;
 
 TEST_CASE("the hostname cache answers until the ttl is over", "[source][dns]") {
   HostnameCache cache(1000);

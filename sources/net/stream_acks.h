@@ -21,7 +21,7 @@
 
 #include "agent/api/event_batch.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 class AckQueue;
 
@@ -104,4 +104,4 @@ class BatchAcknowledger final : public CommitTracker {
   std::vector<uint8_t> remaining_;  // per event: channel commits still to come
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,8 +1,8 @@
-#include "sources/syslog_tcp/stream_acks.h"
+#include "sources/net/stream_acks.h"
 
 #include <algorithm>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 void AckWaker::notify(std::shared_ptr<AckQueue> queue) {
   std::lock_guard lock(mutex_);
@@ -115,4 +115,4 @@ void BatchAcknowledger::committed(size_t first, size_t count) {
   for (const Done& d : done) d.queue->done(d.first, d.count);
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 // proxyProtocol: none, v1, v2, or auto (either version, but one is required).
 enum class ProxyProtocol : uint8_t { none, v1, v2, any };
@@ -36,4 +36,4 @@ inline constexpr size_t kProxyHeaderMax = 4096;
 // with more). Refused for anything that is not a header of an accepted version.
 ProxyHeader parse_proxy_header(std::string_view bytes, ProxyProtocol accepted);
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

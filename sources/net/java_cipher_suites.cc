@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/java_cipher_suites.h"
+#include "sources/net/java_cipher_suites.h"
 
 #include <openssl/ssl.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string_view>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 namespace {
 
@@ -80,4 +80,4 @@ OpensslCipherChoice openssl_cipher_choice(const std::vector<std::string>& includ
   return choice;
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/proxy_header.h"
+#include "sources/net/proxy_header.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 namespace {
 
 constexpr std::string_view kV1Prefix = "PROXY ";
@@ -141,4 +141,4 @@ ProxyHeader parse_proxy_header(std::string_view bytes, ProxyProtocol accepted) {
   return refused("no PROXY protocol header");
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "sources/syslog_tcp/stream_acks.h"
+#include "sources/net/stream_acks.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 class StreamProtocol {
  public:
@@ -57,4 +57,4 @@ class StreamProtocolFactory {
 // in ours; reading resumes once half of it is written.
 inline constexpr size_t kUnsentRepliesMax = 256 * 1024;
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

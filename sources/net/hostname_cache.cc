@@ -1,6 +1,6 @@
-#include "sources/syslog_tcp/hostname_cache.h"
+#include "sources/net/hostname_cache.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 std::optional<std::string> HostnameCache::find(const std::string& ip, uint64_t now_ms) const {
   const auto it = names_.find(ip);
@@ -13,4 +13,4 @@ void HostnameCache::store(const std::string& ip, std::string name, uint64_t now_
   names_[ip] = Entry{std::move(name), now_ms + ttl_ms_};
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -9,9 +9,9 @@
 #include <memory>
 #include <set>
 
-#include "sources/syslog_tcp/java_cipher_suites.h"
+#include "sources/net/java_cipher_suites.h"
 
-using namespace sluice::syslog_tcp;
+using namespace sluice::net;
 
 namespace {
 

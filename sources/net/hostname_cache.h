@@ -7,7 +7,7 @@
 #include <string>
 #include <unordered_map>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 class HostnameCache {
  public:
@@ -30,4 +30,4 @@ class HostnameCache {
   std::unordered_map<std::string, Entry> names_;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 struct OpensslCipherChoice {
   std::string tls12_ciphers;         // for SSL_CTX_set_cipher_list
@@ -24,4 +24,4 @@ struct OpensslCipherChoice {
 OpensslCipherChoice openssl_cipher_choice(const std::vector<std::string>& include,
                                           const std::vector<std::string>& exclude);
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "sources/syslog_tcp/stream_acks.h"
+#include "sources/net/stream_acks.h"
 
-using namespace sluice::syslog_tcp;
+using namespace sluice::net;
 
 namespace {
 

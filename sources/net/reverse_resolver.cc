@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/reverse_resolver.h"
+#include "sources/net/reverse_resolver.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -6,7 +6,7 @@
 #include <thread>
 #include <utility>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 void ReverseResolver::Inbox::post(Answer answer) {
   std::lock_guard lock(mutex_);
@@ -80,4 +80,4 @@ void ReverseResolver::serve(std::shared_ptr<State> state) {
   }
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

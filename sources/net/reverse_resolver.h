@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 class ReverseResolver {
  public:
@@ -73,4 +73,4 @@ class ReverseResolver {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net
