@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -260,6 +261,30 @@ PropertyTable<C> adapted(PropertyTable<C> table,
     it->default_value = default_value;
   }
   return table;
+}
+
+// A table of a base of C's (settings several components share: a stream source's TLS) as rows
+// of C's own table: each binds into C's base, with its name, default, limits and doc.
+template <class C, class Base>
+PropertyTable<C> lifted(const PropertyTable<Base>& table) {
+  static_assert(std::is_base_of_v<Base, C>);
+  PropertyTable<C> rows;
+  for (const Property<Base>& row : table) {
+    ParsedMember<C> member{[row](C& config, std::string_view text, const ValueContext& ctx) {
+                             detail::assign(row, static_cast<Base&>(config), text, ctx);
+                           },
+                           detail::type_name(row)};
+    rows.push_back(
+        Property<C>{row.name, std::move(member), row.default_value, row.doc, row.limits, row.choices, row.aliases});
+  }
+  return rows;
+}
+
+// Two tables as one, `first`'s rows first.
+template <class C>
+PropertyTable<C> joined(PropertyTable<C> first, const PropertyTable<C>& second) {
+  first.insert(first.end(), second.begin(), second.end());
+  return first;
 }
 
 template <class C>

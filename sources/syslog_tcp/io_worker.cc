@@ -12,8 +12,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "sources/net/tls_session.h"
 #include "sources/syslog_tcp/framer.h"
-#include "sources/syslog_tcp/tls_session.h"
 
 namespace sluice::syslog_tcp {
 namespace {

@@ -38,12 +38,12 @@
 #include "sources/net/hostname_cache.h"
 #include "sources/net/reverse_resolver.h"
 #include "sources/net/stream_protocol.h"
+#include "sources/net/tls_context.h"
 #include "sources/syslog/channel_delivery.h"
 #include "sources/syslog/event_decoder.h"
 #include "sources/syslog_tcp/listener.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/syslog_tcp_probe.h"
-#include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 

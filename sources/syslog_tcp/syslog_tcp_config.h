@@ -9,6 +9,7 @@
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
 #include "sources/net/proxy_header.h"
+#include "sources/net/tls_settings.h"
 #include "sources/syslog/charset.h"
 #include "sources/syslog/client_filter.h"
 #include "sources/syslog/event_decoder.h"
@@ -23,12 +24,8 @@ using namespace ::sluice::net;
 // framing: auto (octet counting detected per frame) or non-transparent (lines only).
 enum class Framing { detect, lines };
 
-// ssl.clientAuth: whether a TLS client must show a certificate that verifies (tls_context.h).
-enum class ClientAuth { none, optional, required };
-// ssl.protocols, as bits.
-enum TlsVersion : uint8_t { tls_1_2 = 1, tls_1_3 = 2 };
-
-struct SyslogTcpConfig {
+// Its TLS settings (net/tls_settings.h) are a base, so that their rows bind into it as they are.
+struct SyslogTcpConfig : TlsSettings {
   std::string host;
   std::vector<uint16_t> ports;
   size_t batch_size = 0;
@@ -51,20 +48,6 @@ struct SyslogTcpConfig {
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::milliseconds hostname_cache_ttl{0};
   std::chrono::milliseconds hostname_lookup_timeout{0};
-  // TLS (RFC 5425; tls_context.h): PEM files, or Flume's keystore (PKCS12).
-  bool ssl = false;
-  std::string ssl_certificate, ssl_key, ssl_key_password, ssl_ca;
-  ClientAuth ssl_client_auth = ClientAuth::none;
-  std::vector<std::string> ssl_allowed_peers;
-  uint8_t ssl_protocols = 0;  // TlsVersion bits
-  std::string ssl_ciphers, ssl_cipher_suites;
-  std::vector<std::string> include_cipher_suites, exclude_cipher_suites;  // Flume's, in Java's names
-  std::string_view cipher_property;  // set: ssl_ciphers and ssl_cipher_suites were made from this Flume property
-  std::chrono::milliseconds ssl_handshake_timeout{0};
-  size_t ssl_max_handshakes = 0;
-  std::string ssl_crl;
-  std::string keystore, keystore_password, keystore_type;
-  uint8_t exclude_protocols = 0;  // Flume's exclude-protocols (TlsVersion bits; older ones are never on)
 
   // Made by parse_syslog_tcp_config from the above and the charset.port.<port> keys:
   ClientFilter clients;                       // allow and deny

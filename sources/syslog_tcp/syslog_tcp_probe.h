@@ -17,10 +17,10 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
+#include "sources/net/tls_context.h"
 #include "sources/syslog/source_counters.h"
 #include "sources/syslog_tcp/framer.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
-#include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 

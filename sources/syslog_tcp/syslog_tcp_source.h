@@ -27,10 +27,10 @@
 
 #include "agent/api/component_spec.h"
 #include "agent/api/source.h"
+#include "sources/net/tls_context.h"
 #include "sources/syslog_tcp/io_worker.h"
 #include "sources/syslog_tcp/syslog_tcp_config.h"
 #include "sources/syslog_tcp/syslog_tcp_probe.h"
-#include "sources/syslog_tcp/tls_context.h"
 
 namespace sluice::syslog_tcp {
 

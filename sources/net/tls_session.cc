@@ -1,10 +1,10 @@
-#include "sources/syslog_tcp/tls_session.h"
+#include "sources/net/tls_session.h"
 
 #include <openssl/err.h>
 
 #include <algorithm>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 TlsSession::TlsSession(SSL* ssl) : ssl_(ssl), in_(BIO_new(BIO_s_mem())), out_(BIO_new(BIO_s_mem())) {
   // An empty memory BIO says "try again", not end of file: the socket may give more.
@@ -112,4 +112,4 @@ void TlsSession::refuse(TlsFailure why, std::string& out) {
 
 std::string TlsSession::peer_subject() const { return subject_of(SSL_get0_peer_certificate(ssl_)); }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,5 +1,5 @@
 #pragma once
-// TLS for the syslog TCP source (RFC 5425): the server's OpenSSL context made from the ssl.*
+// TLS for a stream source (RFC 5425): the server's OpenSSL context made from the ssl.*
 // properties (PEM files, or a Flume keystore in PKCS12), how clients are verified (clientAuth
 // against ssl.ca) and which peers are let in (ssl.allowedPeers: certificate fingerprints and
 // subject names, RFC 5425 §5.2). reload() reads the files again (SIGHUP): connections opened
@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "sources/syslog_tcp/syslog_tcp_config.h"
+#include "sources/net/tls_settings.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 // Why a TLS connection was refused: the reason label of sluice_source_tls_handshake_failures_total.
 enum class TlsFailure {
@@ -54,7 +54,7 @@ class TlsContext {
  public:
   // Reads and checks the files; throws config::ConfigError naming the property, the file and
   // OpenSSL's reason.
-  TlsContext(const config::ComponentConfig& component, const SyslogTcpConfig& config);
+  TlsContext(const config::ComponentConfig& component, const TlsSettings& config);
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
@@ -73,10 +73,10 @@ class TlsContext {
   static int verify(int preverified, X509_STORE_CTX* store);
 
   const config::ComponentConfig component_;
-  const SyslogTcpConfig& config_;
+  const TlsSettings& config_;
   const AllowedPeers allowed_;
   mutable std::mutex mutex_;  // guards context_, swapped by reload()
   SSL_CTX* context_ = nullptr;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

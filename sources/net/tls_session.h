@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sources/syslog_tcp/tls_context.h"
+#include "sources/net/tls_context.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 class TlsSession {
  public:
@@ -66,4 +66,4 @@ class TlsSession {
   std::optional<TlsFailure> failure_;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

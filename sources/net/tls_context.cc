@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/tls_context.h"
+#include "sources/net/tls_context.h"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <memory>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 namespace {
 
 // OpenSSL's reasons for what failed last, one line ("" if its queue is empty); clears the queue.
@@ -114,7 +114,7 @@ std::string subject_of(X509* certificate) {
   return line;
 }
 
-TlsContext::TlsContext(const config::ComponentConfig& component, const SyslogTcpConfig& config)
+TlsContext::TlsContext(const config::ComponentConfig& component, const TlsSettings& config)
     : component_(component), config_(config), allowed_(parse_allowed_peers(config.ssl_allowed_peers)) {
   for (const std::string& word : config_.ssl_allowed_peers)
     if (looks_like_fingerprint(word) && !parse_fingerprint(word))
@@ -311,4 +311,4 @@ TlsFailure TlsContext::classify_failure(SSL* ssl) {
   return TlsFailure::protocol;
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net
