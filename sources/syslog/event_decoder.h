@@ -30,6 +30,15 @@ struct Origin {
   size_t ip_length = 0;     // of `client`, the address
 };
 
+// Stamps the event just decoded (the builder's last) with where it came from.
+inline void stamp_origin(EventRecord& e, EventBatchBuilder& builder, const Origin& origin) {
+  e.port = origin.port;
+  if (origin.client.empty()) return;
+  e.client_offset = builder.append_to_last(origin.client);
+  e.client_ip_length = static_cast<uint8_t>(origin.ip_length);
+  e.client_host_length = static_cast<uint8_t>(origin.client.size() - origin.ip_length);
+}
+
 class EventDecoder {
  public:
   explicit EventDecoder(uint8_t keep_fields) : keep_fields_(keep_fields) {}
@@ -37,7 +46,7 @@ class EventDecoder {
   // Appends the event to `builder` and returns it; counts an event whose invalid UTF-8 was
   // replaced into invalid_utf8.
   EventRecord& decode(std::string_view frame, bool truncated, Charset charset, const ParseClock& clock,
-                      EventBatchBuilder& builder, uint64_t& invalid_utf8, const Origin& origin = {}) {
+                      EventBatchBuilder& builder, uint64_t& invalid_utf8) {
     if (needs_conversion(charset, frame)) {
       if (convert_to_utf8(charset, frame, converted_) > 0) ++invalid_utf8;
       frame = converted_;
@@ -52,12 +61,6 @@ class EventDecoder {
       e.body_length = e.length;
     } else if (compose && e.status != EventStatus::invalid) {
       keep_header_fields(frame, layout, e, builder);
-    }
-    e.port = origin.port;
-    if (!origin.client.empty()) {
-      e.client_offset = builder.append_to_last(origin.client);
-      e.client_ip_length = static_cast<uint8_t>(origin.ip_length);
-      e.client_host_length = static_cast<uint8_t>(origin.client.size() - origin.ip_length);
     }
     return e;
   }

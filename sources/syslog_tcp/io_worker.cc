@@ -631,8 +631,8 @@ void IoWorker::check_handshakes() {
 
 EventRecord& IoWorker::decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
                                     uint64_t& invalid_utf8) {
-  EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8,
-                                   {conn.port, conn.client, conn.client_ip_length});
+  EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
+  stamp_origin(e, builder_, {conn.port, conn.client, conn.client_ip_length});
   if (e.status == EventStatus::invalid) ++invalid;
   return e;
 }

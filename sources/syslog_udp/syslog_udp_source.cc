@@ -289,8 +289,8 @@ class SyslogUdpSource::IoThread {
     if (truncated) frame = frame.substr(0, config_.event_size);
     uint64_t invalid_utf8 = 0;
     const std::string ip = config_.client_ip_header.empty() ? std::string() : address_text(peer);
-    const EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8,
-                                           {socket.port, ip, ip.size()});
+    EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8);
+    stamp_origin(e, builder_, {socket.port, ip, ip.size()});
     port.events.add(1);
     if (truncated) port.truncated.add(1);
     if (e.status == EventStatus::invalid) port.invalid.add(1);
