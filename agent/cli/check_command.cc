@@ -9,20 +9,12 @@
 namespace sluice::cli {
 
 int check_configuration(const RunOptions& o) {
-  try {
-    const config::AgentConfig model = config::assemble(config::load_config_file(o.file), o.agent_name, o.file);
-    const Agent agent(model);
-    std::cout << o.file << ": configuration of agent '" << o.agent_name << "' is valid (" << agent.source_count()
-              << " source(s), " << agent.channel_count() << " channel(s), " << agent.sink_count() << " sink(s))\n"
-              << "memory bound: " << agent.memory_bound().describe() << "\n";
-    return 0;
-  } catch (const config::ConfigError& e) {
-    std::cerr << "sluice: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "sluice: fatal: " << e.what() << "\n";
-    return 2;
-  }
+  const config::AgentConfig model = config::assemble(config::load_config_file(o.file), o.agent_name, o.file);
+  const Agent agent(model);
+  std::cout << o.file << ": configuration of agent '" << o.agent_name << "' is valid (" << agent.source_count()
+            << " source(s), " << agent.channel_count() << " channel(s), " << agent.sink_count() << " sink(s))\n"
+            << "memory bound: " << agent.memory_bound().describe() << "\n";
+  return 0;
 }
 
 }  // namespace sluice::cli

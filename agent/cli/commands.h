@@ -23,7 +23,8 @@ struct RunOptions {
 void add_run_options(CLI::App& app, RunOptions& options);
 int run_agent(const RunOptions& options);
 // Validates the file as a start would (building every component, opening nothing) and prints
-// what it holds and its memory bound: 0 if valid, else 1 with the message.
+// what it holds and its memory bound; returns 0, or throws what run_agent reports (a
+// config::ConfigError: status 1).
 int check_configuration(const RunOptions& options);
 
 // `sluice config convert FILE`.

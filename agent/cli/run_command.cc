@@ -258,18 +258,17 @@ int run_agent(const RunOptions& o) {
     std::cerr << "sluice: -f FILE is required (see --help)\n";
     return 1;
   }
-  if (o.check) return check_configuration(o);
-
-  // Block the signals before any thread starts, so that only sigtimedwait() receives them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
   try {
+    if (o.check) return check_configuration(o);
+    // Block the signals before any thread starts, so that only sigtimedwait() receives them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
     const auto drain = duration_option(o.shutdown_timeout, "--shutdown-timeout");
     const auto interval = duration_option(o.status_interval, "--status-interval");
     const auto watch =

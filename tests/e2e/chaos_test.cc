@@ -48,10 +48,8 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
   Pipeline p;
   p.start_broker();
   // Restarts listen where the sender reconnects.
-  const std::string config = with_channel(with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll)),
-                                          "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                                          "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                                              p.dir().file("spill") + "\n");
+  const std::string config =
+      with_spillable_channel(with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll)), p.dir().file("spill"));
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"};
   p.start_agent(config, "t", args);
 

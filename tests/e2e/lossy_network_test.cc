@@ -37,10 +37,8 @@ TEST_CASE("on a link that drops 3% of segments, SIGTERM and restart under load l
   Pipeline p;
   p.start_broker();
   // Restarts listen where the sender reconnects.
-  const std::string config = with_channel(with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll)),
-                                          "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
-                                          "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
-                                              p.dir().file("spill") + "\n");
+  const std::string config =
+      with_spillable_channel(with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll)), p.dir().file("spill"));
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "10s"};
   p.start_agent(config, "t", args);
   for (uint16_t port : p.agent_ports()) network.drop_segments_to(port, 0.03);

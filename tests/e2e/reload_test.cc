@@ -43,6 +43,14 @@ std::string with_second_source(const std::string& config) {
          "t.sources.r2.channels = c1\n";
 }
 
+// The verifier's verdict on what Kafka holds: each of the load generator's `events` once.
+void check_every_event_once(Pipeline& p, uint64_t events) {
+  std::string report;
+  p.verify(report);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique " + std::to_string(events) + ", duplicates 0, missing 0"));
+}
+
 uint64_t json_number(const std::string& json, const std::string& key) {
   std::smatch m;
   return std::regex_search(json, m, std::regex("\"" + key + "\":(\\d+)")) ? std::stoull(m[1]) : UINT64_MAX;
@@ -126,10 +134,7 @@ TEST_CASE(
   p.control_broker("up");
   REQUIRE(eventually([&] { return p.stored() == 20000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);
-  std::string report;
-  p.verify(report);
-  INFO(report);
-  CHECK_THAT(report, Catch::Contains("unique 20000, duplicates 0, missing 0"));
+  check_every_event_once(p, 20000);
   const ShutdownAccount account = shutdown_account(p.agent_log());
   CHECK(account.balances());
   CHECK(account.lost == 0);
@@ -191,10 +196,7 @@ TEST_CASE("a sink whose producer cannot be made at reload leaves the running one
   CHECK(p.metric("sluice_config_last_reload_successful") == 0);
   REQUIRE(p.send_until_stored(20000, 20000));
   CHECK(p.stop_agent(30s) == 0);
-  std::string report;
-  p.verify(report);
-  INFO(report);
-  CHECK_THAT(report, Catch::Contains("unique 20000, duplicates 0, missing 0"));
+  check_every_event_once(p, 20000);
 }
 
 TEST_CASE(
@@ -299,10 +301,7 @@ TEST_CASE(
   p.start_agent(spillable("second"), "t", args);
   REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);
-  std::string report;
-  p.verify(report);
-  INFO(report);
-  CHECK_THAT(report, Catch::Contains("unique 30000, duplicates 0, missing 0"));
+  check_every_event_once(p, 30000);
 }
 
 TEST_CASE(
@@ -335,8 +334,5 @@ TEST_CASE(
   p.control_broker("up");
   REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);
-  std::string report;
-  p.verify(report);
-  INFO(report);
-  CHECK_THAT(report, Catch::Contains("unique 30000, duplicates 0, missing 0"));
+  check_every_event_once(p, 30000);
 }

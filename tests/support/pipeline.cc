@@ -42,6 +42,13 @@ std::string with_channel(std::string config, const std::string& channel_lines) {
   return config.replace(at, memory.size(), channel_lines);
 }
 
+std::string with_spillable_channel(std::string config, const std::string& data_dir) {
+  return with_channel(std::move(config),
+                      "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = 20000\n"
+                      "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                          data_dir + "\n");
+}
+
 std::string with_fixed_ports(std::string config) {
   const std::string any = "t.sources.r1.ports = 0 0\n";
   const auto at = config.find(any);

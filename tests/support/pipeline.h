@@ -20,6 +20,10 @@ std::string ten_sink_config(const std::string& brokers, const std::vector<std::s
 // `config` (from ten_sink_config) with its memory channel replaced by `channel_lines` (t.channels.c1.*).
 std::string with_channel(std::string config, const std::string& channel_lines);
 
+// `config` (from ten_sink_config) with a spillablememory channel on `data_dir` in place of its
+// memory channel: 20,000 events in memory, transactions of 8,000.
+std::string with_spillable_channel(std::string config, const std::string& data_dir);
+
 // `config` (from ten_sink_config) with its source on two free ports given in the file (free_ports)
 // rather than port 0, so that a restarted agent, or a source rebuilt by a reload, listens where
 // the senders reconnect.

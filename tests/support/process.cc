@@ -122,16 +122,24 @@ std::string wait_for_file(const std::string& path, std::chrono::milliseconds tim
   return text;
 }
 
-int connect_loopback(uint16_t port) {
+int connect_loopback(uint16_t port) { return connect_from("", port); }
+
+int connect_from(const std::string& local, uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+  if (fd < 0 ||
+      (!local.empty() && (::inet_pton(AF_INET, local.c_str(), &from.sin_addr) != 1 ||
+                          ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0)) ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port) + ": " + why);
+    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port) +
+                             (local.empty() ? "" : " from " + local) + ": " + why);
   }
   return fd;
 }

@@ -59,6 +59,8 @@ std::string read_file(const std::string& path);
 std::string wait_for_file(const std::string& path, std::chrono::milliseconds timeout);
 // A TCP connection to 127.0.0.1:port (blocking); throws std::runtime_error if it fails.
 int connect_loopback(uint16_t port);
+// The same from a local address of our choice, e.g. "127.0.0.9" (all of 127/8 is this host's).
+int connect_from(const std::string& local, uint16_t port);
 // True if the other end closed the connection (or reset it) within the timeout.
 bool closed_by_peer(int fd, std::chrono::milliseconds timeout);
 // GET http://127.0.0.1:port/path; returns the body, or "" if the request failed.

@@ -13,11 +13,13 @@
 
 #include "sources/net/proxy_header.h"
 #include "sources/syslog/client_filter.h"
+#include "tests/support/proxy_headers.h"
 
 using namespace sluice;
 using namespace sluice::net;
 using sluice::syslog::address_text;
 using namespace std::chrono_literals;
+using sluice::test::proxy_v2_header;
 using State = ProxyHeader::State;
 
 namespace {
@@ -32,20 +34,6 @@ uint16_t port_of(const ProxyHeader& h) {
   const auto& s = *h.client;
   return ntohs(s.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(s).sin_port
                                       : reinterpret_cast<const sockaddr_in6&>(s).sin6_port);
-}
-
-// A v2 header: PROXY (or LOCAL) over TCP/IPv4 from 192.0.2.7:51234 to 198.51.100.1:514, with
-// `tlv` bytes after the addresses.
-std::string v2(bool local = false, const std::string& tlv = "") {
-  std::string h("\r\n\r\n\0\r\nQUIT\n", 12);
-  h += static_cast<char>(local ? 0x20 : 0x21);
-  h += static_cast<char>(0x11);
-  const size_t length = 12 + tlv.size();
-  h += static_cast<char>(length >> 8);
-  h += static_cast<char>(length & 0xff);
-  h += std::string("\xc0\x00\x02\x07", 4) + std::string("\xc6\x33\x64\x01", 4);
-  h += std::string("\xc8\x22", 2) + std::string("\x02\x02", 2);
-  return h + tlv;
 }
 
 }  // namespace
@@ -71,9 +59,9 @@ TEST_CASE("PROXY v1: TCP4, TCP6 and UNKNOWN lines, taken whole and only whole", 
 }
 
 TEST_CASE("PROXY v2: PROXY and LOCAL commands, TLVs skipped, every split waits", "[source][proxy]") {
-  const std::string header = v2(false, std::string("\x04\x00\x03"
-                                                   "abc",
-                                                   6));  // a NOOP TLV
+  const std::string header = proxy_v2_header(false, std::string("\x04\x00\x03"
+                                                                "abc",
+                                                                6));  // a NOOP TLV
   const ProxyHeader h = parse_proxy_header(header + "<13>rest", ProxyProtocol::v2);
   REQUIRE(h.state == State::done);
   CHECK(h.length == header.size());
@@ -83,7 +71,7 @@ TEST_CASE("PROXY v2: PROXY and LOCAL commands, TLVs skipped, every split waits",
     INFO(n);
     CHECK(parse_proxy_header(header.substr(0, n), ProxyProtocol::any).state == State::incomplete);
   }
-  const ProxyHeader local = parse_proxy_header(v2(true), ProxyProtocol::any);
+  const ProxyHeader local = parse_proxy_header(proxy_v2_header(true), ProxyProtocol::any);
   CHECK(local.state == State::done);
   CHECK_FALSE(local.client);
 }
@@ -95,7 +83,7 @@ TEST_CASE("PROXY: no header, the other version, malformed or oversized headers a
     return h.error;
   };
   CHECK(error_of("<13>Nov 30 11:07:06 h app: no header\n", ProxyProtocol::any) == "no PROXY protocol header");
-  CHECK_THAT(error_of(v2(), ProxyProtocol::v1), Catch::Contains("v2 header where v1"));
+  CHECK_THAT(error_of(proxy_v2_header(), ProxyProtocol::v1), Catch::Contains("v2 header where v1"));
   CHECK_THAT(error_of("PROXY TCP4 192.0.2.7 198.51.100.1 51234 514\r\n", ProxyProtocol::v2),
              Catch::Contains("v1 header where v2"));
   CHECK_THAT(error_of("PROXY TCP4 192.0.2.300 198.51.100.1 51234 514\r\n", ProxyProtocol::v1),
@@ -104,10 +92,10 @@ TEST_CASE("PROXY: no header, the other version, malformed or oversized headers a
              Catch::Contains("malformed"));
   CHECK_THAT(error_of("PROXY UDP4 192.0.2.7 198.51.100.1 1 2\r\n", ProxyProtocol::v1), Catch::Contains("UDP4"));
   CHECK_THAT(error_of("PROXY " + std::string(120, 'x'), ProxyProtocol::v1), Catch::Contains("longer than 107"));
-  std::string huge = v2();
+  std::string huge = proxy_v2_header();
   huge[14] = '\x20';  // a length of 8 KiB
   CHECK_THAT(error_of(huge, ProxyProtocol::v2), Catch::Contains("at most 4096"));
-  std::string version3 = v2();
+  std::string version3 = proxy_v2_header();
   version3[12] = '\x31';
   CHECK_THAT(error_of(version3, ProxyProtocol::v2), Catch::Contains("version 3"));
 }

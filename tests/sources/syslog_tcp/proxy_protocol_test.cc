@@ -19,28 +19,12 @@
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
+#include "tests/support/proxy_headers.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
 using namespace std::chrono_literals;
-
-namespace {
-
-// A v2 header: PROXY (or LOCAL) over TCP/IPv4 from 192.0.2.7:51234 to 198.51.100.1:514, with
-// `tlv` bytes after the addresses.
-std::string v2(bool local = false, const std::string& tlv = "") {
-  std::string h("\r\n\r\n\0\r\nQUIT\n", 12);
-  h += static_cast<char>(local ? 0x20 : 0x21);
-  h += static_cast<char>(0x11);
-  const size_t length = 12 + tlv.size();
-  h += static_cast<char>(length >> 8);
-  h += static_cast<char>(length & 0xff);
-  h += std::string("\xc0\x00\x02\x07", 4) + std::string("\xc6\x33\x64\x01", 4);
-  h += std::string("\xc8\x22", 2) + std::string("\x02\x02", 2);
-  return h + tlv;
-}
-
-}  // namespace
+using sluice::test::proxy_v2_header;
 
 namespace {
 
@@ -74,12 +58,12 @@ struct ProxiedSource {
 TEST_CASE("behind a PROXY balancer events carry the client's address, split headers included", "[source][proxy]") {
   ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "auto"}});
   const int a = p.connect_and_send("PROXY TCP4 192.0.2.7 198.51.100.1 51234 514\r\n<13>Nov 30 11:07:06 h app: one\n");
-  const std::string header = v2();
+  const std::string header = proxy_v2_header();
   const int b = p.connect_and_send(header.substr(0, 5));  // the rest later: the source must wait
   REQUIRE(test::eventually([&] { return p.source->counters().events_received == 1; }, 5s));
   const std::string rest = header.substr(5) + "<13>Nov 30 11:07:06 h app: two\n";
   REQUIRE(::write(b, rest.data(), rest.size()) == static_cast<ssize_t>(rest.size()));
-  const int local = p.connect_and_send(v2(true) + "<13>Nov 30 11:07:06 h app: health\n");
+  const int local = p.connect_and_send(proxy_v2_header(true) + "<13>Nov 30 11:07:06 h app: health\n");
   ::close(a);
   ::close(b);
   ::close(local);
@@ -111,7 +95,7 @@ TEST_CASE("with clientHostnameHeader what follows the PROXY header waits for the
           "[source][proxy]") {
   // 127.0.0.1 is named by /etc/hosts: no DNS needed. The line comes in the header's own write.
   ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "v2"}, {"clientHostnameHeader", "clientHost"}});
-  std::string header = v2();
+  std::string header = proxy_v2_header();
   header.replace(16, 4, std::string("\x7f\x00\x00\x01", 4));  // the client: 127.0.0.1
   const int fd = p.connect_and_send(header + "<13>Dec  2 10:00:00 h app: after the lookup\n");
   ::close(fd);
@@ -136,36 +120,17 @@ TEST_CASE("allow and deny judge the client a PROXY header names, not the balance
   CHECK(p.client_ips() == std::vector<std::string>{"203.0.113.9 app: allowed"});
 }
 
-namespace {
-
-// A connection to 127.0.0.1:port from a local address of our choice (all of 127/8 is ours).
-int connect_from(const char* local, uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  ::inet_pton(AF_INET, local, &from.sin_addr);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
-  return fd;
-}
-
-}  // namespace
-
 TEST_CASE("a PROXY header from a peer outside proxyTrustedFrom is refused at accept: no client can be forged",
           "[source][proxy]") {
   ProxiedSource p(std::map<std::string, std::string>{{"proxyProtocol", "v1"}, {"proxyTrustedFrom", "127.0.0.9"}});
   const uint16_t port = p.source->listening_ports()[0];
   const std::string forged = "PROXY TCP4 10.1.2.3 127.0.0.1 51234 514\r\n<13>app: forged\n";
-  const int direct = connect_from("127.0.0.1", port);
+  const int direct = test::connect_from("127.0.0.1", port);
   REQUIRE(::write(direct, forged.data(), forged.size()) == static_cast<ssize_t>(forged.size()));
   CHECK(test::closed_by_peer(direct, 5s));
   ::close(direct);
   const std::string real = "PROXY TCP4 203.0.113.9 127.0.0.1 40000 514\r\n<13>app: through the balancer\n";
-  const int balancer = connect_from("127.0.0.9", port);
+  const int balancer = test::connect_from("127.0.0.9", port);
   REQUIRE(::write(balancer, real.data(), real.size()) == static_cast<ssize_t>(real.size()));
   ::close(balancer);
   REQUIRE(test::eventually([&] { return p.source->counters().events_received == 1; }, 5s));

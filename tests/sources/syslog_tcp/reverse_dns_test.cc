@@ -20,6 +20,7 @@
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/private_network.h"
+#include "tests/support/process.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -29,16 +30,7 @@ namespace {
 
 // Connects from 127.0.0.<host> (all of 127/8 is this loopback's), sends `line`, closes.
 void send_from(int host, uint16_t port, const std::string& line) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  from.sin_addr.s_addr = htonl(0x7f000000u | static_cast<uint32_t>(host));
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+  const int fd = test::connect_from("127.0.0." + std::to_string(host), port);
   REQUIRE(::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size()));
   ::close(fd);
 }
