@@ -124,7 +124,8 @@ class Agent {
   void depart(const Channel& channel);
   void depart(const Sink& sink);
   void finish_reload(ReloadOutcome outcome);
-  uint64_t move_events(Channel& from, Channel& to);  // channel_handover.h, counted as moved
+  // channel_handover.h, counted as moved.
+  uint64_t move_events(Channel& from, Channel& to, uint64_t max_events = UINT64_MAX);
   // At the agent's stop: what a retired disk channel still holds moves into the channel of its
   // name that runs now, if that one keeps its contents on other directories; the rest is left
   // where the running configuration will not read it, and said so.

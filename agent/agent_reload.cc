@@ -109,6 +109,23 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     return ReloadOutcome::refused;
   }
 
+  // A disk channel may not open the directories a running channel of another name holds (a
+  // channel renamed, two channels' directories swapped): they are locked while it runs, and its
+  // events are its own. Refused before anything stops; two reloads, or a restart, do it.
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (!channels[i] || !channels[i]->keeps_contents()) continue;
+    for (size_t o = 0; o < channels_.size(); ++o)
+      if (channels_[o]->keeps_contents() && config_.channels[o].name != next.channels[i].name &&
+          channels_[o]->storage() == channels[i]->storage()) {
+        spdlog::error(
+            "reload refused: channel {} would open the directories channel {} uses ({}); the running configuration "
+            "stays (give the new channel directories of its own, or move them in two reloads, or restart)",
+            next.channels[i].name, config_.channels[o].name, channels_[o]->storage());
+        finish_reload(ReloadOutcome::refused);
+        return ReloadOutcome::refused;
+      }
+  }
+
   // Bounded well under systemd's watchdog and stop timeouts (the caller feeds the watchdog): what
   // cannot be drained by then moves over, or drains in the background.
   const Deadline deadline = Clock::now() + std::min(drain, kReloadDrainMax);
@@ -190,7 +207,10 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
           source_retiring[k] = false;
         }
       for (RetiringSource& r : retiring_)  // settle_retired() counts them and lets them go
-        if (std::count(r.channels.begin(), r.channels.end(), channels_[i].get())) stop_now(*r.source);
+        if (std::count(r.channels.begin(), r.channels.end(), channels_[i].get())) {
+          stop_now(*r.source);
+          std::erase(r.channels, channels_[i].get());  // closed and freed by this reload
+        }
     }
   }
   for (Sink* sink : draining) sink->request_stop(deadline);  // side by side
@@ -219,7 +239,8 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   for (size_t i = 0; i < channels.size(); ++i) {
     if (!channels[i]) continue;
     try {
-      if (channels[i]->keeps_contents()) release_storage_for(*channels[i], deadline);
+      // Its own drain time: the reload's has usually passed by now, in the outage this is for.
+      if (channels[i]->keeps_contents()) release_storage_for(*channels[i], Clock::now() + kReloadDrainMax / 2);
       channels[i]->open();
       opened[i] = true;
     } catch (const config::ConfigError& e) {
@@ -387,8 +408,8 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   return outcome;
 }
 
-uint64_t Agent::move_events(Channel& from, Channel& to) {
-  const uint64_t moved = sluice::move_events(from, to);
+uint64_t Agent::move_events(Channel& from, Channel& to, uint64_t max_events) {
+  const uint64_t moved = sluice::move_events(from, to, max_events);
   departed_.moved += moved;
   return moved;
 }
@@ -402,7 +423,10 @@ void Agent::release_storage_for(const Channel& opening, Deadline deadline) {
         "it holds ({} events)",
         r.channel->name(), opening.name(), r.channel->counters().events_held);
     for (RetiringSource& source : retiring_)  // settle_retired() counts them and lets them go
-      if (std::count(source.channels.begin(), source.channels.end(), r.channel.get())) source.source->stop(deadline);
+      if (std::count(source.channels.begin(), source.channels.end(), r.channel.get())) {
+        source.source->stop(deadline);
+        std::erase(source.channels, r.channel.get());  // freed below: no pointer to it stays
+      }
     for (auto& sink : r.sinks) sink->request_stop(deadline);
     for (auto& sink : r.sinks) {
       sink->stop(deadline);
@@ -463,7 +487,15 @@ void Agent::hand_over_retired_disk_channels() {
       if (channel->name() == r.channel->name() && channel->keeps_contents() &&
           channel->storage() != r.channel->storage())
         successor = channel.get();
-    const uint64_t moved = successor ? move_events(*r.channel, *successor) : 0;
+    // Its sinks have stopped: all it holds must reach its disk at close, so no more than that
+    // part's room moves (the rest stays on the old directories, said below, rather than be put
+    // in memory and lost at close).
+    uint64_t disk_room = 0;
+    if (successor) {
+      const uint64_t held = successor->counters().events_held;
+      disk_room = successor->kept_capacity() > held ? successor->kept_capacity() - held : 0;
+    }
+    const uint64_t moved = successor ? move_events(*r.channel, *successor, disk_room) : 0;
     if (moved)
       spdlog::info("channel {}: {} events of its previous directories moved into the running one's", r.channel->name(),
                    moved);

@@ -4,11 +4,12 @@
 
 namespace sluice {
 
-uint64_t move_events(Channel& from, Channel& to) {
+uint64_t move_events(Channel& from, Channel& to, uint64_t max_events) {
   uint64_t moved = 0;
-  while (true) {
+  while (moved < max_events) {
     const uint64_t held = to.counters().events_held;
-    const size_t room = to.capacity() > held ? to.capacity() - static_cast<size_t>(held) : 0;
+    const size_t room =
+        static_cast<size_t>(std::min<uint64_t>(to.capacity() > held ? to.capacity() - held : 0, max_events - moved));
     if (room == 0) break;
     Take take = from.take(std::min(room, from.transaction_capacity()), Clock::now());
     if (take.empty()) break;

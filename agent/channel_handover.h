@@ -11,7 +11,7 @@ namespace sluice {
 // Events of `from` into `to`, in order, as far as `to` has room; nothing drains `to` yet, so
 // room is capacity minus what it holds. `from` commits what moved, without telling a sender
 // that acknowledges (RELP) that it is stored: `to` does, when its sinks have delivered it.
-// Returns how many moved.
-uint64_t move_events(Channel& from, Channel& to);
+// At most `max_events` move. Returns how many moved.
+uint64_t move_events(Channel& from, Channel& to, uint64_t max_events = UINT64_MAX);
 
 }  // namespace sluice

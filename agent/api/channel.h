@@ -86,6 +86,9 @@ class Channel {
   // Where such a channel keeps them (its directories), so that a reload can tell whether a
   // channel replacing it would find them; empty for the others.
   virtual std::string storage() const { return {}; }
+  // Of those, how many events close() can keep (the disk part's capacity): at a stop, no more
+  // may be moved into it than that.
+  virtual size_t kept_capacity() const { return 0; }
 
   virtual size_t capacity() const = 0;
   virtual size_t transaction_capacity() const = 0;

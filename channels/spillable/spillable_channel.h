@@ -51,6 +51,7 @@ class SpillableChannel final : public Channel {
   bool puts_reach_disk() const override { return config_.memory_capacity == 0; }
   bool keeps_contents() const override { return true; }  // close() writes what is in memory to disk
   std::string storage() const override { return config_.checkpoint_dir + " " + config_.data_dir; }
+  size_t kept_capacity() const override { return static_cast<size_t>(config_.overflow_capacity); }
   size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
   ChannelCounters counters() const override;
   uint64_t memory_bound(const memory::Context& context) const override;

@@ -220,7 +220,8 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
                 {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
     w.counter(metric_names::kSourceTlsHandshakesTotal, "TLS handshakes completed and admitted.", l, c.tls_handshakes);
-    w.gauge(metric_names::kSourceTlsHandshakesInProgress, "TLS handshakes in progress (at most ssl.maxHandshakes).", l,
+    w.gauge(metric_names::kSourceTlsHandshakesInProgress,
+            "TLS handshakes in progress (at most each io thread's share of ssl.maxHandshakes, rounded up).", l,
             static_cast<double>(c.tls_handshaking));
     w.gauge(metric_names::kSourceTlsConnectionsAwaitingHandshake,
             "TLS connections waiting, unread, for a handshake slot (ssl.maxHandshakes).", l,

@@ -82,3 +82,13 @@ TEST_CASE("events read back from a spillable channel's disk move into its succes
   CHECK(acknowledger->times() == test::each_once(8));
   from->close();
 }
+
+TEST_CASE("no more than the limit moves, and the rest stays in order", "[agent][handover]") {
+  auto from = memory_channel(100);
+  auto to = memory_channel(100);
+  EventBatch batch = test::acknowledged_batch(0, 10, std::make_shared<test::RecordingAcknowledger>());
+  REQUIRE(from->put(batch, Clock::now() + 1s));
+  CHECK(move_events(*from, *to, 3) == 3);
+  CHECK(deliver_all(*to) == numbered(0, 3));
+  CHECK(deliver_all(*from) == numbered(3, 7));
+}

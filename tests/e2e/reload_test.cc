@@ -336,3 +336,18 @@ TEST_CASE(
   CHECK(p.stop_agent(30s) == 0);
   check_every_event_once(p, 30000);
 }
+
+TEST_CASE("a disk channel renamed onto the directories the running one holds is refused, and nothing changes",
+          "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const std::string config = with_spillable_channel(ten_sink_config(p.bootstrap(), kAcksAll), p.dir().file("spill"));
+  p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+  // c1 becomes c2 everywhere, on the same directories: they are c1's, locked while it runs.
+  const std::string renamed = std::regex_replace(config, std::regex("\\bc1\\b"), "c2");
+  CHECK(reload_to(p, renamed, "refused"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("reload refused: channel c2 would open the directories channel c1 uses"));
+  REQUIRE(p.send_until_stored(20000, 20000));
+  CHECK(p.stop_agent(30s) == 0);
+  check_every_event_once(p, 20000);
+}
