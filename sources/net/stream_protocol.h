@@ -1,12 +1,14 @@
 #pragma once
-// A protocol that carries syslog messages over the TCP source's connections in frames of its
-// own and answers the sender (RELP: sources/relp/). The io worker (io_worker.h) reads, feeds the
-// connection's StreamProtocol, decodes each message it yields into the batch exactly as a plain
-// syslog frame, and sends what the protocol's AckQueue has ready, in order. A message's reply
-// waits for its event: until every channel has committed it (after the sinks' delivery), or,
-// with acknowledge_on_put, until every channel took it.
+// What a stream source's connections speak, between the bytes read and the messages they carry:
+// plain syslog's LF/octet framing (sources/syslog_tcp/syslog_framing.h) or RELP (sources/relp/).
+// The io worker (stream_worker.h) has one path for every protocol: it feeds a connection's
+// StreamProtocol what it reads (after the PROXY header and TLS), makes each message it yields an
+// event (message_events.h), and, for a protocol that answers, sends what its AckQueue has ready,
+// in order. A message's reply waits for its event: until every channel has committed it (after
+// the sinks' delivery), or, with acknowledge_on_put, until every channel took it. A protocol that
+// never answers has no AckQueue.
 
-#include <functional>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,20 +17,44 @@
 
 namespace sluice::net {
 
+// What one read (or a stream's end) gave, for the per-port counters.
+struct ReadTally {
+  uint64_t frames = 0;
+  uint64_t octet_counted = 0;  // of frames
+  uint64_t blank_lines = 0;
+  uint64_t truncated = 0;  // longer than the most kept (eventSize), or a frame its sender did not finish
+  uint64_t cut = 0;        // partial frames we cut by closing the connection
+  uint64_t invalid = 0;    // made into events kept whole with status Invalid
+  uint64_t invalid_utf8 = 0;
+};
+
+// Takes the messages a protocol yields; the io worker's, for one connection's read.
+class MessageSink {
+ public:
+  // A message to make one event of; for a protocol that answers, its reply is sent once ticket
+  // `ticket` of the connection's AckQueue is done. The view is valid during the call only.
+  virtual void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) = 0;
+
+ protected:
+  ~MessageSink() = default;
+};
+
 class StreamProtocol {
  public:
-  // A message to decode as one syslog event; its reply is sent once ticket `ticket` of the
-  // connection's AckQueue is done.
-  using MessageFn = std::function<void(std::string_view message, bool truncated, AckQueue::Ticket ticket)>;
-
   virtual ~StreamProtocol() = default;
   // Bytes read from the connection. Replies that need no event (a session's open and close) go
   // into acks() in their place. Returns an empty string, or why the stream is broken: the
   // worker counts it, sends farewell() and closes the connection.
-  virtual std::string feed(std::string_view data, const MessageFn& on_message) = 0;
+  virtual std::string feed(std::string_view data, MessageSink& sink, ReadTally& tally) = 0;
+  // The stream ended: its sender closed it (cut = false) or the agent does (cut = true: the
+  // drain's end, idleTimeout, a broken TLS session). What a partial frame becomes is the
+  // protocol's: plain syslog keeps it (Incomplete if cut), one that answers drops it (unanswered,
+  // its sender resends it).
+  virtual void finish(bool cut, MessageSink& sink, ReadTally& tally) = 0;
   // Bytes received but not yet a whole frame.
   virtual size_t buffered() const = 0;
-  // The connection's replies; shared with the batches whose events it waits for.
+  // The connection's replies, shared with the batches whose events it waits for; null for a
+  // protocol that never answers.
   virtual const std::shared_ptr<AckQueue>& acks() const = 0;
   // True once the sender closed the session (its replies then end the connection).
   virtual bool closing() const = 0;
@@ -40,16 +66,22 @@ class StreamProtocol {
 class StreamProtocolFactory {
  public:
   virtual ~StreamProtocolFactory() = default;
-  virtual std::unique_ptr<StreamProtocol> open(std::shared_ptr<AckWaker> waker) const = 0;
+  // `waker` is null unless answers().
+  virtual std::unique_ptr<StreamProtocol> open(uint16_t port, std::shared_ptr<AckWaker> waker) const = 0;
+  // True: every connection is answered (its protocol has an AckQueue). At a stop such a
+  // connection is read no more and ends once answered (or at the grace's end) with farewell();
+  // one that is not answered is half-closed and read until its sender closes.
+  virtual bool answers() const = 0;
   // True: a message is done once put into every channel (a disk-backed one: on disk); false:
   // once every channel committed it (delivered by its sink).
   virtual bool acknowledge_on_put() const = 0;
-  // For log lines and the listening line: "RELP".
+  // For log lines and the listening line: "RELP"; empty for plain syslog.
   virtual std::string_view name() const = 0;
   // The property that chose when messages are answered ("ackAfter"), for errors.
   virtual std::string_view ack_property() const = 0;
-  // The most a connection's partial frame may hold (memory_bound.h).
-  virtual size_t max_frame_bytes() const = 0;
+  // The most one connection's protocol may hold in memory: its partial frame (a string that
+  // may have doubled) and, for one that answers, its replies unsent (memory_bound.h).
+  virtual uint64_t connection_bytes() const = 0;
 };
 
 // A connection's replies that its socket has not taken yet (a client that does not read them):

@@ -20,15 +20,17 @@ const config::PropertyTable<C> kRelpProperties{
 };
 // clang-format on
 
-const config::PropertyTable<syslog_tcp::SyslogTcpConfig>& relp_tcp_properties() {
-  // Made on first use: kSyslogTcpProperties is another file's, initialised in an order of its own.
-  static const auto table = config::adapted(syslog_tcp::kSyslogTcpProperties, {{"eventSize", "131072"}}, {"framing"});
+const config::PropertyTable<net::SyslogStreamConfig>& relp_stream_properties() {
+  using S = net::SyslogStreamConfig;
+  static const auto table =
+      config::joined<S>(config::adapted(net::syslog_stream_properties(), {{"eventSize", "131072"}}),
+                        config::lifted<S>(net::tls_properties()));
   return table;
 }
 
 RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& component) {
   RelpSourceConfig c;
-  // Ours first (the rest is the TCP table's, checked there), then the TCP table on the rest.
+  // Ours first (the rest is the stream's table's, checked there), then the stream's table on the rest.
   c.relp =
       config::bind(kRelpProperties, component, [](const std::string&, const config::PropertyValue&) { return true; });
   config::ComponentConfig tcp_part = component;
@@ -36,7 +38,7 @@ RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& compone
                 [](const auto& entry) { return config::find_property(kRelpProperties, entry.first) != nullptr; });
   if (tcp_part.properties.count("framing"))
     component.fail("framing", "means nothing for RELP, which frames its messages itself: remove it");
-  c.tcp = syslog_tcp::parse_syslog_tcp_config(tcp_part, relp_tcp_properties());
+  c.tcp = net::parse_syslog_stream_config(tcp_part, relp_stream_properties());
   // Unless eventSize is given, it follows maxDataSize (its default is maxDataSize's): every
   // message taken is kept whole.
   if (!component.properties.count("eventSize")) c.tcp.event_size = static_cast<size_t>(c.relp.max_data_size.bytes);

@@ -1,11 +1,11 @@
 #pragma once
 // The RELP source's own properties; everything else (host, ports, connections, parsing,
-// headers, TLS) is the syslog TCP source's table with RELP's own defaults and without framing
-// (relp_tcp_properties), read by parse_syslog_tcp_config.
+// headers, TLS) is a syslog stream's (net/syslog_stream.h) with RELP's own defaults
+// (relp_stream_properties).
 
 #include "agent/api/property_table.h"
+#include "sources/net/syslog_stream.h"
 #include "sources/relp/relp_session.h"
-#include "sources/syslog_tcp/syslog_tcp_config.h"
 
 namespace sluice::relp {
 
@@ -21,14 +21,13 @@ struct RelpConfig {
 };
 
 extern const config::PropertyTable<RelpConfig> kRelpProperties;
-// The TCP source's table as RELP has it: eventSize defaults to maxDataSize's default (a message
-// the agent answers is one the sender forgets: kept whole), framing left out (RELP frames its
-// messages itself).
-const config::PropertyTable<syslog_tcp::SyslogTcpConfig>& relp_tcp_properties();
+// A syslog stream's table (and TLS's) as RELP has it: eventSize defaults to maxDataSize's
+// default (a message the agent answers is one the sender forgets: kept whole).
+const config::PropertyTable<net::SyslogStreamConfig>& relp_stream_properties();
 
 struct RelpSourceConfig {
   RelpConfig relp;
-  syslog_tcp::SyslogTcpConfig tcp;
+  net::SyslogStreamConfig tcp;
 };
 
 // Both tables from one component; a property of neither is refused, and so is one that means

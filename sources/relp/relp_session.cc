@@ -37,10 +37,10 @@ std::string relp_response(uint32_t txnr, std::string_view data) {
 RelpSession::RelpSession(const RelpSettings& settings, std::shared_ptr<net::AckWaker> waker)
     : settings_(settings), framer_(settings.max_data_size), acks_(std::make_shared<net::AckQueue>(std::move(waker))) {}
 
-std::string RelpSession::feed(std::string_view data, const MessageFn& on_message) {
+std::string RelpSession::feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) {
   std::string broken;
   std::string why = framer_.feed(data, [&](const RelpFrame& frame) {
-    if (broken.empty()) broken = command(frame, on_message);
+    if (broken.empty()) broken = command(frame, sink, tally);
   });
   return broken.empty() ? why : broken;
 }
@@ -63,7 +63,7 @@ std::string RelpSession::open(const RelpFrame& frame) {
   return "";
 }
 
-std::string RelpSession::command(const RelpFrame& frame, const MessageFn& on_message) {
+std::string RelpSession::command(const RelpFrame& frame, net::MessageSink& sink, net::ReadTally& tally) {
   if (closing_) return "a frame after close";
   if (frame.command == "open") return open(frame);
   if (!open_) {
@@ -77,7 +77,9 @@ std::string RelpSession::command(const RelpFrame& frame, const MessageFn& on_mes
     }
     const net::AckQueue::Ticket ticket = acks_->expect(relp_response(frame.txnr, "200 OK"));
     const bool truncated = frame.data.size() > settings_.event_size;
-    on_message(truncated ? frame.data.substr(0, settings_.event_size) : frame.data, truncated, ticket);
+    ++tally.frames;
+    tally.truncated += truncated;
+    sink.message(truncated ? frame.data.substr(0, settings_.event_size) : frame.data, truncated, ticket);
     return "";
   }
   if (frame.command == "close") {

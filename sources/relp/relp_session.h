@@ -22,7 +22,9 @@ class RelpSession final : public net::StreamProtocol {
  public:
   RelpSession(const RelpSettings& settings, std::shared_ptr<net::AckWaker> waker);
 
-  std::string feed(std::string_view data, const MessageFn& on_message) override;
+  std::string feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) override;
+  // A partial frame at the end is no message: unanswered, the sender resends it.
+  void finish(bool, net::MessageSink&, net::ReadTally&) override {}
   size_t buffered() const override { return framer_.buffered(); }
   const std::shared_ptr<net::AckQueue>& acks() const override { return acks_; }
   bool closing() const override { return closing_; }
@@ -30,7 +32,7 @@ class RelpSession final : public net::StreamProtocol {
 
  private:
   // Returns "" or why the session cannot go on.
-  std::string command(const RelpFrame& frame, const MessageFn& on_message);
+  std::string command(const RelpFrame& frame, net::MessageSink& sink, net::ReadTally& tally);
   std::string open(const RelpFrame& frame);
 
   const RelpSettings settings_;

@@ -1,14 +1,14 @@
 #include "sources/relp/relp_source.h"
 
 #include "agent/api/channel.h"
-#include "sources/syslog_tcp/syslog_tcp_source.h"
+#include "sources/net/stream_server.h"
 
 namespace sluice::relp {
 namespace {
 
 std::vector<config::PropertyDoc> describe_relp() {
   std::vector<config::PropertyDoc> docs = config::describe(kRelpProperties);
-  for (config::PropertyDoc& doc : config::describe(relp_tcp_properties())) docs.push_back(std::move(doc));
+  for (config::PropertyDoc& doc : config::describe(relp_stream_properties())) docs.push_back(std::move(doc));
   return docs;
 }
 
@@ -25,9 +25,10 @@ std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& componen
   if (channels.size() > 255) component.fail("channels", "more than 255 channels cannot all be waited for");
   const RelpSettings settings{.max_data_size = static_cast<size_t>(c.relp.max_data_size.bytes),
                               .event_size = c.tcp.event_size};
-  return std::make_unique<syslog_tcp::SyslogTcpSource>(
-      component, std::move(c.tcp), std::move(channels),
-      std::make_unique<RelpProtocolFactory>(settings, c.relp.ack_after));
+  auto events = std::make_unique<net::SyslogMessageEventsFactory>(c.tcp);
+  return std::make_unique<net::StreamServer>(component, std::move(c.tcp), std::move(channels),
+                                             std::make_unique<RelpProtocolFactory>(settings, c.relp.ack_after),
+                                             std::move(events));
 }
 
 }  // namespace

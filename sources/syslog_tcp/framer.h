@@ -26,19 +26,16 @@
 #include <string>
 #include <string_view>
 
+#include "sources/net/stream_protocol.h"
 #include "sources/syslog/byte_scan.h"
 
 namespace sluice::syslog_tcp {
 
 using namespace ::sluice::syslog;
 
-struct FramerCounters {
-  uint64_t frames = 0;
-  uint64_t octet_counted = 0;  // of frames
-  uint64_t blank_lines = 0;
-  uint64_t truncated = 0;  // longer than max_frame, or an octet count the sender did not keep
-  uint64_t cut = 0;        // partial frames we cut by closing the connection (finish(cut = true))
-};
+// frames, octet_counted, blank_lines; truncated: longer than max_frame, or an octet count the
+// sender did not keep; cut: partial frames we cut by closing the connection (finish(cut = true)).
+using FramerCounters = net::ReadTally;
 
 class Framer {
  public:

@@ -13,18 +13,18 @@ using sluice::net::AckWaker;
 
 namespace {
 
-struct Session {
+struct Session : sluice::net::MessageSink {
   std::shared_ptr<AckWaker> waker = std::make_shared<AckWaker>(nullptr);  // no loop: nothing to wake
   RelpSession session{RelpSettings{.max_data_size = 1024, .event_size = 16}, waker};
   std::vector<std::pair<std::string, AckQueue::Ticket>> messages;
   std::vector<bool> truncated;
+  sluice::net::ReadTally tally;
 
-  std::string feed(std::string_view bytes) {
-    return session.feed(bytes, [&](std::string_view m, bool cut, AckQueue::Ticket t) {
-      messages.emplace_back(std::string(m), t);
-      truncated.push_back(cut);
-    });
+  void message(std::string_view m, bool cut, AckQueue::Ticket t) override {
+    messages.emplace_back(std::string(m), t);
+    truncated.push_back(cut);
   }
+  std::string feed(std::string_view bytes) { return session.feed(bytes, *this, tally); }
   std::string replies() {
     uint64_t events = 0;
     return session.acks()->take_ready(events);

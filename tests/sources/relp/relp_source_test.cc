@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "channels/memory/memory_channel.h"
+#include "sources/net/stream_server.h"
 #include "sources/relp/relp_source.h"
-#include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/channel_contents.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
@@ -44,9 +44,7 @@ struct RelpSource {
     source->start();
   }
   uint16_t port() const { return source->listening_ports()[0]; }
-  syslog_tcp::SyslogTcpCounters counters() const {
-    return static_cast<const syslog_tcp::SyslogTcpSource&>(*source).tcp_counters();
-  }
+  net::StreamCounters counters() const { return static_cast<const net::StreamServer&>(*source).tcp_counters(); }
   // Takes everything queued and commits it: the sink's delivery, as far as the source can tell.
   std::vector<std::string> deliver() { return test::take_all_bodies(channel); }
 };

@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/listener.h"
+#include "sources/net/acceptor.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -12,7 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 namespace {
 
 // At shutdown the listeners' backlogs are accepted (and drained like the others) before the
@@ -62,7 +62,7 @@ void apply_receive_buffer(int fd, uint64_t bytes) {
 
 }  // namespace
 
-Acceptor::Acceptor(uv_loop_t* loop, const SyslogTcpConfig& config, SyslogTcpProbe& probe, IoCounters& counters,
+Acceptor::Acceptor(uv_loop_t* loop, const StreamSettings& config, StreamProbe& probe, IoCounters& counters,
                    std::atomic<int64_t>& open_connections, Deal deal)
     : loop_(loop),
       config_(config),
@@ -185,4 +185,4 @@ void Acceptor::close() {
   if (pause_timer_) uv_close(reinterpret_cast<uv_handle_t*>(pause_timer_.get()), nullptr);
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/io_worker.h"
+#include "sources/net/stream_worker.h"
 
 #include <linux/sockios.h>
 #include <netdb.h>
@@ -13,9 +13,8 @@
 #include <spdlog/spdlog.h>
 
 #include "sources/net/tls_session.h"
-#include "sources/syslog_tcp/framer.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 namespace {
 
 constexpr size_t kReadChunk = kIoReadChunk;
@@ -47,43 +46,44 @@ void half_close(uv_tcp_t& handle) {
 
 }  // namespace
 
-struct IoWorker::Connection {
+struct StreamWorker::Connection {
   uv_tcp_t handle;
-  IoWorker* worker;
+  StreamWorker* worker;
   uint16_t port;
   size_t port_index;  // into the source's ports, for the per-port counters
-  Framer framer;
-  Charset charset;
+  // What it speaks; whether it is answered (has an AckQueue) decides how it ends.
+  const std::unique_ptr<StreamProtocol> protocol;
+  const bool answered;
   uint64_t last_read_ms = 0;  // uv_now() of the last bytes
   // The client's address and host name as events carry them (clientIPHeader,
   // clientHostnameHeader): the IP's text, then the name's.
   std::string client;
   uint8_t client_ip_length = 0;
-  uint64_t pending_lookup = 0;               // reverse DNS in flight (its id); reading waits for it
-  std::unique_ptr<TlsSession> tls;           // ssl = true
-  bool reading_paused = false;               // its replies wait unsent beyond kUnsentRepliesMax
-  bool awaiting_handshake_slot = false;      // ssl = true: not read until a handshake slot is free
-  bool holds_handshake_slot = false;         // its handshake counts against ssl.maxHandshakes
-  std::unique_ptr<StreamProtocol> protocol;  // RELP
-  uint64_t opened_ms = 0;                    // uv_now() at open: the handshake's clock
+  uint64_t pending_lookup = 0;           // reverse DNS in flight (its id); reading waits for it
+  std::unique_ptr<TlsSession> tls;       // ssl = true
+  bool reading_paused = false;           // its replies wait unsent beyond kUnsentRepliesMax
+  bool awaiting_handshake_slot = false;  // ssl = true: not read until a handshake slot is free
+  bool holds_handshake_slot = false;     // its handshake counts against ssl.maxHandshakes
+  uint64_t opened_ms = 0;                // uv_now() at open: the handshake's clock
   // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
   sockaddr_storage peer;
   bool awaiting_proxy = false;  // proxyProtocol: the header is not whole yet
   // Bytes read but not yet consumed: a PROXY header's start, or what followed it while the
   // client's name is looked up.
   std::string held;
-  Connection(IoWorker* w, uint16_t p, size_t index, const SyslogTcpConfig& c, const sockaddr_storage& from)
+  Connection(StreamWorker* w, uint16_t p, size_t index, std::unique_ptr<StreamProtocol> speaks, const StreamSettings& c,
+             const sockaddr_storage& from)
       : worker(w),
         port(p),
         port_index(index),
-        framer(c.event_size, c.detect_octet_counting()),
-        charset(c.charset_of(p)),
+        protocol(std::move(speaks)),
+        answered(protocol->acks() != nullptr),
         peer(from),
         awaiting_proxy(c.proxy_protocol != ProxyProtocol::none) {}
   std::string peer_text() const { return address_text(peer); }
 };
 
-IoWorker::IoWorker(IoShared& shared, int index)
+StreamWorker::StreamWorker(IoShared& shared, int index)
     : shared_(shared),
       config_(shared.config),
       index_(index),
@@ -92,9 +92,8 @@ IoWorker::IoWorker(IoShared& shared, int index)
       builder_(config_.batch_size, config_.batch_size * 128),
       read_buffer_(kReadChunk),
       plain_buffer_(shared.tls ? kReadChunk : 0),
-      decoder_(config_.keep_fields),
+      events_(shared.events.make()),
       names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
-      clock_(ParseClock::now()),
       delivery_(shared.source_name, shared.channels,
                 "io thread " + std::to_string(index) + " is not reading its sockets (TCP backpressure on the senders)",
                 kPutSlice,
@@ -119,13 +118,13 @@ IoWorker::IoWorker(IoShared& shared, int index)
   builder_.set_header_names(config_.header_names);
   uv_loop_init(&loop_);
   loop_.data = this;
-  uv_async_init(&loop_, &wakeup_, &IoWorker::on_wakeup);
+  uv_async_init(&loop_, &wakeup_, &StreamWorker::on_wakeup);
   wakeup_.data = this;
   uv_prepare_init(&loop_, &prepare_);
   prepare_.data = this;
-  uv_prepare_start(&prepare_, &IoWorker::on_prepare);
-  if (shared_.protocol) {
-    uv_async_init(&loop_, &acks_async_, &IoWorker::on_acks_ready);
+  uv_prepare_start(&prepare_, &StreamWorker::on_prepare);
+  if (shared_.protocol.answers()) {
+    uv_async_init(&loop_, &acks_async_, &StreamWorker::on_acks_ready);
     acks_async_.data = this;
     waker_ = std::make_shared<AckWaker>(&acks_async_);
   }
@@ -135,10 +134,10 @@ IoWorker::IoWorker(IoShared& shared, int index)
     idle_timer_->data = this;
     const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(timeout / 4, 10, 1000));
     uv_timer_start(
-        idle_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->close_idle(); }, every, every);
+        idle_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->close_idle(); }, every, every);
   }
   if (shared_.resolver) {  // clientHostnameHeader: reverse lookups, bounded by hostnameLookupTimeout
-    uv_async_init(&loop_, &names_async_, &IoWorker::on_names);
+    uv_async_init(&loop_, &names_async_, &StreamWorker::on_names);
     names_async_.data = this;
     inbox_ = std::make_shared<ReverseResolver::Inbox>(&names_async_);
     lookup_timer_ = std::make_unique<uv_timer_t>();
@@ -147,7 +146,7 @@ IoWorker::IoWorker(IoShared& shared, int index)
     const auto every =
         static_cast<uint64_t>(std::clamp<int64_t>(config_.hostname_lookup_timeout.count() / 4, 10, 1000));
     uv_timer_start(
-        lookup_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->check_lookups(); }, every, every);
+        lookup_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->check_lookups(); }, every, every);
   }
   if (shared_.tls || config_.proxy_protocol != ProxyProtocol::none) {  // handshakes and PROXY headers
     handshake_timer_ = std::make_unique<uv_timer_t>();
@@ -158,12 +157,12 @@ IoWorker::IoWorker(IoShared& shared, int index)
                  config_.proxy_protocol != ProxyProtocol::none ? config_.proxy_header_timeout.count() : INT64_MAX);
     const auto every = static_cast<uint64_t>(std::clamp<int64_t>(shortest / 4, 25, 1000));
     uv_timer_start(
-        handshake_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->check_handshakes(); }, every,
+        handshake_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->check_handshakes(); }, every,
         every);
   }
 }
 
-IoWorker::~IoWorker() {
+StreamWorker::~StreamWorker() {
   if (thread_.joinable()) thread_.join();
   if (!ran_) {  // never started: close the handles here
     close_all_handles();
@@ -172,8 +171,8 @@ IoWorker::~IoWorker() {
   uv_loop_close(&loop_);
 }
 
-std::vector<uint16_t> IoWorker::start_accepting(const config::ComponentConfig& component,
-                                                const std::vector<uint16_t>& ports, Acceptor::Deal deal) {
+std::vector<uint16_t> StreamWorker::start_accepting(const config::ComponentConfig& component,
+                                                    const std::vector<uint16_t>& ports, Acceptor::Deal deal) {
   acceptor_ =
       std::make_unique<Acceptor>(&loop_, config_, shared_.probe, counters_, shared_.open_connections, std::move(deal));
   std::vector<uint16_t> bound;
@@ -181,12 +180,12 @@ std::vector<uint16_t> IoWorker::start_accepting(const config::ComponentConfig& c
   return bound;
 }
 
-void IoWorker::run() {
+void StreamWorker::run() {
   ran_ = true;
   thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
 }
 
-bool IoWorker::hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
+bool StreamWorker::hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
   {
     std::lock_guard lock(mutex_);
     if (loop_ended_) return false;
@@ -196,7 +195,7 @@ bool IoWorker::hand_over(int fd, uint16_t port, const sockaddr_storage& peer) {
   return true;
 }
 
-void IoWorker::stop_accepting(Deadline wait_until) {
+void StreamWorker::stop_accepting(Deadline wait_until) {
   std::unique_lock lock(mutex_);
   stop_accepting_requested_ = true;
   uv_async_send(&wakeup_);
@@ -204,7 +203,7 @@ void IoWorker::stop_accepting(Deadline wait_until) {
   state_changed_.wait_until(lock, wait_until, [&] { return accepting_stopped_flag_ || loop_ended_; });
 }
 
-void IoWorker::request_stop(Deadline deadline) {
+void StreamWorker::request_stop(Deadline deadline) {
   {
     std::lock_guard lock(mutex_);
     stop_requested_ = true;
@@ -213,17 +212,17 @@ void IoWorker::request_stop(Deadline deadline) {
   uv_async_send(&wakeup_);
 }
 
-bool IoWorker::wait_finished(Deadline deadline) {
+bool StreamWorker::wait_finished(Deadline deadline) {
   std::unique_lock lock(mutex_);
   return state_changed_.wait_until(lock, deadline, [&] { return finished_; });
 }
 
-void IoWorker::join() {
+void StreamWorker::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void IoWorker::on_wakeup(uv_async_t* handle) {
-  auto* self = static_cast<IoWorker*>(handle->data);
+void StreamWorker::on_wakeup(uv_async_t* handle) {
+  auto* self = static_cast<StreamWorker*>(handle->data);
   std::vector<Incoming> incoming;
   bool stop = false, stop_accepting = false;
   {
@@ -242,7 +241,7 @@ void IoWorker::on_wakeup(uv_async_t* handle) {
 }
 
 // The backlog accepted, the listeners closed: from here on the ports are free for another source.
-void IoWorker::serve_stop_accepting() {
+void StreamWorker::serve_stop_accepting() {
   if (listeners_closed_) return;
   if (acceptor_) acceptor_->accept_backlog();
   close_listeners();
@@ -253,13 +252,13 @@ void IoWorker::serve_stop_accepting() {
   state_changed_.notify_all();
 }
 
-void IoWorker::on_prepare(uv_prepare_t* handle) { static_cast<IoWorker*>(handle->data)->flush(); }
+void StreamWorker::on_prepare(uv_prepare_t* handle) { static_cast<StreamWorker*>(handle->data)->flush(); }
 
-void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& peer) {
+void StreamWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& peer) {
   const std::vector<uint16_t>& ports = shared_.bound_ports;
   size_t index = 0;
   while (index + 1 < ports.size() && ports[index] != port) ++index;
-  auto* conn = new Connection(this, port, index, config_, peer);
+  auto* conn = new Connection(this, port, index, shared_.protocol.open(port, waker_), config_, peer);
   uv_tcp_init(&loop_, &conn->handle);
   conn->handle.data = conn;
   if (uv_tcp_open(&conn->handle, fd) != 0) {
@@ -270,10 +269,7 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
     shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
-  if (shared_.protocol) {
-    conn->protocol = shared_.protocol->open(waker_);
-    conn->protocol->acks()->connection = conn;
-  }
+  if (conn->answered) conn->protocol->acks()->connection = conn;
   connections_.insert(conn);
   conn->last_read_ms = conn->opened_ms = uv_now(&loop_);
   if (shared_.tls) {
@@ -296,7 +292,7 @@ void IoWorker::open_connection(int fd, uint16_t port, const sockaddr_storage& pe
 
 // A TLS connection takes a handshake slot and its session. False if it could not (out of
 // memory): closed as a connection that failed to open.
-bool IoWorker::begin_tls(Connection* conn) {
+bool StreamWorker::begin_tls(Connection* conn) {
   SSL* ssl = shared_.tls->new_session();
   if (!ssl) {
     close_connection(conn);
@@ -309,14 +305,14 @@ bool IoWorker::begin_tls(Connection* conn) {
   return true;
 }
 
-void IoWorker::publish_handshakes() {
+void StreamWorker::publish_handshakes() {
   counters_.tls_handshaking.value.store(handshakes_, std::memory_order_relaxed);
   counters_.tls_awaiting_slot.value.store(awaiting_handshake_.size(), std::memory_order_relaxed);
 }
 
-void IoWorker::begin_reading(Connection* conn) {
+void StreamWorker::begin_reading(Connection* conn) {
   if (stopping_) {               // handed over while this loop drains: drained too
-    if (conn->protocol) return;  // nothing read, nothing to answer: the drain says farewell
+    if (conn->answered) return;  // nothing read, nothing to answer: the drain says farewell
     half_close(conn->handle);
   }
   // Behind a PROXY-protocol balancer the client is known once its header is read.
@@ -326,7 +322,7 @@ void IoWorker::begin_reading(Connection* conn) {
 
 // A handshake ended (established, refused, failed, or its connection closed): its slot goes to
 // the connection that has waited longest.
-void IoWorker::release_handshake_slot(Connection* conn) {
+void StreamWorker::release_handshake_slot(Connection* conn) {
   if (!conn->holds_handshake_slot) return;
   conn->holds_handshake_slot = false;
   --handshakes_;
@@ -341,7 +337,7 @@ void IoWorker::release_handshake_slot(Connection* conn) {
 
 // The client's address (and name) as its events carry them. False while a reverse lookup runs:
 // reading starts once it is done.
-bool IoWorker::know_client(Connection* conn) {
+bool StreamWorker::know_client(Connection* conn) {
   const HeaderNames& names = *config_.header_names;
   if (names.client_ip.empty() && names.client_host.empty()) return true;
   conn->client = address_text(conn->peer);
@@ -351,7 +347,7 @@ bool IoWorker::know_client(Connection* conn) {
 
 // proxyProtocol: collects the header; once whole, the client it names is filtered (allow,
 // deny) and known, and the bytes after the header go on as the stream (or the TLS handshake).
-void IoWorker::receive_proxy_header(Connection* conn, std::string_view data) {
+void StreamWorker::receive_proxy_header(Connection* conn, std::string_view data) {
   conn->held.append(data);
   const ProxyHeader header = parse_proxy_header(conn->held, config_.proxy_protocol);
   if (header.state == ProxyHeader::State::incomplete) {
@@ -379,21 +375,21 @@ void IoWorker::receive_proxy_header(Connection* conn, std::string_view data) {
   receive_held(conn);
 }
 
-void IoWorker::receive_held(Connection* conn) {
+void StreamWorker::receive_held(Connection* conn) {
   if (conn->held.empty()) return;
   const std::string rest = std::move(conn->held);
   conn->held.clear();
   receive(conn, rest);
 }
 
-void IoWorker::refuse_before_data(Connection* conn, Refusal why, const std::string& detail) {
+void StreamWorker::refuse_before_data(Connection* conn, Refusal why, const std::string& detail) {
   shared_.probe.refused(counters_, why, conn->peer_text(), detail);
   close_connection(conn);
 }
 
-void IoWorker::start_reading(Connection* conn) {
+void StreamWorker::start_reading(Connection* conn) {
   conn->opened_ms = uv_now(&loop_);  // the handshake's clock starts with the reading (after any lookup)
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &IoWorker::on_alloc, &IoWorker::on_read);
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->handle), &StreamWorker::on_alloc, &StreamWorker::on_read);
 }
 
 // clientHostnameHeader: the name from this loop's cache, or a reverse lookup on the source's
@@ -401,7 +397,7 @@ void IoWorker::start_reading(Connection* conn) {
 // that does not answer holds no connection long: at most kLookupsInFlightMax lookups wait per io
 // thread (beyond, the address is the name at once), and one not answered by
 // hostnameLookupTimeout lets its connection go on with the address (check_lookups).
-bool IoWorker::start_lookup(Connection* conn, const sockaddr_storage& peer) {
+bool StreamWorker::start_lookup(Connection* conn, const sockaddr_storage& peer) {
   const std::string ip = conn->client;
   if (const auto name = names_.find(ip, uv_now(&loop_))) {
     conn->client += *name;
@@ -423,8 +419,8 @@ bool IoWorker::start_lookup(Connection* conn, const sockaddr_storage& peer) {
   return false;
 }
 
-void IoWorker::on_names(uv_async_t* handle) {
-  auto* self = static_cast<IoWorker*>(handle->data);
+void StreamWorker::on_names(uv_async_t* handle) {
+  auto* self = static_cast<StreamWorker*>(handle->data);
   for (ReverseResolver::Answer& answer : self->inbox_->take()) {
     const auto it = self->lookups_.find(answer.id);
     if (it == self->lookups_.end()) continue;
@@ -439,19 +435,19 @@ void IoWorker::on_names(uv_async_t* handle) {
 }
 
 // The client's name is known (or given up on): reading starts, with what waited for it.
-void IoWorker::name_known(Connection* conn, const std::string& name) {
+void StreamWorker::name_known(Connection* conn, const std::string& name) {
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end()) it->second.conn = nullptr;
   conn->pending_lookup = 0;
   conn->client += name;
-  // At shutdown a protocol connection is read no more (the drain says farewell), but what
-  // followed its PROXY header is answered; a plain one is read on, as the drain does.
-  if (!(stopping_ && conn->protocol)) start_reading(conn);
+  // At shutdown an answered connection is read no more (the drain says farewell), but what
+  // followed its PROXY header is answered; another is read on, as the drain does.
+  if (!(stopping_ && conn->answered)) start_reading(conn);
   receive_held(conn);  // what followed a PROXY header
 }
 
 // hostnameLookupTimeout: a connection whose name has not come goes on with its address. Its
 // lookup stays counted among those in flight until the resolver answers (or gives up).
-void IoWorker::check_lookups() {
+void StreamWorker::check_lookups() {
   const uint64_t now = uv_now(&loop_);
   const auto timeout = static_cast<uint64_t>(config_.hostname_lookup_timeout.count());
   std::vector<std::pair<Connection*, std::string>> late;
@@ -465,14 +461,14 @@ void IoWorker::check_lookups() {
 
 // idleTimeout: connections that sent nothing for that long are closed (what they had sent
 // is framed and kept, as at end of stream).
-void IoWorker::close_idle() {
+void StreamWorker::close_idle() {
   const uint64_t now = uv_now(&loop_);
   const auto timeout = static_cast<uint64_t>(config_.idle_timeout.count());
   uint64_t closed = 0;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
     if (now - conn->last_read_ms < timeout || conn->pending_lookup) continue;
-    if (conn->protocol) {
-      end_protocol_connection(conn);
+    if (conn->answered) {
+      end_answered_connection(conn);
     } else {
       consume(*conn, {}, StreamEnd::cut);
       close_connection(conn);
@@ -482,15 +478,15 @@ void IoWorker::close_idle() {
   if (closed) shared_.probe.idle_closed(counters_, closed);
 }
 
-void IoWorker::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+void StreamWorker::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
   auto* self = static_cast<Connection*>(handle->data)->worker;
   // One buffer per loop is enough: on_read consumes it before the next read.
   *buf = uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size()));
 }
 
-void IoWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+void StreamWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   auto* conn = static_cast<Connection*>(stream->data);
-  IoWorker* self = conn->worker;
+  StreamWorker* self = conn->worker;
   if (nread > 0) {
     conn->last_read_ms = uv_now(&self->loop_);
     self->counters_.per_port[conn->port_index].bytes.add(static_cast<uint64_t>(nread));
@@ -502,7 +498,7 @@ void IoWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) 
   }
 }
 
-void IoWorker::receive(Connection* conn, std::string_view data) {
+void StreamWorker::receive(Connection* conn, std::string_view data) {
   if (conn->awaiting_proxy)
     receive_proxy_header(conn, data);
   else if (conn->tls)
@@ -513,7 +509,7 @@ void IoWorker::receive(Connection* conn, std::string_view data) {
 
 // What the socket gave a TLS connection: through its session to the framer. A peer is admitted
 // (clientAuth, allowedPeers) the moment its handshake completes, before any of its data is read.
-void IoWorker::receive_tls(Connection* conn, std::string_view cipher) {
+void StreamWorker::receive_tls(Connection* conn, std::string_view cipher) {
   TlsSession& tls = *conn->tls;
   std::string out;
   const auto plain = [&](std::string_view data) { consume(*conn, data); };
@@ -542,7 +538,7 @@ void IoWorker::receive_tls(Connection* conn, std::string_view cipher) {
   }
 }
 
-void IoWorker::refuse_tls(Connection* conn, TlsFailure why) {
+void StreamWorker::refuse_tls(Connection* conn, TlsFailure why) {
   shared_.probe.tls_refused(counters_, why, conn->peer_text(), conn->tls->peer_subject());
   consume(*conn, {}, StreamEnd::cut);  // what an established connection had sent before it broke
   close_connection(conn);
@@ -550,7 +546,7 @@ void IoWorker::refuse_tls(Connection* conn, TlsFailure why) {
 
 // Writes what a TLS session must send: at once if the socket takes it, else queued behind
 // earlier writes (libuv keeps their order); freed when written or when the connection closes.
-bool IoWorker::send_raw(Connection* conn, std::string& bytes) {
+bool StreamWorker::send_raw(Connection* conn, std::string& bytes) {
   if (bytes.empty()) return true;
   auto* stream = reinterpret_cast<uv_stream_t*>(&conn->handle);
   uv_buf_t whole = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
@@ -584,19 +580,19 @@ bool IoWorker::send_raw(Connection* conn, std::string& bytes) {
   return true;
 }
 
-void IoWorker::resume_if_drained(Connection& conn) {
+void StreamWorker::resume_if_drained(Connection& conn) {
   if (!conn.reading_paused || !connections_.count(&conn)) return;
   auto* stream = reinterpret_cast<uv_stream_t*>(&conn.handle);
   if (uv_stream_get_write_queue_size(stream) > kUnsentRepliesMax / 2) return;
   conn.reading_paused = false;
-  // A protocol connection is read no more once the drain has begun.
-  if (!(stopping_ && conn.protocol)) uv_read_start(stream, &IoWorker::on_alloc, &IoWorker::on_read);
+  // An answered connection is read no more once the drain has begun.
+  if (!(stopping_ && conn.answered)) uv_read_start(stream, &StreamWorker::on_alloc, &StreamWorker::on_read);
 }
 
 // ssl.handshakeTimeout: a connection still handshaking that long after it was accepted (however
 // slowly it sends) is closed and counted; so is one whose PROXY header is not whole by
 // proxyHeaderTimeout.
-void IoWorker::check_handshakes() {
+void StreamWorker::check_handshakes() {
   const uint64_t now = uv_now(&loop_);
   const auto handshake_timeout = static_cast<uint64_t>(config_.ssl_handshake_timeout.count());
   const auto header_timeout = static_cast<uint64_t>(config_.proxy_header_timeout.count());
@@ -629,67 +625,61 @@ void IoWorker::check_handshakes() {
   }
 }
 
-EventRecord& IoWorker::decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
-                                    uint64_t& invalid_utf8) {
-  EventRecord& e = decoder_.decode(frame, truncated, conn.charset, clock_, builder_, invalid_utf8);
-  stamp_origin(e, builder_, {conn.port, conn.client, conn.client_ip_length});
-  if (e.status == EventStatus::invalid) ++invalid;
-  return e;
-}
+// Where the connection's protocol puts its messages: made events in the batch (and, for an
+// answered connection, each one's reply bound to it), the batch put once it is full.
+class StreamWorker::ConnectionMessages final : public MessageSink {
+ public:
+  ConnectionMessages(StreamWorker& worker, Connection& conn, ReadTally& tally)
+      : worker_(worker),
+        conn_(conn),
+        tally_(tally),
+        origin_{conn.port, conn.port_index, conn.client, conn.client_ip_length} {}
 
-void IoWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
-  if (conn.protocol) {
-    // A partial frame at the end is no message: unanswered, the sender resends it.
-    if (end == StreamEnd::none) consume_protocol(conn, data);
-    return;
-  }
-  FramerCounters framed;
-  uint64_t invalid = 0, invalid_utf8 = 0;
-  clock_.refresh();  // the arrival time for this read's events
-  const size_t batch_size = config_.batch_size;
-  auto on_frame = [&](std::string_view frame, bool truncated) {
-    decode_event(conn, frame, truncated, invalid, invalid_utf8);
-    if (builder_.size() >= batch_size) flush();
-  };
-  if (end != StreamEnd::none)
-    conn.framer.finish(on_frame, framed, end == StreamEnd::cut);
-  else
-    conn.framer.feed(data, on_frame, framed);
-  shared_.probe.framed(counters_, conn.port_index, framed, invalid, invalid_utf8, conn.port,
-                       [&] { return conn.peer_text(); });
-}
-
-void IoWorker::consume_protocol(Connection& conn, std::string_view data) {
-  if (!connections_.count(&conn)) return;  // ended by an earlier chunk of the same read
-  FramerCounters framed;
-  uint64_t invalid = 0, invalid_utf8 = 0;
-  clock_.refresh();
-  const auto on_message = [&](std::string_view message, bool truncated, AckQueue::Ticket ticket) {
-    decode_event(conn, message, truncated, invalid, invalid_utf8);
-    ++framed.frames;
-    framed.truncated += truncated;
-    if (!batch_acks_) {
-      // With ackAfter = kafka every channel's commit counts down; on put, flush() tells it once.
-      const bool on_put = shared_.protocol->acknowledge_on_put();
-      batch_acks_ = std::make_shared<BatchAcknowledger>(on_put ? 1 : static_cast<uint8_t>(shared_.channels.size()));
-      if (!on_put) builder_.set_acknowledger(batch_acks_);
+  void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) override {
+    EventBatchBuilder& batch = worker_.builder_;
+    worker_.events_->add(message, truncated, origin_, batch, tally_);
+    if (conn_.answered) {
+      if (!worker_.batch_acks_) {
+        // With ackAfter = kafka every channel's commit counts down; on put, flush() tells it once.
+        const bool on_put = worker_.shared_.protocol.acknowledge_on_put();
+        worker_.batch_acks_ =
+            std::make_shared<BatchAcknowledger>(on_put ? 1 : static_cast<uint8_t>(worker_.shared_.channels.size()));
+        if (!on_put) batch.set_acknowledger(worker_.batch_acks_);
+      }
+      worker_.batch_acks_->add(batch.size() - 1, conn_.protocol->acks(), ticket);
     }
-    batch_acks_->add(builder_.size() - 1, conn.protocol->acks(), ticket);
-    if (builder_.size() >= config_.batch_size) flush();
-  };
-  const std::string broken = conn.protocol->feed(data, on_message);
-  shared_.probe.framed(counters_, conn.port_index, framed, invalid, invalid_utf8, conn.port,
-                       [&] { return conn.peer_text(); });
-  send_replies(conn);
+    if (batch.size() >= worker_.config_.batch_size) worker_.flush();
+  }
+
+ private:
+  StreamWorker& worker_;
+  Connection& conn_;
+  ReadTally& tally_;
+  const MessageOrigin origin_;
+};
+
+void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
+  if (!connections_.count(&conn)) return;  // ended by an earlier chunk of the same read
+  ReadTally tally;
+  events_->begin_read();  // the arrival time for this read's events
+  ConnectionMessages messages(*this, conn, tally);
+  std::string broken;
+  if (end == StreamEnd::none)
+    broken = conn.protocol->feed(data, messages, tally);
+  else
+    conn.protocol->finish(end == StreamEnd::cut, messages, tally);
+  shared_.probe.framed(counters_, conn.port_index, tally, conn.port, [&] { return conn.peer_text(); });
+  if (!conn.answered) return;
+  if (end == StreamEnd::none) send_replies(conn);
   if (!broken.empty()) {
     shared_.probe.protocol_broken(counters_, conn.peer_text(), broken);
-    end_protocol_connection(&conn);
+    end_answered_connection(&conn);
   }
 }
 
 // What the connection's AckQueue has ready, in order. A session the sender closed ends once its
 // last reply (the close's) has been written: librelp's server closes then too.
-void IoWorker::send_replies(Connection& conn) {
+void StreamWorker::send_replies(Connection& conn) {
   if (!connections_.count(&conn)) return;  // already ended (its replies go nowhere)
   uint64_t events = 0;
   std::string replies = conn.protocol->acks()->take_ready(events);
@@ -709,24 +699,24 @@ void IoWorker::send_replies(Connection& conn) {
   if (uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn.handle)) == 0) close_connection(&conn);
 }
 
-bool IoWorker::send_plain(Connection& conn, std::string bytes) {
+bool StreamWorker::send_plain(Connection& conn, std::string bytes) {
   if (bytes.empty()) return true;
   if (!conn.tls) return send_raw(&conn, bytes);
   std::string records;
   return conn.tls->write(bytes, records) && send_raw(&conn, records);
 }
 
-// The agent ends a protocol connection: its farewell (RELP's serverclose: "resend what I did
+// The agent ends an answered connection: its farewell (RELP's serverclose: "resend what I did
 // not answer"), then the close. What it sent unanswered is not lost: the sender still has it.
-void IoWorker::end_protocol_connection(Connection* conn) {
+void StreamWorker::end_answered_connection(Connection* conn) {
   send_replies(*conn);
   if (!connections_.count(conn)) return;
   send_plain(*conn, conn->protocol->farewell());
   close_connection(conn);
 }
 
-void IoWorker::on_acks_ready(uv_async_t* handle) {
-  auto* self = static_cast<IoWorker*>(handle->data);
+void StreamWorker::on_acks_ready(uv_async_t* handle) {
+  auto* self = static_cast<StreamWorker*>(handle->data);
   for (const std::shared_ptr<AckQueue>& queue : self->waker_->take_ready())
     if (auto* conn = static_cast<Connection*>(queue->connection)) self->send_replies(*conn);
 }
@@ -734,14 +724,14 @@ void IoWorker::on_acks_ready(uv_async_t* handle) {
 // Puts the pending batch into every channel (syslog::ChannelDelivery), waiting for room as long
 // as it takes (that wait is the backpressure) or until the shutdown deadline, re-read every half
 // second.
-void IoWorker::flush() {
+void StreamWorker::flush() {
   if (builder_.empty()) return;
   // The batch's acknowledger (a protocol's): with acknowledge-on-put, told here once every
   // channel took the batch; a batch dropped at the shutdown deadline is never answered.
   const std::shared_ptr<BatchAcknowledger> acks = std::move(batch_acks_);
   const auto flush_started = Clock::now();
   const bool put_everywhere = delivery_.deliver(builder_.seal());
-  if (acks && put_everywhere && shared_.protocol->acknowledge_on_put()) acks->committed(0, acks->size());
+  if (acks && put_everywhere && shared_.protocol.acknowledge_on_put()) acks->committed(0, acks->size());
   // While a full channel held this loop its senders could not be read: that time is not
   // taken from their drain's grace.
   if (stopping_) {
@@ -750,7 +740,7 @@ void IoWorker::flush() {
   }
 }
 
-void IoWorker::close_connection(Connection* conn) {
+void StreamWorker::close_connection(Connection* conn) {
   if (!connections_.erase(conn)) return;
   if (conn->awaiting_handshake_slot) {
     awaiting_handshake_.erase(std::find(awaiting_handshake_.begin(), awaiting_handshake_.end(), conn));
@@ -759,14 +749,14 @@ void IoWorker::close_connection(Connection* conn) {
   release_handshake_slot(conn);
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
     it->second.conn = nullptr;                                       // its answer must not touch it
-  if (conn->protocol) conn->protocol->acks()->connection = nullptr;  // replies still to come go nowhere
+  if (conn->answered) conn->protocol->acks()->connection = nullptr;  // replies still to come go nowhere
   counters_.closed.add(1);
   shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
   uv_close(reinterpret_cast<uv_handle_t*>(&conn->handle),
            [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
 }
 
-void IoWorker::close_listeners() {
+void StreamWorker::close_listeners() {
   if (listeners_closed_) return;
   listeners_closed_ = true;
   if (acceptor_) acceptor_->close();
@@ -775,7 +765,7 @@ void IoWorker::close_listeners() {
   if (lookup_timer_) uv_close(reinterpret_cast<uv_handle_t*>(lookup_timer_.get()), nullptr);
 }
 
-void IoWorker::close_all_handles() {
+void StreamWorker::close_all_handles() {
   close_listeners();
   if (drain_timer_) uv_close(reinterpret_cast<uv_handle_t*>(drain_timer_.get()), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
@@ -792,7 +782,7 @@ void IoWorker::close_all_handles() {
 
 // On the loop thread, after the listeners closed: half-close every connection and read on
 // (drain_step) until each sender has closed or the grace is over.
-void IoWorker::shut_down() {
+void StreamWorker::shut_down() {
   stopping_ = true;
   close_listeners();
   drain_until_ms_ = uv_now(&loop_) + static_cast<uint64_t>(kDrainGraceMaxMs);
@@ -822,12 +812,12 @@ void IoWorker::shut_down() {
   // TLS connections get the same FIN and no close_notify: a sender that never reads would close
   // with our alert unread, which makes its kernel reset the connection and drop what it had not
   // sent yet. The FIN alone ends our side cleanly.
-  // A protocol connection is not half-closed (its replies must still go out): it is no longer
+  // An answered connection is not half-closed (its replies must still go out): it is no longer
   // read, and ends once every message it sent is answered or the grace is over.
   // Connections still waiting for a handshake slot sent nothing we read: closed now.
   while (!awaiting_handshake_.empty()) close_connection(awaiting_handshake_.front());
   for (Connection* conn : connections_) {
-    if (conn->protocol)
+    if (conn->answered)
       uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->handle));
     else
       half_close(conn->handle);
@@ -836,12 +826,12 @@ void IoWorker::shut_down() {
   uv_timer_init(&loop_, drain_timer_.get());
   drain_timer_->data = this;
   uv_timer_start(
-      drain_timer_.get(), [](uv_timer_t* t) { static_cast<IoWorker*>(t->data)->drain_step(); }, 0, 10);
+      drain_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->drain_step(); }, 0, 10);
 }
 
 // The drain's grace ends at most half the time left before the shutdown deadline, if there is
 // one (the sinks need the rest); a reload's stop has none until the agent itself stops.
-void IoWorker::bound_grace() {
+void StreamWorker::bound_grace() {
   Deadline deadline;
   {
     std::lock_guard lock(mutex_);
@@ -853,12 +843,12 @@ void IoWorker::bound_grace() {
   drain_until_ms_ = std::min(drain_until_ms_, drain_cap_ms_);
 }
 
-void IoWorker::drain_step() {
+void StreamWorker::drain_step() {
   const uint64_t now = uv_now(&loop_);
   const bool grace_over = now >= drain_until_ms_;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-    if (conn->protocol) {
-      if (grace_over || conn->protocol->acks()->waiting() == 0) end_protocol_connection(conn);
+    if (conn->answered) {
+      if (grace_over || conn->protocol->acks()->waiting() == 0) end_answered_connection(conn);
       continue;
     }
     // A TLS connection's unread bytes include a record it has only part of, and a proxied one's
@@ -894,4 +884,4 @@ void IoWorker::drain_step() {
   close_all_handles();
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

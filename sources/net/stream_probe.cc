@@ -1,4 +1,4 @@
-#include "sources/syslog_tcp/syslog_tcp_probe.h"
+#include "sources/net/stream_probe.h"
 
 #include <cstring>
 
@@ -6,9 +6,9 @@
 
 #include "agent/api/metric_names.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
-void SyslogTcpProbe::refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail) {
+void StreamProbe::refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail) {
   std::string reason;
   switch (why) {
     case Refusal::denied:
@@ -32,7 +32,7 @@ void SyslogTcpProbe::refused(IoCounters& io, Refusal why, const std::string& pee
     spdlog::warn("source {}: refused a connection from {}: {}{}", source_name_, peer, reason, *note);
 }
 
-void SyslogTcpProbe::accept_failed(IoCounters& io, int error) {
+void StreamProbe::accept_failed(IoCounters& io, int error) {
   io.accept_errors.add(1);
   if (auto note = io.accept_error_log.next())
     spdlog::error("source {}: accept() failed: {}{} ({} accept errors so far){}", source_name_, std::strerror(error),
@@ -40,21 +40,21 @@ void SyslogTcpProbe::accept_failed(IoCounters& io, int error) {
                   counters().accept_errors, *note);
 }
 
-void SyslogTcpProbe::idle_closed(IoCounters& io, uint64_t connections) {
+void StreamProbe::idle_closed(IoCounters& io, uint64_t connections) {
   io.idle_closed.add(connections);
   if (auto note = io.idle_log.next())
     spdlog::info("source {}: closed {} connection(s) idle for {} ms (idleTimeout){}", source_name_, connections,
                  idle_timeout_ms_, *note);
 }
 
-void SyslogTcpProbe::protocol_broken(IoCounters& io, const std::string& peer, const std::string& why) {
+void StreamProbe::protocol_broken(IoCounters& io, const std::string& peer, const std::string& why) {
   io.protocol_errors.add(1);
   if (auto note = io.protocol_log.next())
     spdlog::warn("source {}: {} session from {} ended: {}; the sender resends what it has no reply for{}", source_name_,
                  protocol_, peer, why, *note);
 }
 
-void SyslogTcpProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip) {
+void StreamProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip) {
   std::string reason;
   switch (why) {
     case LookupOutcome::timed_out:
@@ -76,7 +76,7 @@ void SyslogTcpProbe::lookup_given_up(IoCounters& io, LookupOutcome why, const st
                  source_name_, ip, reason, *note);
 }
 
-void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
+void StreamProbe::reading_paused(IoCounters& io, const std::string& peer) {
   io.reading_paused.add(1);
   if (auto note = io.paused_log.next())
     spdlog::warn(
@@ -85,7 +85,7 @@ void SyslogTcpProbe::reading_paused(IoCounters& io, const std::string& peer) {
         source_name_, peer, *note);
 }
 
-void SyslogTcpProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer) {
+void StreamProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer) {
   io.cut_at_shutdown.add(1);
   io.unread_at_shutdown.add(unread);
   if (auto note = io.unread_log.next())
@@ -95,12 +95,12 @@ void SyslogTcpProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std:
         source_name_, peer, unread, *note);
 }
 
-void SyslogTcpProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
+void StreamProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
-  log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
+  syslog::log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
 }
 
-void SyslogTcpProbe::tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject) {
+void StreamProbe::tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject) {
   io.tls_failures[static_cast<size_t>(why)].add(1);
   if (auto note = io.tls_log.next())
     spdlog::warn("source {}: TLS connection from {} refused: {} (certificate: {}){}", source_name_, peer,
@@ -108,15 +108,15 @@ void SyslogTcpProbe::tls_refused(IoCounters& io, TlsFailure why, const std::stri
 }
 
 // A sender hit the per-connection limit (eventSize): one line per 10 s, naming it.
-void SyslogTcpProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note) {
+void StreamProbe::log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note) {
   spdlog::warn(
       "source {}: {} frame(s) from {} on port {} longer than eventSize {}: cut there, marked Incomplete "
       "and counted (frames_truncated){}",
       source_name_, frames, peer, port, event_size_, note);
 }
 
-SyslogTcpCounters SyslogTcpProbe::counters() const {
-  SyslogTcpCounters c;
+StreamCounters StreamProbe::counters() const {
+  StreamCounters c;
   for (uint16_t port : bound_ports_) c.per_port.emplace_back().port = port;
   for (const IoCounters& io : io_) {
     for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
@@ -161,8 +161,8 @@ SyslogTcpCounters SyslogTcpProbe::counters() const {
   return c;
 }
 
-SourceCounters SyslogTcpProbe::source_counters() const {
-  const SyslogTcpCounters c = counters();
+SourceCounters StreamProbe::source_counters() const {
+  const StreamCounters c = counters();
   return {.events_received = c.events_received,
           .bytes_received = c.bytes_received,
           .frames_cut = c.frames_cut,
@@ -171,11 +171,11 @@ SourceCounters SyslogTcpProbe::source_counters() const {
           .connections_cut_at_shutdown = c.connections_cut_at_shutdown};
 }
 
-void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
-  const SyslogTcpCounters c = counters();
+void StreamProbe::write_metrics(MetricsWriter& w) const {
+  const StreamCounters c = counters();
   const std::string& n = source_name_;
   for (const PortCounters& p : c.per_port) {
-    write_port_frame_families(w, n, p);
+    syslog::write_port_frame_families(w, n, p);
     const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
     w.counter(metric_names::kSourceFramesCutTotal,
               "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status "
@@ -253,4 +253,4 @@ void SyslogTcpProbe::write_metrics(MetricsWriter& w) const {
   w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown));
 }
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,7 +1,7 @@
 #pragma once
 // Listening and admission, on io thread 0's loop: the listening sockets, accept(), the
 // allow/deny lists and maxConnections, and dealing each admitted connection to an io thread.
-// A refused connection is closed at once, counted by reason and logged (SyslogTcpProbe).
+// A refused connection is closed at once, counted by reason and logged (StreamProbe).
 
 #include <sys/socket.h>
 #include <uv.h>
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "agent/api/config_tree.h"
-#include "sources/syslog_tcp/syslog_tcp_config.h"
-#include "sources/syslog_tcp/syslog_tcp_probe.h"
+#include "sources/net/stream_probe.h"
+#include "sources/net/stream_settings.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 class Acceptor {
  public:
@@ -26,7 +26,7 @@ class Acceptor {
 
   // `open_connections` counts over every io thread, against maxConnections: the acceptor adds
   // the admitted, whoever closes a connection subtracts it.
-  Acceptor(uv_loop_t* loop, const SyslogTcpConfig& config, SyslogTcpProbe& probe, IoCounters& counters,
+  Acceptor(uv_loop_t* loop, const StreamSettings& config, StreamProbe& probe, IoCounters& counters,
            std::atomic<int64_t>& open_connections, Deal deal);
 
   // Binds host:port (before the loop runs) and returns the port bound (0 resolved). Throws
@@ -53,8 +53,8 @@ class Acceptor {
   void pause_accepting();
 
   uv_loop_t* const loop_;
-  const SyslogTcpConfig& config_;
-  SyslogTcpProbe& probe_;
+  const StreamSettings& config_;
+  StreamProbe& probe_;
   IoCounters& counters_;
   std::atomic<int64_t>& open_connections_;
   const Deal deal_;
@@ -63,4 +63,4 @@ class Acceptor {
   bool closed_ = false;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,5 +1,5 @@
 #pragma once
-// What the syslog TCP source counts and logs, and the metrics it writes. Counting is per io
+// What a stream source counts and logs, and the metrics it writes. Counting is per io
 // thread (IoCounters: written by its thread alone, so the hot counters share no cache line
 // across threads) and summed when read; each outcome worth a log line is one call that counts
 // it and writes the line, rate-limited per source, with the client's address only in the log
@@ -17,12 +17,16 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
+#include "sources/net/stream_protocol.h"
+#include "sources/net/stream_settings.h"
 #include "sources/net/tls_context.h"
 #include "sources/syslog/source_counters.h"
-#include "sources/syslog_tcp/framer.h"
-#include "sources/syslog_tcp/syslog_tcp_config.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
+
+using syslog::Counter;
+using syslog::PortFrameCounters;
+using syslog::PortFrameTotals;
 
 // One port's totals: what every syslog source counts (source_counters.h), and a stream's own.
 struct PortCounters : PortFrameTotals {
@@ -30,7 +34,7 @@ struct PortCounters : PortFrameTotals {
   uint64_t octet_counted = 0;  // frames that came RFC 6587 octet-counted
 };
 
-struct SyslogTcpCounters {
+struct StreamCounters {
   uint64_t events_received = 0;
   uint64_t bytes_received = 0;
   uint64_t events_invalid = 0;    // no valid syslog header: kept whole, status Invalid
@@ -87,10 +91,10 @@ enum class LookupOutcome { timed_out, skipped, stopped };
 // Why a connection was closed before any of its data was read.
 enum class Refusal { denied, limit, proxy_header, proxy_untrusted };
 
-class SyslogTcpProbe {
+class StreamProbe {
  public:
   // `protocol`: the name of a protocol that acknowledges ("RELP"), or empty for plain syslog.
-  SyslogTcpProbe(std::string source_name, const SyslogTcpConfig& config, int io_threads, std::string protocol = "")
+  StreamProbe(std::string source_name, const StreamSettings& config, int io_threads, std::string protocol = "")
       : source_name_(std::move(source_name)),
         event_size_(config.event_size),
         idle_timeout_ms_(config.idle_timeout.count()),
@@ -110,16 +114,15 @@ class SyslogTcpProbe {
   // The frames one read (or the stream's end) gave on port `port_index`; a frame cut at
   // eventSize is logged, naming the sender (peer(), asked only then).
   template <class PeerText>
-  void framed(IoCounters& io, size_t port_index, const FramerCounters& framed, uint64_t invalid, uint64_t invalid_utf8,
-              uint16_t port, PeerText&& peer) {
+  void framed(IoCounters& io, size_t port_index, const ReadTally& framed, uint16_t port, PeerText&& peer) {
     IoCounters::Port& p = io.per_port[port_index];
     p.events.add(framed.frames);
     p.truncated.add(framed.truncated);
     p.cut.add(framed.cut);
     p.blank_lines.add(framed.blank_lines);
     p.octet_counted.add(framed.octet_counted);
-    p.invalid.add(invalid);
-    p.invalid_utf8.add(invalid_utf8);
+    p.invalid.add(framed.invalid);
+    p.invalid_utf8.add(framed.invalid_utf8);
     if (!framed.truncated) return;
     if (auto note = io.truncation_log.next()) log_truncated(framed.truncated, peer(), port, *note);
   }
@@ -146,7 +149,7 @@ class SyslogTcpProbe {
   // A session whose stream broke the protocol: counted, logged with the sender and why.
   void protocol_broken(IoCounters& io, const std::string& peer, const std::string& why);
 
-  SyslogTcpCounters counters() const;
+  StreamCounters counters() const;
   SourceCounters source_counters() const;
   void write_metrics(MetricsWriter& writer) const;
 
@@ -165,4 +168,4 @@ class SyslogTcpProbe {
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

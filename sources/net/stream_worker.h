@@ -1,23 +1,25 @@
 #pragma once
-// One io thread of the syslog TCP source: a libuv loop serving a share of the connections.
-// Each read is framed and parsed into the thread's one EventBatchBuilder, which is put into
-// the channels when it reaches batchSize or when the loop is about to wait for I/O. A put that
-// finds a channel full blocks this thread: its sockets stop being read and TCP pushes back on
-// the senders. io thread 0 also runs the Acceptor (listener.h).
+// One io thread of a stream source (stream_server.h): a libuv loop serving a share of the
+// connections. Each connection is a PROXY header (proxyProtocol), then TLS (ssl = true), then its
+// protocol (stream_protocol.h: plain syslog framing, RELP); every read goes that one path, and
+// the messages its protocol yields become events (message_events.h) in the thread's one
+// EventBatchBuilder, which is put into the channels (syslog::ChannelDelivery) when it reaches
+// batchSize or when the loop is about to wait for I/O. A put that finds a channel full blocks
+// this thread: its sockets stop being read and TCP pushes back on the senders. io thread 0 also
+// runs the Acceptor (acceptor.h).
 //
 // Stopping: stop_accepting() (io thread 0: the backlog is accepted, the listeners close), then
 // request_stop(): every connection is half-closed and read on until its sender closes or the
 // grace is over (drain_step); what was read is put into the channels.
 //
-// A protocol that acknowledges (RELP, stream_protocol.h): each connection's bytes go to its
-// StreamProtocol instead of the framer, and its replies go out as their events are done (the
-// channels tell the batch's BatchAcknowledger; the AckWaker wakes this loop to send). Such a
-// connection is not half-closed at a stop: it stops being read, its replies are sent as long as
-// the drain lasts, then the protocol's farewell; what it sent unanswered, the sender resends.
+// A protocol that answers (RELP): its replies go out as their events are done (the channels tell
+// the batch's BatchAcknowledger; the AckWaker wakes this loop to send). Such a connection is not
+// half-closed at a stop: it stops being read, its replies are sent as long as the drain lasts,
+// then the protocol's farewell; what it sent unanswered, the sender resends.
 //
-// TLS (ssl = true): each connection has a TlsSession that the reads feed; what it decrypts is
-// framed as on plain TCP. A handshake is just reads that have not completed it yet: it never
-// holds the loop, and one not done by ssl.handshakeTimeout is closed (check_handshakes).
+// TLS: each connection has a TlsSession that the reads feed; what it decrypts goes to the
+// protocol as plain bytes would. A handshake is just reads that have not completed it yet: it
+// never holds the loop, and one not done by ssl.handshakeTimeout is closed (check_handshakes).
 
 #include <sys/socket.h>
 #include <uv.h>
@@ -35,17 +37,17 @@
 
 #include "agent/api/channel.h"
 #include "agent/api/event_batch.h"
+#include "sources/net/acceptor.h"
 #include "sources/net/hostname_cache.h"
+#include "sources/net/message_events.h"
 #include "sources/net/reverse_resolver.h"
+#include "sources/net/stream_probe.h"
 #include "sources/net/stream_protocol.h"
+#include "sources/net/stream_settings.h"
 #include "sources/net/tls_context.h"
 #include "sources/syslog/channel_delivery.h"
-#include "sources/syslog/event_decoder.h"
-#include "sources/syslog_tcp/listener.h"
-#include "sources/syslog_tcp/syslog_tcp_config.h"
-#include "sources/syslog_tcp/syslog_tcp_probe.h"
 
-namespace sluice::syslog_tcp {
+namespace sluice::net {
 
 // One read per io thread at a time, into a buffer of this size (and, with TLS, its decryption).
 inline constexpr size_t kIoReadChunk = 256 * 1024;
@@ -56,15 +58,16 @@ inline constexpr size_t kLookupsPerIoThreadMax = 64;
 // What a source's io threads share; owned by the source, outlives them.
 struct IoShared {
   std::string source_name;
-  const SyslogTcpConfig& config;
+  const StreamSettings& config;
   std::vector<Channel*> channels;
-  SyslogTcpProbe& probe;
-  std::atomic<int64_t> open_connections{0};         // over all io threads, for maxConnections
-  std::vector<uint16_t> bound_ports;                // as configured, 0 resolved; set before the threads run
-  const TlsContext* tls = nullptr;                  // ssl = true: every connection speaks TLS
-  const StreamProtocolFactory* protocol = nullptr;  // RELP: every connection speaks it
-  ReverseResolver* resolver = nullptr;              // clientHostnameHeader: the reverse lookups
-  int io_threads = 1;                               // they share ssl.maxHandshakes
+  StreamProbe& probe;
+  const StreamProtocolFactory& protocol;     // what every connection speaks
+  const MessageEventsFactory& events;        // how its messages become events
+  std::atomic<int64_t> open_connections{0};  // over all io threads, for maxConnections
+  std::vector<uint16_t> bound_ports;         // as configured, 0 resolved; set before the threads run
+  const TlsContext* tls = nullptr;           // ssl = true: every connection speaks TLS
+  ReverseResolver* resolver = nullptr;       // clientHostnameHeader: the reverse lookups
+  int io_threads = 1;                        // they share ssl.maxHandshakes
 };
 
 // Each io thread's share of ssl.maxHandshakes (rounded up: every thread may handshake).
@@ -73,10 +76,10 @@ inline size_t handshake_slots_per_io_thread(size_t max_handshakes, int io_thread
   return (max_handshakes + threads - 1) / threads;
 }
 
-class IoWorker {
+class StreamWorker {
  public:
-  IoWorker(IoShared& shared, int index);
-  ~IoWorker();
+  StreamWorker(IoShared& shared, int index);
+  ~StreamWorker();
 
   // io thread 0, before the threads run: listen on `ports`, dealing connections with `deal`
   // (which may hand them to other workers, or give them back to open_connection). Returns
@@ -105,6 +108,7 @@ class IoWorker {
 
  private:
   struct Connection;
+  class ConnectionMessages;
   // A reverse lookup in flight. `conn` is cleared once its connection went on without it (timed
   // out) or closed; the entry goes when the resolver answers.
   struct Lookup {
@@ -147,14 +151,12 @@ class IoWorker {
   bool send_raw(Connection* conn, std::string& bytes);  // false: the socket failed
   void resume_if_drained(Connection& conn);             // its unsent replies went out: read again
   void check_handshakes();
+  // The connection's bytes (or its stream's end) through its protocol: its messages made events,
+  // its replies sent.
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
-  // A protocol connection's bytes: its messages decoded, its replies sent.
-  void consume_protocol(Connection& conn, std::string_view data);
-  EventRecord& decode_event(Connection& conn, std::string_view frame, bool truncated, uint64_t& invalid,
-                            uint64_t& invalid_utf8);
   void send_replies(Connection& conn);
   bool send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
-  void end_protocol_connection(Connection* conn);        // farewell, then close
+  void end_answered_connection(Connection* conn);        // farewell, then close
   void flush();
   void close_connection(Connection* conn);
   void close_listeners();
@@ -165,7 +167,7 @@ class IoWorker {
   void drain_step();
 
   IoShared& shared_;
-  const SyslogTcpConfig& config_;
+  const StreamSettings& config_;
   const int index_;
   IoCounters& counters_;
   uv_loop_t loop_;
@@ -201,20 +203,19 @@ class IoWorker {
   size_t handshakes_ = 0;
   std::deque<Connection*> awaiting_handshake_;
   EventBatchBuilder builder_;
-  // A protocol that acknowledges: the wake-up for replies, and the batch being built's events.
+  // A protocol that answers: the wake-up for replies, and the batch being built's events.
   uv_async_t acks_async_;
   std::shared_ptr<AckWaker> waker_;
   std::shared_ptr<BatchAcknowledger> batch_acks_;
   std::vector<char> read_buffer_;
   std::vector<char> plain_buffer_;  // TLS: what a session decrypts, before it is framed
-  EventDecoder decoder_;
+  const std::unique_ptr<MessageEvents> events_;
   HostnameCache names_;                           // clientHostnameHeader: IP -> name
   std::unordered_map<uint64_t, Lookup> lookups_;  // in flight, by id
   uint64_t last_lookup_id_ = 0;
   uv_async_t names_async_;  // with a resolver: its answers are in
   std::shared_ptr<ReverseResolver::Inbox> inbox_;
-  ParseClock clock_;
   syslog::ChannelDelivery delivery_;
 };
 
-}  // namespace sluice::syslog_tcp
+}  // namespace sluice::net

@@ -1,0 +1,135 @@
+#include "sources/net/stream_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include "agent/api/memory_bound.h"
+
+namespace sluice::net {
+namespace {
+
+// Reverse lookups at once (clientHostnameHeader): as many as libuv's pool had.
+constexpr int kResolverThreads = 4;
+
+}  // namespace
+
+StreamServer::StreamServer(config::ComponentConfig component, StreamSettings settings, std::vector<Channel*> channels,
+                           std::unique_ptr<StreamProtocolFactory> protocol,
+                           std::unique_ptr<MessageEventsFactory> events)
+    : component_(std::move(component)),
+      settings_(std::move(settings)),
+      io_threads_(resolve_num_processors(settings_.num_processors)),
+      protocol_(std::move(protocol)),
+      events_(std::move(events)),
+      probe_(component_.name, settings_, io_threads_, std::string(protocol_->name())),
+      tls_(settings_.ssl ? std::make_unique<TlsContext>(component_, settings_) : nullptr),
+      resolver_(settings_.client_hostname_header.empty() ? nullptr
+                                                         : std::make_unique<ReverseResolver>(kResolverThreads)),
+      shared_{.source_name = component_.name,
+              .config = settings_,
+              .channels = std::move(channels),
+              .probe = probe_,
+              .protocol = *protocol_,
+              .events = *events_,
+              .tls = tls_.get(),
+              .resolver = resolver_.get(),
+              .io_threads = io_threads_} {}
+
+void StreamServer::reload_credentials() {
+  if (!tls_) return;
+  if (const std::string error = tls_->reload(); !error.empty())
+    spdlog::error("source {}: TLS files not reloaded, the ones loaded before stay in use: {}", name(), error);
+  else
+    spdlog::info("source {}: TLS certificate, key and CA reloaded; new connections use them", name());
+}
+
+// Per connection beside its buffers: its struct, libuv handle, strings and hash-set entry.
+constexpr uint64_t kConnectionBytes = 2048;
+// TLS: an established session (SSL_MODE_RELEASE_BUFFERS) with its input buffer kept at most
+// 32 KiB (TlsSession::shrink_input); a handshake in progress holds OpenSSL's handshake state too.
+constexpr uint64_t kTlsSessionBytes = 48 * 1024;
+constexpr uint64_t kTlsHandshakeBytes = 128 * 1024;
+// A reverse-DNS cache entry (clientHostnameHeader): address, name and hash node.
+constexpr uint64_t kHostnameEntryBytes = 400;
+
+uint64_t StreamServer::memory_bound() const {
+  using namespace memory;
+  const auto threads = static_cast<uint64_t>(io_threads_);
+  // Each io thread: its read buffer (and TLS's decryption buffer), the batch it builds.
+  uint64_t bound = times(threads, (tls_ ? 2 : 1) * kIoReadChunk + kReservationFactor * settings_.batch_size *
+                                                                      (max_event_bytes() + sizeof(EventRecord)));
+  // Each connection: what its protocol holds (a partial frame, replies unsent); TLS's session.
+  uint64_t per_connection = kConnectionBytes + protocol_->connection_bytes();
+  if (tls_) per_connection += kTlsSessionBytes;
+  if (settings_.proxy_protocol != ProxyProtocol::none) per_connection += kProxyHeaderMax;
+  bound = add(bound, times(static_cast<uint64_t>(settings_.max_connections), per_connection));
+  if (tls_)
+    bound = add(bound, times(threads * handshake_slots_per_io_thread(settings_.ssl_max_handshakes, io_threads_),
+                             kTlsHandshakeBytes));
+  if (!settings_.client_hostname_header.empty()) {
+    // The name cache; and what a proxied connection read while its name is looked up (one read each).
+    bound = add(bound, times(threads, HostnameCache::kMaxEntries * kHostnameEntryBytes));
+    if (settings_.proxy_protocol != ProxyProtocol::none)
+      bound = add(bound, times(threads, kLookupsPerIoThreadMax * kIoReadChunk));
+  }
+  return bound;
+}
+
+StreamServer::~StreamServer() {
+  if (started_) stop(Clock::now());
+}
+
+void StreamServer::start() {
+  for (int i = 0; i < io_threads_; ++i) workers_.push_back(std::make_unique<StreamWorker>(shared_, i));
+  StreamWorker& acceptor = *workers_[0];
+  // Round-robin over the io threads; the acceptor's own share (and a hand-over refused by a
+  // loop that has ended) it serves itself.
+  auto deal = [this, &acceptor, next = size_t{0}](int fd, uint16_t port, const sockaddr_storage& peer) mutable {
+    StreamWorker* target = workers_[next++ % workers_.size()].get();
+    if (target == &acceptor || !target->hand_over(fd, port, peer)) acceptor.open_connection(fd, port, peer);
+  };
+  shared_.bound_ports = acceptor.start_accepting(component_, settings_.ports, std::move(deal));
+  probe_.set_ports(shared_.bound_ports);
+  for (auto& w : workers_) w->run();
+  started_ = true;
+  std::string ports;
+  for (uint16_t p : shared_.bound_ports) ports += (ports.empty() ? "" : " ") + std::to_string(p);
+  std::string speaks(protocol_->name());
+  if (tls_) speaks += speaks.empty() ? "TLS" : " over TLS";
+  spdlog::info("source {}: listening on {} port(s) {}{} with {} io thread(s)", name(), settings_.host, ports,
+               speaks.empty() ? "" : " (" + speaks + ")", io_threads_);
+}
+
+void StreamServer::request_stop(Deadline deadline) {
+  if (!started_ || stop_requested_) return;
+  stop_requested_ = true;
+  // The acceptor first, so that every connection is in some io thread's hands before any of
+  // them starts its drain (at most half the time left: the sinks need the rest).
+  if (!retiring_) {
+    const auto now = Clock::now();
+    workers_[0]->stop_accepting(deadline > now ? now + (deadline - now) / 2 : now);
+  }
+  for (auto& w : workers_) w->request_stop(deadline);
+}
+
+void StreamServer::stop(Deadline deadline) {
+  if (!started_) return;
+  request_stop(deadline);
+  started_ = false;
+  for (auto& w : workers_) w->join();
+}
+
+bool StreamServer::retire(Deadline ports_by) {
+  if (!started_) return true;
+  retiring_ = true;
+  workers_[0]->stop_accepting(ports_by);
+  for (auto& w : workers_) w->request_stop(Deadline::max());
+  return true;
+}
+
+bool StreamServer::wait_retired(Deadline deadline) {
+  for (auto& w : workers_)
+    if (!w->wait_finished(deadline)) return false;
+  return true;
+}
+
+}  // namespace sluice::net

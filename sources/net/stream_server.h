@@ -1,0 +1,87 @@
+#pragma once
+// A stream source's server, whatever its connections speak: the component folders (syslog_tcp,
+// relp) are a protocol and a table over it. numProcessors io threads serve the connections; the
+// work is in rooms of its own:
+//   acceptor.h          listening sockets, accept, admission (allow/deny, maxConnections, PROXY balancers)
+//   stream_worker.h     one io thread: read → PROXY → TLS → protocol → events → batch → put, backpressure,
+//                       replies, the drain
+//   stream_protocol.h   what the connections speak (plain syslog framing, RELP) and its replies
+//   message_events.h    how messages become events (syslog_stream.h: syslog's decoder)
+//   hostname_cache.h, reverse_resolver.h   reverse DNS for clientHostnameHeader, off the loop
+//   stream_probe.h      counters, rate-limited log lines, the metrics it writes
+//   tls_context.h, tls_session.h           ssl = true
+//
+// Threads: io thread 0 also owns the listening sockets and deals accepted connections out
+// round-robin (an fd handed over through the target loop's async handle). A put that finds
+// the channel full blocks that io thread: its sockets stop being read and TCP pushes back on
+// the senders. Nothing is dropped while the agent runs.
+//
+// stop(): the acceptor takes what the listeners' backlogs hold and closes the listeners; then
+// every io thread half-closes each of its connections (our FIN: "we are going") and reads on
+// until the sender closes its side, or half the shutdown time left (at most 10 s) is over: a
+// connection cut then is counted (connections_cut_at_shutdown). What was read is put into the
+// channels; a partial frame we cut is kept as Incomplete; bytes still unread in a socket at its
+// close are counted and logged (bytes_unread_at_shutdown). An answered connection (RELP) is not
+// half-closed: it is answered as long as the drain lasts, then told farewell.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/api/source.h"
+#include "sources/net/message_events.h"
+#include "sources/net/stream_probe.h"
+#include "sources/net/stream_protocol.h"
+#include "sources/net/stream_settings.h"
+#include "sources/net/stream_worker.h"
+#include "sources/net/tls_context.h"
+
+namespace sluice::net {
+
+class StreamServer : public Source {
+ public:
+  // `component` is kept for error messages that name the file and line (a port in use).
+  StreamServer(config::ComponentConfig component, StreamSettings settings, std::vector<Channel*> channels,
+               std::unique_ptr<StreamProtocolFactory> protocol, std::unique_ptr<MessageEventsFactory> events);
+  ~StreamServer() override;
+
+  const std::string& name() const override { return component_.name; }
+  void start() override;
+  void stop(Deadline deadline) override;
+  void request_stop(Deadline deadline) override;
+  bool retire(Deadline ports_by) override;
+  bool wait_retired(Deadline deadline) override;
+
+  // In the order configured; after start().
+  std::vector<uint16_t> listening_ports() const override { return shared_.bound_ports; }
+  SourceCounters counters() const override { return probe_.source_counters(); }
+  // Everything the source counts, per port and per reason.
+  StreamCounters tcp_counters() const { return probe_.counters(); }
+  void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
+  // SIGHUP: a TLS source reads its certificate, key and CA files again.
+  void reload_credentials() override;
+  uint64_t memory_bound() const override;
+  uint64_t max_event_bytes() const override { return events_->max_event_bytes(); }
+  uint64_t max_batch_bytes() const override { return settings_.batch_size * max_event_bytes(); }
+  // A protocol that answers on commit (RELP, ackAfter = kafka).
+  std::string_view needs_delivered_commits() const override {
+    return protocol_->answers() && !protocol_->acknowledge_on_put() ? protocol_->ack_property() : std::string_view();
+  }
+
+ private:
+  const config::ComponentConfig component_;
+  const StreamSettings settings_;
+  const int io_threads_;
+  const std::unique_ptr<StreamProtocolFactory> protocol_;
+  const std::unique_ptr<MessageEventsFactory> events_;
+  StreamProbe probe_;
+  std::unique_ptr<TlsContext> tls_;            // ssl = true
+  std::unique_ptr<ReverseResolver> resolver_;  // clientHostnameHeader
+  IoShared shared_;
+  std::vector<std::unique_ptr<StreamWorker>> workers_;
+  bool started_ = false;
+  bool retiring_ = false;        // retire(): the listeners are closed, the drain has no deadline yet
+  bool stop_requested_ = false;  // request_stop(): the drain has begun
+};
+
+}  // namespace sluice::net
