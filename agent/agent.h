@@ -125,7 +125,8 @@ class Agent {
   void depart(const Sink& sink);
   void finish_reload(ReloadOutcome outcome);
   // channel_handover.h, counted as moved.
-  uint64_t move_events(Channel& from, Channel& to, uint64_t max_events = UINT64_MAX);
+  uint64_t move_events(Channel& from, Channel& to, uint64_t max_events = UINT64_MAX,
+                       bool only_what_close_keeps = false);
   // At the agent's stop: what a retired disk channel still holds moves into the channel of its
   // name that runs now, if that one keeps its contents on other directories; the rest is left
   // where the running configuration will not read it, and said so.

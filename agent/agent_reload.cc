@@ -116,7 +116,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     if (!channels[i] || !channels[i]->keeps_contents()) continue;
     for (size_t o = 0; o < channels_.size(); ++o)
       if (channels_[o]->keeps_contents() && config_.channels[o].name != next.channels[i].name &&
-          channels_[o]->storage() == channels[i]->storage()) {
+          share_storage(*channels_[o], *channels[i])) {
         spdlog::error(
             "reload refused: channel {} would open the directories channel {} uses ({}); the running configuration "
             "stays (give the new channel directories of its own, or move them in two reloads, or restart)",
@@ -191,8 +191,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       continue;
     }
     const size_t s = static_cast<size_t>(successor - next.channels.data());
-    replaced.push_back({channels_[i].get(), i, s,
-                        channels_[i]->keeps_contents() && channels_[i]->storage() == channels[s]->storage()});
+    replaced.push_back({channels_[i].get(), i, s, share_storage(*channels_[i], *channels[s])});
     // Its successor opens on the same directories only once it is closed: nothing may still put.
     if (replaced.back().same_storage && fed_by_retiring.count(channels_[i].get())) {
       const auto stop_now = [&](Source& source) {
@@ -408,8 +407,8 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   return outcome;
 }
 
-uint64_t Agent::move_events(Channel& from, Channel& to, uint64_t max_events) {
-  const uint64_t moved = sluice::move_events(from, to, max_events);
+uint64_t Agent::move_events(Channel& from, Channel& to, uint64_t max_events, bool only_what_close_keeps) {
+  const uint64_t moved = sluice::move_events(from, to, max_events, only_what_close_keeps);
   departed_.moved += moved;
   return moved;
 }
@@ -417,7 +416,7 @@ uint64_t Agent::move_events(Channel& from, Channel& to, uint64_t max_events) {
 void Agent::release_storage_for(const Channel& opening, Deadline deadline) {
   for (size_t i = retired_.size(); i-- > 0;) {
     Retired& r = retired_[i];
-    if (!r.channel->keeps_contents() || r.channel->storage() != opening.storage()) continue;
+    if (!share_storage(*r.channel, opening)) continue;
     spdlog::info(
         "reload: channel {} of a previous configuration closes: {} opens on its directories and replays what "
         "it holds ({} events)",
@@ -484,18 +483,12 @@ void Agent::hand_over_retired_disk_channels() {
     if (!r.channel->keeps_contents() || r.channel->counters().events_held == 0) continue;
     Channel* successor = nullptr;
     for (auto& channel : channels_)
-      if (channel->name() == r.channel->name() && channel->keeps_contents() &&
-          channel->storage() != r.channel->storage())
+      if (channel->name() == r.channel->name() && channel->keeps_contents() && !share_storage(*channel, *r.channel))
         successor = channel.get();
     // Its sinks have stopped: all it holds must reach its disk at close, so no more than that
-    // part's room moves (the rest stays on the old directories, said below, rather than be put
-    // in memory and lost at close).
-    uint64_t disk_room = 0;
-    if (successor) {
-      const uint64_t held = successor->counters().events_held;
-      disk_room = successor->kept_capacity() > held ? successor->kept_capacity() - held : 0;
-    }
-    const uint64_t moved = successor ? move_events(*r.channel, *successor, disk_room) : 0;
+    // part's room (events and bytes) moves; the rest stays on the old directories, said below,
+    // rather than be put in memory and lost at close.
+    const uint64_t moved = successor ? move_events(*r.channel, *successor, UINT64_MAX, true) : 0;
     if (moved)
       spdlog::info("channel {}: {} events of its previous directories moved into the running one's", r.channel->name(),
                    moved);

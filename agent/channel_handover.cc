@@ -4,7 +4,15 @@
 
 namespace sluice {
 
-uint64_t move_events(Channel& from, Channel& to, uint64_t max_events) {
+bool share_storage(const Channel& a, const Channel& b) {
+  if (!a.keeps_contents() || !b.keeps_contents()) return false;
+  const std::vector<std::string> theirs = b.storage_paths();
+  for (const std::string& path : a.storage_paths())
+    if (std::find(theirs.begin(), theirs.end(), path) != theirs.end()) return true;
+  return false;
+}
+
+uint64_t move_events(Channel& from, Channel& to, uint64_t max_events, bool only_what_close_keeps) {
   uint64_t moved = 0;
   while (moved < max_events) {
     const uint64_t held = to.counters().events_held;
@@ -18,7 +26,8 @@ uint64_t move_events(Channel& from, Channel& to, uint64_t max_events) {
       // Read back from `from`'s disk: `to` gets events of its own, which `from`'s record-keeping
       // neither hears of again nor lets `to` take for its own records.
       EventBatch moving = batch.without_tracker();
-      Take& into = back.empty() && to.put(moving, Clock::now()) ? done : back;
+      const bool kept = !only_what_close_keeps || to.keeps_more(batch.size(), batch.bytes());
+      Take& into = back.empty() && kept && to.put(moving, Clock::now()) ? done : back;
       into.events += batch.size();
       into.bytes += batch.bytes();
       // What goes back keeps its acknowledger; what moved is acknowledged by `to` alone.

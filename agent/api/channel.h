@@ -83,12 +83,14 @@ class Channel {
   // True if close() keeps what the channel still holds (on disk) for the next open of a channel
   // on the same storage; a memory channel's contents end with it.
   virtual bool keeps_contents() const { return false; }
-  // Where such a channel keeps them (its directories), so that a reload can tell whether a
-  // channel replacing it would find them; empty for the others.
+  // Where such a channel keeps them (its directories, for messages), so that a reload can tell
+  // whether a channel replacing it would find them; empty for the others.
   virtual std::string storage() const { return {}; }
-  // Of those, how many events close() can keep (the disk part's capacity): at a stop, no more
-  // may be moved into it than that.
-  virtual size_t kept_capacity() const { return 0; }
+  // The same directories, each made absolute and normal (weakly_canonical), to compare.
+  virtual std::vector<std::string> storage_paths() const { return {}; }
+  // True if close() could keep `events` more events of `bytes` bytes beside what the channel
+  // holds (its disk part's room, in events and bytes): at a stop, no more may be moved into it.
+  virtual bool keeps_more(size_t /*events*/, uint64_t /*bytes*/) const { return false; }
 
   virtual size_t capacity() const = 0;
   virtual size_t transaction_capacity() const = 0;

@@ -259,6 +259,12 @@ int run_agent(const RunOptions& o) {
     return 1;
   }
   try {
+    // The options first: --check refuses a bad one as a run would.
+    const auto drain = duration_option(o.shutdown_timeout, "--shutdown-timeout");
+    const auto interval = duration_option(o.status_interval, "--status-interval");
+    const auto watch =
+        o.watch_config ? duration_option(o.watch_interval, "--watch-interval") : std::chrono::milliseconds(0);
+    if (o.watch_config && watch.count() < 100) throw config::ConfigError("--watch-interval: at least 100ms");
     if (o.check) return check_configuration(o);
     // Block the signals before any thread starts, so that only sigtimedwait() receives them.
     sigset_t signals;
@@ -269,11 +275,6 @@ int run_agent(const RunOptions& o) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
-    const auto drain = duration_option(o.shutdown_timeout, "--shutdown-timeout");
-    const auto interval = duration_option(o.status_interval, "--status-interval");
-    const auto watch =
-        o.watch_config ? duration_option(o.watch_interval, "--watch-interval") : std::chrono::milliseconds(0);
-    if (o.watch_config && watch.count() < 100) throw config::ConfigError("--watch-interval: at least 100ms");
     const config::AgentConfig model = config::assemble(config::load_config_file(o.file), o.agent_name, o.file);
     Agent agent(model);
     std::string address = metrics_address_from_defines(o.defines);

@@ -1,5 +1,7 @@
 #include "channels/spillable/spillable_channel.h"
 
+#include <filesystem>
+
 #include <spdlog/spdlog.h>
 
 #include "agent/api/metric_names.h"
@@ -112,6 +114,31 @@ void SpillableChannel::open() {
         lock.lock();
       }
     });
+}
+
+std::vector<std::string> SpillableChannel::storage_paths() const {
+  std::vector<std::string> paths;
+  for (const std::string& dir : {config_.checkpoint_dir, config_.data_dir}) {
+    std::error_code error;
+    const std::filesystem::path normal = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+    paths.push_back(error ? std::filesystem::path(dir).lexically_normal().string() : normal.string());
+    if (!paths.back().empty() && paths.back().size() > 1 && paths.back().back() == '/') paths.back().pop_back();
+  }
+  return paths;
+}
+
+bool SpillableChannel::keeps_more(size_t events, uint64_t bytes) const {
+  std::lock_guard lock(mutex_);
+  if (!store_ || stopping_) return false;
+  if (memory_events_ + disk_events_ + events > static_cast<uint64_t>(config_.overflow_capacity)) return false;
+  // What close() would write (the memory part and these), as records at their largest: each
+  // event's fixed-size record and bytes, uncompressed, and a record header per event at worst.
+  const uint64_t records =
+      memory_bytes_ + bytes + (memory_events_ + events) * (sizeof(EventRecord) + spill::SegmentStore::kRecordHeader);
+  if (config_.max_bytes_on_disk.bytes &&
+      store_->bytes_on_disk() + records > static_cast<uint64_t>(config_.max_bytes_on_disk.bytes))
+    return false;
+  return store_->free_space() >= static_cast<uint64_t>(config_.minimum_required_space.bytes) + records;
 }
 
 void SpillableChannel::close() {

@@ -51,7 +51,8 @@ class SpillableChannel final : public Channel {
   bool puts_reach_disk() const override { return config_.memory_capacity == 0; }
   bool keeps_contents() const override { return true; }  // close() writes what is in memory to disk
   std::string storage() const override { return config_.checkpoint_dir + " " + config_.data_dir; }
-  size_t kept_capacity() const override { return static_cast<size_t>(config_.overflow_capacity); }
+  std::vector<std::string> storage_paths() const override;
+  bool keeps_more(size_t events, uint64_t bytes) const override;
   size_t transaction_capacity() const override { return static_cast<size_t>(config_.transaction_capacity); }
   ChannelCounters counters() const override;
   uint64_t memory_bound(const memory::Context& context) const override;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <climits>
 #include <deque>
@@ -86,7 +87,6 @@ struct StreamWorker::Connection {
 StreamWorker::StreamWorker(IoShared& shared, int index)
     : shared_(shared),
       config_(shared.config),
-      index_(index),
       counters_(shared.probe.io(index)),
       handshake_slots_(handshake_slots_per_io_thread(config_.ssl_max_handshakes, shared.io_threads)),
       builder_(config_.batch_size, config_.batch_size * 128),
@@ -269,6 +269,8 @@ void StreamWorker::open_connection(int fd, uint16_t port, const sockaddr_storage
     shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
+  // A protocol with replies must come from a factory that answers: only then is there a waker.
+  assert(conn->answered == shared_.protocol.answers());
   if (conn->answered) conn->protocol->acks()->connection = conn;
   connections_.insert(conn);
   conn->last_read_ms = conn->opened_ms = uv_now(&loop_);
@@ -512,9 +514,11 @@ void StreamWorker::receive(Connection* conn, std::string_view data) {
 void StreamWorker::receive_tls(Connection* conn, std::string_view cipher) {
   TlsSession& tls = *conn->tls;
   std::string out;
+  // A consume may end an answered connection (a broken session): the rest is not for it.
   const auto plain = [&](std::string_view data) { consume(*conn, data); };
   const bool was_handshaking = tls.handshaking();
   TlsSession::State state = tls.feed(cipher, plain, out, plain_buffer_);
+  if (!connections_.count(conn)) return;
   if (!tls.handshaking()) release_handshake_slot(conn);
   if (was_handshaking && state == TlsSession::State::established) {
     if (const auto refused = shared_.tls->admit(tls.ssl())) {
@@ -528,6 +532,7 @@ void StreamWorker::receive_tls(Connection* conn, std::string_view cipher) {
     send_raw(conn, out);
     out.clear();
     state = tls.feed({}, plain, out, plain_buffer_);  // data that came with the handshake's end
+    if (!connections_.count(conn)) return;
   }
   send_raw(conn, out);
   if (state == TlsSession::State::failed) {
@@ -567,7 +572,10 @@ bool StreamWorker::send_raw(Connection* conn, std::string& bytes) {
         // closed has its writes cancelled before it is freed.)
         auto* written = static_cast<Connection*>(request->handle->data);
         delete static_cast<PendingWrite*>(request->data);
-        if (status == 0) written->worker->resume_if_drained(*written);
+        if (status != 0) return;
+        written->worker->resume_if_drained(*written);
+        // A session its sender closed ends once its last reply is out (send_replies).
+        if (written->answered) written->worker->send_replies(*written);
       }) != 0) {
     delete pending;
     return false;

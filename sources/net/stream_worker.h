@@ -168,7 +168,6 @@ class StreamWorker {
 
   IoShared& shared_;
   const StreamSettings& config_;
-  const int index_;
   IoCounters& counters_;
   uv_loop_t loop_;
   uv_async_t wakeup_;

@@ -10,8 +10,8 @@ namespace {
 // An io thread's decoder: its clock is read once per read, the charset is its port's.
 class SyslogMessageEvents final : public MessageEvents {
  public:
-  SyslogMessageEvents(uint8_t keep_fields, const std::vector<Charset>& charsets)
-      : decoder_(keep_fields), charsets_(charsets), clock_(syslog::ParseClock::now()) {}
+  SyslogMessageEvents(uint8_t keep_fields, std::vector<Charset> charsets)
+      : decoder_(keep_fields), charsets_(std::move(charsets)), clock_(syslog::ParseClock::now()) {}
 
   void begin_read() override { clock_.refresh(); }
 
@@ -25,7 +25,7 @@ class SyslogMessageEvents final : public MessageEvents {
 
  private:
   syslog::EventDecoder decoder_;
-  const std::vector<Charset>& charsets_;
+  const std::vector<Charset> charsets_;  // by port index
   syslog::ParseClock clock_;
 };
 

@@ -22,9 +22,17 @@ const config::PropertyTable<C> kRelpProperties{
 
 const config::PropertyTable<net::SyslogStreamConfig>& relp_stream_properties() {
   using S = net::SyslogStreamConfig;
-  static const auto table =
-      config::joined<S>(config::adapted(net::syslog_stream_properties(), {{"eventSize", "131072"}}),
-                        config::lifted<S>(net::tls_properties()));
+  static const auto table = [] {
+    auto rows = config::joined<S>(config::adapted(net::syslog_stream_properties(), {{"eventSize", "131072"}}),
+                                  config::lifted<S>(net::tls_properties()));
+    for (auto& row : rows)
+      if (row.name == "eventSize")
+        row.doc =
+            "Max bytes of one message; a longer one is cut to this size, marked Incomplete, counted and answered. "
+            "Unless set, it is maxDataSize (whose default, 131072, is this default): every message taken is kept "
+            "whole.";
+    return rows;
+  }();
   return table;
 }
 

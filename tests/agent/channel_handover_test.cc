@@ -92,3 +92,48 @@ TEST_CASE("no more than the limit moves, and the rest stays in order", "[agent][
   CHECK(deliver_all(*to) == numbered(0, 3));
   CHECK(deliver_all(*from) == numbered(3, 7));
 }
+
+namespace {
+
+std::unique_ptr<Channel> spillable(const std::string& checkpoint, const std::string& data,
+                                   std::map<std::string, std::string> properties = {}) {
+  properties.insert(
+      {{"checkpointDir", checkpoint}, {"dataDir", data}, {"transactionCapacity", "100"}, {"fsync", "never"}});
+  return kSpillableChannelSpec.make_channel(test::component(config::Kind::channel, "c", "spillablememory", properties));
+}
+
+}  // namespace
+
+TEST_CASE("disk channels share storage if any of their directories is the same, however it is spelled",
+          "[agent][handover]") {
+  test::TempDir dir;
+  const std::string a = dir.path() + "/a", b = dir.path() + "/b", c = dir.path() + "/c";
+  CHECK(share_storage(*spillable(a, b), *spillable(a + "/", dir.path() + "/./b")));
+  CHECK(share_storage(*spillable(a, b), *spillable(c, b)));  // the data alone
+  CHECK(share_storage(*spillable(a, b), *spillable(b, c)));  // one's data is the other's checkpoint
+  CHECK_FALSE(share_storage(*spillable(a, b), *spillable(c, dir.path() + "/d")));
+  CHECK_FALSE(share_storage(*spillable(a, b), *memory_channel(10)));
+}
+
+TEST_CASE("at a stop no more moves into a disk channel than its close can keep on disk, in bytes too",
+          "[agent][handover]") {
+  test::TempDir dir;
+  auto from = memory_channel(100);
+  // Room on disk for about two of the ten-event batches (each event ~20 bytes plus its record).
+  auto to =
+      spillable(dir.path() + "/cp", dir.path() + "/data", {{"maxBytesOnDisk", "2000"}, {"minimumRequiredSpace", "0"}});
+  to->open();
+  for (int i = 0; i < 5; ++i) {
+    EventBatch batch = test::acknowledged_batch(i * 10, 10, std::make_shared<test::RecordingAcknowledger>());
+    REQUIRE(from->put(batch, Clock::now() + 1s));
+  }
+  const uint64_t moved = move_events(*from, *to, UINT64_MAX, true);
+  CHECK(moved > 0);
+  CHECK(moved < 50);
+  CHECK(from->counters().events_held == 50 - moved);
+  to.reset();  // closed: all it took reaches its disk, nothing lost at close
+  auto reopened = spillable(dir.path() + "/cp", dir.path() + "/data", {{"minimumRequiredSpace", "0"}});
+  reopened->open();
+  CHECK(deliver_all(*reopened) == numbered(0, static_cast<int>(moved)));
+  CHECK(deliver_all(*from) == numbered(static_cast<int>(moved), 50 - static_cast<int>(moved)));
+}

@@ -79,6 +79,11 @@ TEST_CASE("sluice --check accepts the seed's file and refuses a broken one namin
   CHECK(run({bin("sluice"), "--check", "-f", dir.file("bad.properties"), "-n", "a"}, dir.file("bad.log"), 30s) == 1);
   CHECK_THAT(read_file(dir.file("bad.log")),
              Catch::Contains("bad.properties:8: a.channels.c.capacity: \"lots\" is not an integer"));
+  // A bad option is refused by --check as by a run.
+  CHECK(run({bin("sluice"), "--check", "-f", source_path("tests/data/seed.properties"), "-n", "tier2",
+             "--shutdown-timeout=soon"},
+            dir.file("option.log"), 30s) == 1);
+  CHECK_THAT(read_file(dir.file("option.log")), Catch::Contains("--shutdown-timeout"));
 }
 
 TEST_CASE("10000 concurrent connections are served at once and every event of each lands in Kafka",
