@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "agent/config/config_filters.h"
 #include "agent/config/properties_file.h"
 
 namespace sluice::config {
@@ -92,6 +93,9 @@ void substitute_environment(FlatConfig& flat) {
         name = name.substr(0, dash);
         has_fallback = true;
       }
+      if (const size_t bracket = name.find('['); bracket != std::string::npos)
+        throw ConfigError(e.where.to_string() + ": " + e.key + ": " + name.substr(0, bracket) +
+                          " is not a config filter of this agent (list it in <agent>.configfilters)");
       const char* value = std::getenv(name.c_str());
       if (!value && !has_fallback)
         throw ConfigError(e.where.to_string() + ": " + e.key + ": environment variable " + name +
@@ -107,6 +111,7 @@ void substitute_environment(FlatConfig& flat) {
 FlatConfig load_config_file(const std::string& path) {
   const std::string text = read_config_file(path);
   FlatConfig flat = format_of(path) == FileFormat::yaml ? parse_yaml(text, path) : parse_properties(text, path);
+  apply_config_filters(flat);
   substitute_environment(flat);
   return flat;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Reads a configuration file into the flat form both formats share: Flume properties, or YAML
-// (chosen by the extension .yaml/.yml), then ${VAR} substitution from the environment.
+// (chosen by the extension .yaml/.yml), then Flume's config filters (config_filters.h:
+// ${f1['KEY']}) and ${VAR} substitution from the environment.
 //
 // YAML is the same model nested: agent → sources|channels|sinks → name → property. Lists of
 // components come from the map keys, property names may keep their dots (kafka.topic) or nest
@@ -29,7 +30,7 @@ FlatConfig parse_yaml(const std::string& text, const std::string& file);
 // naming the file, line and key.
 void substitute_environment(FlatConfig& flat);
 
-// Reads, parses (by extension) and substitutes.
+// Reads, parses (by extension), applies the config filters and substitutes.
 FlatConfig load_config_file(const std::string& path);
 
 // The other format's text for the same flat configuration (for `sluice config convert`).

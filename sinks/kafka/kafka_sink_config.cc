@@ -1,5 +1,7 @@
 #include "sinks/kafka/kafka_sink_config.h"
 
+#include "sinks/kafka/jaas_config.h"
+
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
@@ -60,7 +62,7 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      {.min = -1, .max = 1'000'000}, {}, {"defaultPartitionId"}},
     {"batchSize", &C::batch_size, "0",
      "Max events per take from the channel, handed to librdkafka as one batch; 0 = the channel's transactionCapacity.",
-     {.min = 0, .max = 1'000'000}, {}, {"flumeBatchSize"}},
+     {.min = 0, .max = 1'000'000}, {}, {"flumeBatchSize", "kafka.flumeBatchSize"}},
     {"maxTakesInFlight", &C::takes_in_flight, "1",
      "With acks >= 1: takes sent and awaiting their delivery reports at once, settled in the order taken; what "
      "failed goes back to the channel in that order once the window is settled (a later take that was delivered "
@@ -147,6 +149,16 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
         name = std::string(legacy.librdkafka);
         break;
       }
+    }
+    if (name == "sasl.jaas.config") {  // Kafka's Java form of the SASL credentials (jaas_config.h)
+      try {
+        const JaasCredentials credentials = parse_jaas_config(given.value);
+        put("sasl.username", credentials.username, key, given);
+        put("sasl.password", credentials.password, key, given);
+      } catch (const std::invalid_argument& e) {
+        throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": " + e.what());
+      }
+      return true;
     }
     put(name, name == "compression.codec" ? map_compression(given.value) : given.value, key, given);
     return true;

@@ -109,3 +109,24 @@ TEST_CASE("enable.idempotence without acks = all is refused when the file is rea
       {{"brokerList", "embedded"}, {"kafka.producer.enable.idempotence", "true"}, {"kafka.producer.acks", "all"}});
   CHECK_NOTHROW(kafka::parse_kafka_sink_config(fine));
 }
+
+TEST_CASE("Flume users' spellings: kafka.flumeBatchSize, and SASL credentials as Kafka's JAAS line",
+          "[kafka][config]") {
+  CHECK(parse({{"kafka.flumeBatchSize", "250"}}).batch_size == 250);
+  const KafkaSinkConfig c =
+      parse({{"kafka.producer.security.protocol", "SASL_PLAINTEXT"},
+             {"kafka.producer.sasl.mechanism", "SCRAM-SHA-512"},
+             {"kafka.producer.sasl.jaas.config",
+              "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"flume\" password=\"pw\";"}});
+  CHECK(setting(c, "sasl.username") == "flume");
+  CHECK(setting(c, "sasl.password") == "pw");
+  CHECK(setting(c, "sasl.jaas.config") == "<unset>");
+  CHECK_THROWS_WITH(
+      parse({{"kafka.producer.sasl.jaas.config", "com.sun.security.auth.module.Krb5LoginModule required;"}}),
+      Contains("k.kafka.producer.sasl.jaas.config: login module com.sun.security.auth.module.Krb5LoginModule"));
+  CHECK_THROWS_WITH(parse({{"kafka.producer.sasl.username", "a"},
+                           {"kafka.producer.sasl.jaas.config",
+                            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"b\" "
+                            "password=\"c\";"}}),
+                    Contains("sets sasl.username, already set"));
+}

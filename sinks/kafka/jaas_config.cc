@@ -1,0 +1,93 @@
+#include "sinks/kafka/jaas_config.h"
+
+#include <cctype>
+#include <map>
+#include <stdexcept>
+
+namespace sluice::kafka {
+namespace {
+
+constexpr std::string_view kPlainModule = "org.apache.kafka.common.security.plain.PlainLoginModule";
+constexpr std::string_view kScramModule = "org.apache.kafka.common.security.scram.ScramLoginModule";
+
+void skip_spaces(std::string_view text, size_t& at) {
+  while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+}
+
+// A bare word: up to a space, '=' or ';'.
+std::string word(std::string_view text, size_t& at) {
+  const size_t start = at;
+  while (at < text.size() && !std::isspace(static_cast<unsigned char>(text[at])) && text[at] != '=' && text[at] != ';')
+    ++at;
+  return std::string(text.substr(start, at - start));
+}
+
+// "value" with \" and \\ escapes, as JAAS writes it, or a bare word.
+std::string option_value(std::string_view text, size_t& at) {
+  if (at >= text.size() || text[at] != '"') return word(text, at);
+  std::string value;
+  for (++at; at < text.size(); ++at) {
+    if (text[at] == '\\' && at + 1 < text.size()) {
+      value += text[++at];
+    } else if (text[at] == '"') {
+      ++at;
+      return value;
+    } else {
+      value += text[at];
+    }
+  }
+  throw std::invalid_argument("a quoted value has no closing '\"'");
+}
+
+}  // namespace
+
+JaasCredentials parse_jaas_config(std::string_view line) {
+  size_t at = 0;
+  skip_spaces(line, at);
+  const std::string module = word(line, at);
+  if (module != kPlainModule && module != kScramModule)
+    throw std::invalid_argument(
+        "login module " + (module.empty() ? std::string("(none)") : module) +
+        " has no librdkafka equivalent here: for SASL/PLAIN or SCRAM use " + std::string(kPlainModule) + " or " +
+        std::string(kScramModule) +
+        " (or set kafka.producer.sasl.username and kafka.producer.sasl.password); for Kerberos set "
+        "kafka.producer.sasl.kerberos.* (librdkafka's names)");
+  skip_spaces(line, at);
+  const std::string flag = word(line, at);
+  if (flag != "required" && flag != "requisite" && flag != "sufficient" && flag != "optional")
+    throw std::invalid_argument("after the login module comes its flag (required), not \"" + flag + "\"");
+  std::map<std::string, std::string> options;
+  while (true) {
+    skip_spaces(line, at);
+    if (at >= line.size()) throw std::invalid_argument("the line must end with ';'");
+    if (line[at] == ';') {
+      ++at;
+      skip_spaces(line, at);
+      if (at != line.size()) throw std::invalid_argument("one login module only: nothing may follow its ';'");
+      break;
+    }
+    const std::string name = word(line, at);
+    skip_spaces(line, at);
+    if (name.empty() || at >= line.size() || line[at] != '=')
+      throw std::invalid_argument("expected name=\"value\" options, found \"" + name + "\"");
+    ++at;
+    skip_spaces(line, at);
+    options[name] = option_value(line, at);
+  }
+  JaasCredentials credentials;
+  for (const auto& [name, value] : options) {
+    if (name == "username")
+      credentials.username = value;
+    else if (name == "password")
+      credentials.password = value;
+    else
+      throw std::invalid_argument("option " + name +
+                                  " has no librdkafka equivalent here (username and password are mapped): remove it, "
+                                  "or set the librdkafka property it stands for as kafka.producer.<name>");
+  }
+  if (credentials.username.empty() || !options.count("password"))
+    throw std::invalid_argument("needs username=\"...\" and password=\"...\"");
+  return credentials;
+}
+
+}  // namespace sluice::kafka

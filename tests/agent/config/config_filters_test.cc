@@ -1,0 +1,97 @@
+// Flume's config filters: ${f['KEY']} from the environment or a command's output, in every value
+// of the agent; what cannot be resolved refuses the file naming the line and why.
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "agent/config/config_file.h"
+#include "agent/config/config_filters.h"
+#include "agent/config/properties_file.h"
+#include "tests/support/process.h"
+
+using namespace sluice;
+using namespace sluice::config;
+using Catch::Contains;
+
+namespace {
+
+std::string value_of(const FlatConfig& flat, const std::string& key) {
+  for (const FlatEntry& e : flat)
+    if (e.key == key) return e.value;
+  return "<absent>";
+}
+
+FlatConfig filtered(const std::string& text) {
+  FlatConfig flat = parse_properties(text, "agent.properties");
+  apply_config_filters(flat);
+  return flat;
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    filtered(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("env and external filters fill ${f['KEY']} in every value, in Flume's three spellings", "[config][filters]") {
+  test::TempDir dir;
+  std::ofstream(dir.file("secret.sh")) << "echo \"secret-$1\"\necho second line\n";
+  ::setenv("SLUICE_FILTER_TEST", "from-env", 1);
+  const FlatConfig flat = filtered(
+      "a1.configfilters = e x\n"
+      "a1.configfilters.e.type = env\n"
+      "a1.configfilters.x.type = org.apache.flume.configfilter.ExternalProcessConfigFilter\n"
+      "a1.configfilters.x.command = /bin/sh " +
+      dir.file("secret.sh") +
+      "\n"
+      "a1.configfilters.x.timeout = 5s\n"
+      "a1.sinks.k.kafka.producer.sasl.password = ${x['kafka_pw']}\n"
+      "a1.sinks.k.kafka.topic = pre-${e[SLUICE_FILTER_TEST]}-${e[\"SLUICE_FILTER_TEST\"]}-post\n"
+      "a1.sources.r.interceptors.i1.value = ${e['SLUICE_FILTER_TEST']}\n"
+      "a2.sinks.k.topic = ${e['SLUICE_FILTER_TEST']}x\n");
+  CHECK(value_of(flat, "a1.sinks.k.kafka.producer.sasl.password") == "secret-kafka_pw");
+  CHECK(value_of(flat, "a1.sinks.k.kafka.topic") == "pre-from-env-from-env-post");
+  CHECK(value_of(flat, "a1.sources.r.interceptors.i1.value") == "from-env");
+  CHECK(value_of(flat, "a1.configfilters") == "<absent>");  // applied, then gone
+  CHECK(value_of(flat, "a1.configfilters.x.command") == "<absent>");
+  CHECK(value_of(flat, "a2.sinks.k.topic") == "${e['SLUICE_FILTER_TEST']}x");  // another agent's filters
+}
+
+TEST_CASE("what a filter cannot resolve refuses the file naming the line and why", "[config][filters]") {
+  test::TempDir dir;
+  std::ofstream(dir.file("fails.sh")) << "echo 'vault sealed' >&2\nexit 3\n";
+  std::ofstream(dir.file("hangs.sh")) << "exec sleep 60\n";
+  ::unsetenv("SLUICE_FILTER_UNSET");
+  const std::string env = "a1.configfilters = e\na1.configfilters.e.type = env\n";
+  CHECK_THAT(refusal(env + "a1.sinks.k.topic = ${e['SLUICE_FILTER_UNSET']}\n"),
+             Contains("agent.properties:3: a1.sinks.k.topic: ${e['SLUICE_FILTER_UNSET']}: environment variable "
+                      "SLUICE_FILTER_UNSET is not set"));
+  CHECK_THAT(refusal(env + "a1.sinks.k.topic = ${e['a.b']}\n"), Contains("is not a config filter reference"));
+  const std::string external = "a1.configfilters = x\na1.configfilters.x.type = external\n";
+  CHECK_THAT(refusal(external + "a1.configfilters.x.command = /bin/sh " + dir.file("fails.sh") +
+                     "\na1.sinks.k.topic = ${x['k']}\n"),
+             Contains("exited with status 3: vault sealed"));
+  CHECK_THAT(refusal(external + "a1.configfilters.x.command = /bin/sh " + dir.file("hangs.sh") +
+                     "\na1.configfilters.x.timeout = 200ms\na1.sinks.k.topic = ${x['k']}\n"),
+             Contains("did not finish within 200 ms (timeout); it was killed"));
+  CHECK_THAT(refusal(external + "a1.configfilters.x.command = /nonexistent/secret\na1.sinks.k.topic = ${x['k']}\n"),
+             Contains("x['k']"));
+  CHECK_THAT(refusal(external + "a1.sinks.k.topic = x\n"), Contains("a1.configfilters.x.command is missing"));
+  CHECK_THAT(refusal("a1.configfilters = h\na1.configfilters.h.type = hadoop\n"),
+             Contains("Hadoop's credential store and custom classes are not supported"));
+  CHECK_THAT(refusal(env + "a1.configfilters.other.type = env\n"), Contains("a filter not listed"));
+}
+
+TEST_CASE("a reference to a filter the agent does not have is refused when the file is loaded", "[config][filters]") {
+  test::TempDir dir;
+  std::ofstream(dir.file("a.properties")) << "a1.sources = r\na1.sinks.k.topic = ${nope['KEY']}\n";
+  CHECK_THROWS_WITH(load_config_file(dir.file("a.properties")),
+                    Contains("a.properties:2: a1.sinks.k.topic: nope is not a config filter of this agent"));
+}
