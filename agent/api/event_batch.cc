@@ -50,6 +50,29 @@ std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scr
   }
 }
 
+std::optional<std::string_view> EventBatch::header(const EventRecord& e, std::string_view name, char* scratch) const {
+  std::optional<std::string_view> set;
+  bool mentioned = false;
+  HeaderReader reader(header_block(e));
+  for (HeaderEntry entry; reader.next(entry);)
+    if (entry.name == name) {
+      mentioned = true;
+      set = entry.removed ? std::nullopt : std::optional<std::string_view>(entry.value);
+    }
+  if (mentioned) return set;
+  if (const HeaderNames* names = header_names()) {
+    if (!names->client_ip.empty() && name == names->client_ip) return client_ip(e);
+    if (!names->client_host.empty() && name == names->client_host) return client_host(e);
+    if (!names->port.empty() && name == names->port) return field(e, EventField::port, scratch);
+  }
+  const std::optional<EventField> f = event_field_from_name(name);
+  if (!f) return std::nullopt;
+  const std::string_view value = field(e, *f, scratch);
+  // A text field the event does not have (no HOSTNAME) is no header.
+  if (value.empty() && EventBatch::numeric_field(e, *f) < 0) return std::nullopt;
+  return value;
+}
+
 // Events [begin, end)'s bytes in their storage: each event's frame is followed by what parsing
 // appended for it (a composed body, the client's address and name), so the events of a range
 // occupy one span.
@@ -130,6 +153,21 @@ uint32_t EventBatchBuilder::append_to_last(std::string_view extra) {
   const uint32_t relative = static_cast<uint32_t>(bytes.size() - storage_->events.back().offset);
   bytes.insert(bytes.end(), extra.begin(), extra.end());
   return relative;
+}
+
+void EventBatchBuilder::set_last_headers(std::string_view block) {
+  if (block.empty()) return;
+  const size_t index = storage_->events.size() - 1;
+  const uint32_t offset = append_to_last(block);
+  if (storage_->headers.size() <= index) storage_->headers.resize(index + 1);
+  storage_->headers[index] = HeaderBlock{offset, static_cast<uint32_t>(block.size())};
+}
+
+void EventBatchBuilder::drop_last() {
+  const size_t index = storage_->events.size() - 1;
+  storage_->bytes.resize(storage_->events.back().offset);
+  storage_->events.pop_back();
+  if (storage_->headers.size() > index) storage_->headers.resize(index);
 }
 
 void EventBatchBuilder::set_acknowledger(std::shared_ptr<CommitTracker> acknowledger) {

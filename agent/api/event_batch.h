@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/api/deadline.h"
+#include "agent/api/event_headers.h"
 
 namespace sluice {
 
@@ -92,6 +93,9 @@ class CommitTracker {
 struct EventStorage {
   std::vector<char> bytes;
   std::vector<EventRecord> events;
+  // Per event, where the headers interceptors set lie (event_headers.h); empty while no event
+  // of the storage has any, shorter than `events` when the last ones have none.
+  std::vector<HeaderBlock> headers;
   std::shared_ptr<const HeaderNames> header_names;
   std::shared_ptr<CommitTracker> tracker;  // set by a channel that must hear of commits
   // Set by a source that acknowledges to its sender (RELP, once the events are committed):
@@ -158,6 +162,18 @@ class EventBatch {
     return {storage_->bytes.data() + e.offset + e.client_offset + e.client_ip_length, e.client_host_length};
   }
   const HeaderNames* header_names() const { return storage_ ? storage_->header_names.get() : nullptr; }
+  // The headers interceptors set on the event (event_headers.h): empty if none.
+  std::string_view header_block(const EventRecord& e) const {
+    const size_t index = static_cast<size_t>(&e - storage_->events.data());
+    if (index >= storage_->headers.size()) return {};
+    const HeaderBlock& block = storage_->headers[index];
+    return {storage_->bytes.data() + e.offset + block.offset, block.length};
+  }
+  // The event's header `name`: the last value an interceptor set, or else its parsed field of
+  // that name (event_field_from_name; clientIP and friends under the source's HeaderNames too);
+  // nullopt if it has none or an interceptor removed it. Numbers are formatted into `scratch`
+  // (at least 24 bytes).
+  std::optional<std::string_view> header(const EventRecord& e, std::string_view name, char* scratch) const;
   CommitTracker* tracker() const { return storage_ ? storage_->tracker.get() : nullptr; }
   // What a channel calls when it commits this batch: the source's acknowledger hears of it.
   void report_commit() const {
@@ -216,6 +232,17 @@ class EventBatchBuilder {
   // Copies bytes that belong to the last appended event (a composed body, the client's
   // address) after it; returns their offset relative to that event's frame.
   uint32_t append_to_last(std::string_view bytes);
+  // The last appended event's headers (event_headers.h), after all else appended for it.
+  void set_last_headers(std::string_view block);
+  // Takes the last appended event back out, with all appended for it (an interceptor filtered it).
+  void drop_last();
+  // The last appended event (after append()).
+  EventRecord& last() { return storage_->events.back(); }
+  // What the batch's buffer holds of the last appended event (its frame and what followed it).
+  std::string_view last_bytes() const {
+    const EventRecord& e = storage_->events.back();
+    return {storage_->bytes.data() + e.offset, storage_->bytes.size() - e.offset};
+  }
   void set_header_names(std::shared_ptr<const HeaderNames> names) { header_names_ = std::move(names); }
   // The batch being built reports its commits to `acknowledger` (EventStorage::acknowledger).
   void set_acknowledger(std::shared_ptr<CommitTracker> acknowledger);

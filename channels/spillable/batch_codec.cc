@@ -32,6 +32,11 @@ bool get_string(std::string_view& in, std::string& s) {
 
 }  // namespace
 
+// After the bytes, when any event has headers an interceptor set: this word, then per event its
+// block's offset and length (event_headers.h). A record without it (every record written before
+// headers existed) has none.
+constexpr uint32_t kHeadersSection = 0x48445253;  // "HDRS"
+
 uint32_t event_layout_version() { return 0x5E000000u | static_cast<uint32_t>(sizeof(EventRecord)); }
 
 void encode_batch(const EventBatch& batch, std::string& out) {
@@ -41,11 +46,17 @@ void encode_batch(const EventBatch& batch, std::string& out) {
   uint64_t bytes = 0;
   for (const EventRecord& e : batch) bytes += e.length;
   const EventStorage* storage = batch.storage();
-  // Bytes a record owns past its frame (a composed body, the client's address).
-  auto extent = [](const EventRecord& e) {
+  const bool with_headers = !storage->headers.empty();
+  // Bytes a record owns past its frame (a composed body, the client's address, its headers).
+  auto extent = [&](const EventRecord& e) {
     uint64_t end = e.length;
     end = std::max<uint64_t>(end, uint64_t{e.body_offset} + e.body_length);
     end = std::max<uint64_t>(end, uint64_t{e.client_offset} + e.client_ip_length + e.client_host_length);
+    if (with_headers) {
+      const size_t index = static_cast<size_t>(&e - storage->events.data());
+      if (index < storage->headers.size())
+        end = std::max<uint64_t>(end, uint64_t{storage->headers[index].offset} + storage->headers[index].length);
+    }
     return end;
   };
   plain.reserve(64 + batch.size() * sizeof(EventRecord) + bytes * 2);
@@ -73,6 +84,15 @@ void encode_batch(const EventBatch& batch, std::string& out) {
   }
   put_u32(plain, static_cast<uint32_t>(data.size()));
   plain += data;
+  if (with_headers) {
+    put_u32(plain, kHeadersSection);
+    for (const EventRecord& e : batch) {
+      const size_t index = static_cast<size_t>(&e - storage->events.data());
+      const HeaderBlock block = index < storage->headers.size() ? storage->headers[index] : HeaderBlock{};
+      put_u32(plain, block.offset);
+      put_u32(plain, block.length);
+    }
+  }
   std::string compressed;
   snappy::Compress(plain.data(), plain.size(), &compressed);
   out += compressed;
@@ -97,11 +117,26 @@ std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_
   std::memcpy(storage->events.data(), in.data(), count * sizeof(EventRecord));
   in.remove_prefix(count * sizeof(EventRecord));
   uint32_t size;
-  if (!get_u32(in, size) || in.size() != size) return std::nullopt;
-  storage->bytes.assign(in.begin(), in.end());
-  for (const EventRecord& e : storage->events)  // the CRC passed, but never trust offsets blindly
+  if (!get_u32(in, size) || in.size() < size) return std::nullopt;
+  storage->bytes.assign(in.begin(), in.begin() + size);
+  in.remove_prefix(size);
+  if (!in.empty()) {  // the headers section
+    uint32_t marker;
+    if (!get_u32(in, marker) || marker != kHeadersSection || in.size() != uint64_t{count} * 8) return std::nullopt;
+    storage->headers.resize(count);
+    for (HeaderBlock& block : storage->headers) {
+      get_u32(in, block.offset);
+      get_u32(in, block.length);
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {  // the CRC passed, but never trust offsets blindly
+    const EventRecord& e = storage->events[i];
     if (uint64_t{e.offset} + e.length > size || uint64_t{e.offset} + e.body_offset + e.body_length > size)
       return std::nullopt;
+    if (i < storage->headers.size() &&
+        uint64_t{e.offset} + storage->headers[i].offset + storage->headers[i].length > size)
+      return std::nullopt;
+  }
   storage->tracker = std::move(tracker);
   storage->acknowledger = std::move(origin.acknowledger);
   storage->acknowledger_base = origin.acknowledger_base;

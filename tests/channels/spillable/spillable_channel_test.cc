@@ -365,3 +365,41 @@ TEST_CASE("a batch spilled to disk and read back keeps its arrival, one replayed
   for (const EventBatch& b : replayed.batches) CHECK(b.arrived_at() == Clock::time_point{});
   reopened->commit(replayed);
 }
+
+TEST_CASE("a file channel's segment written before events had headers replays unchanged", "[spill][headers]") {
+  // tests/data/segments-before-headers: what the agent of c00874f kept on disk at its stop, three
+  // events read from one TCP connection with clientIPHeader = clientIP and portHeader = port.
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/cp");
+  std::filesystem::create_directories(dir.path() + "/data");
+  const std::string fixture = test::source_path("tests/data/segments-before-headers/");
+  std::filesystem::copy_file(fixture + "commits.v2.log", dir.path() + "/cp/commits.v2.log");
+  std::filesystem::copy_file(fixture + "segment-0000000000000001.sls",
+                             dir.path() + "/data/segment-0000000000000001.sls");
+  auto channel = kSpillableChannelSpec.make_channel(test::component(
+      config::Kind::channel, "c", "file",
+      {{"checkpointDir", dir.path() + "/cp"}, {"dataDir", dir.path() + "/data"}, {"minimumRequiredSpace", "0"}}));
+  channel->open();
+  Take take = channel->take(100, Clock::now());
+  REQUIRE(take.events == 3);
+  std::vector<std::string> raw, hosts, client, ports, severities;
+  char scratch[24];
+  for (const EventBatch& b : take.batches)
+    for (const EventRecord& e : b) {
+      raw.emplace_back(b.raw(e));
+      hosts.emplace_back(b.header(e, "host", scratch).value_or("<none>"));
+      client.emplace_back(b.header(e, "clientIP", scratch).value_or("<none>"));
+      ports.emplace_back(b.header(e, "port", scratch).value_or("<none>"));
+      severities.emplace_back(b.header(e, "Severity", scratch).value_or("<none>"));
+      CHECK(b.header_block(e).empty());
+    }
+  CHECK(raw == std::vector<std::string>{"<13>Dec  4 05:00:00 web01 app[42]: first event",
+                                        "<165>1 2026-12-04T05:00:01.003Z host2 evntslog 7 ID47 [exampleSDID@32473 "
+                                        "iut=\"3\"] second event",
+                                        "not syslog at all"});
+  CHECK(hosts == std::vector<std::string>{"web01", "host2", "<none>"});
+  CHECK(client == std::vector<std::string>{"127.0.0.1", "127.0.0.1", "127.0.0.1"});
+  CHECK(ports == std::vector<std::string>{"55140", "55140", "55140"});
+  CHECK(severities == std::vector<std::string>{"5", "5", "5"});
+  channel->commit(take);
+}
