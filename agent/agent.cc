@@ -9,8 +9,19 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/component_registry.h"
+#include "agent/source_interceptors.h"
 
 namespace sluice {
+
+std::unique_ptr<Source> make_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
+                                    BuildContext& context) {
+  const ComponentSpec& spec = find_component(component);
+  config::ComponentConfig own = component;  // without its interceptors' keys, which are theirs
+  context.interceptors = take_interceptors(own);
+  std::unique_ptr<Source> source = spec.make_source(own, std::move(channels), context);
+  context.interceptors.reset();
+  return source;
+}
 
 Agent::Agent(const config::AgentConfig& config) : config_(config) {
   std::map<std::string, Channel*> by_name;
@@ -24,7 +35,7 @@ Agent::Agent(const config::AgentConfig& config) : config_(config) {
   for (const config::ComponentConfig& c : config.sources) {
     std::vector<Channel*> targets;
     for (const std::string& name : c.channels) targets.push_back(by_name.at(name));
-    sources_.push_back(find_component(c).make_source(c, std::move(targets), context));
+    sources_.push_back(make_source(c, std::move(targets), context));
     if (const std::string_view property = sources_.back()->needs_delivered_commits(); !property.empty())
       check_delivered_commits(config, c, property);
   }
@@ -107,18 +118,19 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   SinkCounters sinks = departed_.sinks;
   for (const Sink* sink : all_sinks) sinks += sink->counters();
   // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk +
-  // unreadable on disk; read = put + never put (per channel a source feeds). Events a reload
+  // unreadable on disk; read = filtered + put + never put (per channel a source feeds). Events a reload
   // moved from a channel into its successor are counted as put once.
   const AgentTotals t = totals();
   const uint64_t lost = in_channels + sources.events_dropped_at_shutdown;
   spdlog::info(
-      "stopped: {} events read, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
+      "stopped: {} events read, {} filtered by interceptors, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
       "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
       "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut, {} connections cut",
-      sources.events_received, t.events_in, channels.events_recovered, t.events_out, sinks.events_lost_after_handover,
-      sinks.events_discarded, t.events_failed, lost, in_channels, sources.events_dropped_at_shutdown,
-      channels.events_on_disk, channels.events_unreadable, sinks.events_possibly_duplicated,
-      sources.bytes_unread_at_shutdown, sources.frames_cut, sources.connections_cut_at_shutdown);
+      sources.events_received, sources.events_filtered, t.events_in, channels.events_recovered, t.events_out,
+      sinks.events_lost_after_handover, sinks.events_discarded, t.events_failed, lost, in_channels,
+      sources.events_dropped_at_shutdown, channels.events_on_disk, channels.events_unreadable,
+      sinks.events_possibly_duplicated, sources.bytes_unread_at_shutdown, sources.frames_cut,
+      sources.connections_cut_at_shutdown);
   return lost;
 }
 

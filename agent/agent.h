@@ -50,6 +50,10 @@ enum class ReloadOutcome : uint8_t {
 };
 inline constexpr std::array<std::string_view, 4> kReloadOutcomes{"applied", "unchanged", "refused", "failed"};
 
+// A source from its spec, with its interceptors (source_interceptors.h) in `context`.
+std::unique_ptr<Source> make_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
+                                    BuildContext& context);
+
 class Agent {
  public:
   explicit Agent(const config::AgentConfig& config);

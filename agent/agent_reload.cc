@@ -101,7 +101,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       if (old && keep_source[static_cast<size_t>(old - config_.sources.data())]) continue;
       std::vector<Channel*> targets;
       for (const std::string& name : next.sources[i].channels) targets.push_back(by_name.at(name));
-      sources[i] = find_component(next.sources[i]).make_source(next.sources[i], std::move(targets), context);
+      sources[i] = make_source(next.sources[i], std::move(targets), context);
     }
   } catch (const config::ConfigError& e) {
     spdlog::error("reload refused: {}; the running configuration stays", e.what());

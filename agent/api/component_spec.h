@@ -19,6 +19,8 @@
 namespace sluice {
 
 class Channel;
+class Interceptor;
+class InterceptorChain;
 class MetricsWriter;
 class Sink;
 class Source;
@@ -42,6 +44,9 @@ class SharedState {
 // What a component may need from the agent while it is built.
 struct BuildContext {
   SharedState& shared;
+  // The source's interceptors (<source>.interceptors), or null if it has none: a source applies
+  // them to every event it makes (interceptor.h).
+  std::shared_ptr<const InterceptorChain> interceptors;
 };
 
 struct ComponentSpec {
@@ -54,6 +59,7 @@ struct ComponentSpec {
   std::unique_ptr<Source> (*make_source)(const config::ComponentConfig&, std::vector<Channel*> channels,
                                          BuildContext&) = nullptr;
   std::unique_ptr<Sink> (*make_sink)(const config::ComponentConfig&, Channel& channel, BuildContext&) = nullptr;
+  std::unique_ptr<Interceptor> (*make_interceptor)(const config::ComponentConfig&) = nullptr;
   // Metrics of the type rather than of one component (e.g. librdkafka's process-wide error
   // count): written once per scrape, whether or not the agent has a component of the type.
   void (*write_type_metrics)(MetricsWriter&) = nullptr;

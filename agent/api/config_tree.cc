@@ -10,6 +10,7 @@ std::string_view kind_plural(Kind kind) {
     case Kind::source: return "sources";
     case Kind::channel: return "channels";
     case Kind::sink: return "sinks";
+    case Kind::interceptor: return "interceptors";
   }
   return "?";
 }
@@ -19,6 +20,7 @@ std::string_view kind_singular(Kind kind) {
     case Kind::source: return "source";
     case Kind::channel: return "channel";
     case Kind::sink: return "sink";
+    case Kind::interceptor: return "interceptor";
   }
   return "?";
 }

@@ -13,7 +13,9 @@
 
 namespace sluice::config {
 
-enum class Kind { source, channel, sink };
+// An interceptor is configured under its source (<source>.interceptors.<name>.*), not listed at
+// the agent's level.
+enum class Kind { source, channel, sink, interceptor };
 
 std::string_view kind_plural(Kind kind);    // "sources"
 std::string_view kind_singular(Kind kind);  // "source"

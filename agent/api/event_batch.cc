@@ -50,6 +50,37 @@ std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scr
   }
 }
 
+// The parsed field of the event at `bytes` (its frame's start) named `name`, as a header.
+static std::optional<std::string_view> field_header(const char* bytes, const EventRecord& e, const HeaderNames* names,
+                                                    std::string_view name, char* scratch) {
+  std::optional<EventField> f;
+  if (names && !names->client_ip.empty() && name == names->client_ip)
+    f = EventField::client_ip;
+  else if (names && !names->client_host.empty() && name == names->client_host)
+    f = EventField::client_host;
+  else if (names && !names->port.empty() && name == names->port)
+    f = EventField::port;
+  else
+    f = event_field_from_name(name);
+  if (!f) return std::nullopt;
+  std::string_view value;
+  switch (*f) {
+    case EventField::host: value = {bytes + e.host.offset, e.host.length}; break;
+    case EventField::app: value = {bytes + e.app.offset, e.app.length}; break;
+    case EventField::procid: value = {bytes + e.procid.offset, e.procid.length}; break;
+    case EventField::msgid: value = {bytes + e.msgid.offset, e.msgid.length}; break;
+    case EventField::client_ip: value = {bytes + e.client_offset, e.client_ip_length}; break;
+    case EventField::client_host: value = {bytes + e.client_offset + e.client_ip_length, e.client_host_length}; break;
+    case EventField::none: return std::nullopt;
+    default: {
+      const auto [end, ec] = std::to_chars(scratch, scratch + 24, EventBatch::numeric_field(e, *f));
+      return std::string_view(scratch, ec == std::errc() ? static_cast<size_t>(end - scratch) : 0);
+    }
+  }
+  if (value.empty()) return std::nullopt;  // a text field the event does not have (no HOSTNAME)
+  return value;
+}
+
 std::optional<std::string_view> EventBatch::header(const EventRecord& e, std::string_view name, char* scratch) const {
   std::optional<std::string_view> set;
   bool mentioned = false;
@@ -60,17 +91,12 @@ std::optional<std::string_view> EventBatch::header(const EventRecord& e, std::st
       set = entry.removed ? std::nullopt : std::optional<std::string_view>(entry.value);
     }
   if (mentioned) return set;
-  if (const HeaderNames* names = header_names()) {
-    if (!names->client_ip.empty() && name == names->client_ip) return client_ip(e);
-    if (!names->client_host.empty() && name == names->client_host) return client_host(e);
-    if (!names->port.empty() && name == names->port) return field(e, EventField::port, scratch);
-  }
-  const std::optional<EventField> f = event_field_from_name(name);
-  if (!f) return std::nullopt;
-  const std::string_view value = field(e, *f, scratch);
-  // A text field the event does not have (no HOSTNAME) is no header.
-  if (value.empty() && EventBatch::numeric_field(e, *f) < 0) return std::nullopt;
-  return value;
+  return field_header(storage_->bytes.data() + e.offset, e, header_names(), name, scratch);
+}
+
+std::optional<std::string_view> EventBatchBuilder::last_header(std::string_view name, char* scratch) const {
+  const EventRecord& e = storage_->events.back();
+  return field_header(storage_->bytes.data() + e.offset, e, header_names_.get(), name, scratch);
 }
 
 // Events [begin, end)'s bytes in their storage: each event's frame is followed by what parsing

@@ -238,6 +238,10 @@ class EventBatchBuilder {
   void drop_last();
   // The last appended event (after append()).
   EventRecord& last() { return storage_->events.back(); }
+  // The last appended event's parsed field `name` as a header (EventBatch::header(), without
+  // the header block it does not have yet).
+  std::optional<std::string_view> last_header(std::string_view name, char* scratch) const;
+  const HeaderNames* header_names() const { return header_names_.get(); }
   // What the batch's buffer holds of the last appended event (its frame and what followed it).
   std::string_view last_bytes() const {
     const EventRecord& e = storage_->events.back();

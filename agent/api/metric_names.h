@@ -26,6 +26,7 @@ inline constexpr const char* kSourceEventsInvalidUtf8Total = "sluice_source_even
 inline constexpr const char* kSourceBlankLinesTotal = "sluice_source_blank_lines_total";
 inline constexpr const char* kSourceReadErrorsTotal = "sluice_source_read_errors_total";
 inline constexpr const char* kSourceEventsDroppedAtShutdownTotal = "sluice_source_events_dropped_at_shutdown_total";
+inline constexpr const char* kSourceEventsFilteredTotal = "sluice_source_events_filtered_total";
 
 // The stream sources (TCP, TLS, RELP).
 inline constexpr const char* kSourceFramesCutTotal = "sluice_source_frames_cut_total";
@@ -132,6 +133,7 @@ inline constexpr std::array kFamilies = {
     Family{kSourceBlankLinesTotal, Exporter::syslog_source},
     Family{kSourceReadErrorsTotal, Exporter::syslog_source},
     Family{kSourceEventsDroppedAtShutdownTotal, Exporter::syslog_source},
+    Family{kSourceEventsFilteredTotal, Exporter::syslog_source},
     Family{kSourceFramesCutTotal, Exporter::stream_source},
     Family{kSourceFramesOctetCountedTotal, Exporter::stream_source},
     Family{kSourceConnections, Exporter::stream_source},

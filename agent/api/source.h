@@ -14,6 +14,7 @@ struct SourceCounters {
   uint64_t events_received = 0;
   uint64_t bytes_received = 0;
   uint64_t frames_cut = 0;                   // partial frames the agent cut (shutdown, idleTimeout): Incomplete
+  uint64_t events_filtered = 0;              // dropped by the source's interceptors (regex_filter)
   uint64_t events_dropped_at_shutdown = 0;   // read, but not put into a channel by the deadline
   uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end before their sender closed
@@ -22,6 +23,7 @@ struct SourceCounters {
     events_received += c.events_received;
     bytes_received += c.bytes_received;
     frames_cut += c.frames_cut;
+    events_filtered += c.events_filtered;
     events_dropped_at_shutdown += c.events_dropped_at_shutdown;
     bytes_unread_at_shutdown += c.bytes_unread_at_shutdown;
     connections_cut_at_shutdown += c.connections_cut_at_shutdown;

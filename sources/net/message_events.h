@@ -28,8 +28,9 @@ class MessageEvents {
   virtual ~MessageEvents() = default;
   // A read begins: its events' arrival time.
   virtual void begin_read() = 0;
-  // Appends the event made of `message` to `batch`; counts what it found into `tally` (invalid).
-  virtual void add(std::string_view message, bool truncated, const MessageOrigin& origin, EventBatchBuilder& batch,
+  // Appends the event made of `message` to `batch`; counts what it found into `tally` (invalid,
+  // filtered). False: the source's interceptors filtered it out (it is not in the batch).
+  virtual bool add(std::string_view message, bool truncated, const MessageOrigin& origin, EventBatchBuilder& batch,
                    ReadTally& tally) = 0;
 };
 

@@ -132,6 +132,7 @@ StreamCounters StreamProbe::counters() const {
     c.accept_errors += io.accept_errors.get();
     c.read_errors += io.read_errors.get();
     c.events_dropped_at_shutdown += io.dropped.get();
+    c.events_filtered += io.filtered.get();
     c.bytes_unread_at_shutdown += io.unread_at_shutdown.get();
     c.connections_cut_at_shutdown += io.cut_at_shutdown.get();
     c.connections_refused_denied += io.refused_denied.get();
@@ -166,6 +167,7 @@ SourceCounters StreamProbe::source_counters() const {
   return {.events_received = c.events_received,
           .bytes_received = c.bytes_received,
           .frames_cut = c.frames_cut,
+          .events_filtered = c.events_filtered,
           .events_dropped_at_shutdown = c.events_dropped_at_shutdown,
           .bytes_unread_at_shutdown = c.bytes_unread_at_shutdown,
           .connections_cut_at_shutdown = c.connections_cut_at_shutdown};
@@ -203,6 +205,7 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
   w.counter(metric_names::kSourceAcceptErrorsTotal, "accept() failures (e.g. out of file descriptors).", l,
             c.accept_errors);
   w.counter(metric_names::kSourceReadErrorsTotal, "Connections ended by a read error.", l, c.read_errors);
+  syslog::write_filtered_family(w, n, c.events_filtered);
   w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
   w.counter(metric_names::kSourceBytesUnreadAtShutdownTotal,

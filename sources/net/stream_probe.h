@@ -52,6 +52,7 @@ struct StreamCounters {
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
+  uint64_t events_filtered = 0;              // by the source's interceptors
   uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end, before their sender's FIN
   uint64_t tls_handshakes = 0;               // completed and admitted
@@ -78,7 +79,7 @@ struct alignas(64) IoCounters {
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
       refused_limit, refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors,
-      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped;
+      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered;
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   Counter tls_handshaking, tls_awaiting_slot;  // gauges: set by the io thread as they change
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
@@ -123,6 +124,7 @@ class StreamProbe {
     p.octet_counted.add(framed.octet_counted);
     p.invalid.add(framed.invalid);
     p.invalid_utf8.add(framed.invalid_utf8);
+    if (framed.filtered) io.filtered.add(framed.filtered);
     if (!framed.truncated) return;
     if (auto note = io.truncation_log.next()) log_truncated(framed.truncated, peer(), port, *note);
   }

@@ -26,6 +26,7 @@ struct ReadTally {
   uint64_t cut = 0;        // partial frames we cut by closing the connection
   uint64_t invalid = 0;    // made into events kept whole with status Invalid
   uint64_t invalid_utf8 = 0;
+  uint64_t filtered = 0;  // dropped by the source's interceptors
 };
 
 // Takes the messages a protocol yields; the io worker's, for one connection's read.

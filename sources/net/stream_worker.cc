@@ -645,7 +645,11 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
 
   void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) override {
     EventBatchBuilder& batch = worker_.builder_;
-    worker_.events_->add(message, truncated, origin_, batch, tally_);
+    if (!worker_.events_->add(message, truncated, origin_, batch, tally_)) {
+      // Filtered out by an interceptor: done, as far as its sender is concerned (counted).
+      if (conn_.answered) conn_.protocol->acks()->done(ticket, 1);
+      return;
+    }
     if (conn_.answered) {
       if (!worker_.batch_acks_) {
         // With ackAfter = kafka every channel's commit counts down; on put, flush() tells it once.

@@ -10,22 +10,32 @@ namespace {
 // An io thread's decoder: its clock is read once per read, the charset is its port's.
 class SyslogMessageEvents final : public MessageEvents {
  public:
-  SyslogMessageEvents(uint8_t keep_fields, std::vector<Charset> charsets)
-      : decoder_(keep_fields), charsets_(std::move(charsets)), clock_(syslog::ParseClock::now()) {}
+  SyslogMessageEvents(uint8_t keep_fields, std::vector<Charset> charsets,
+                      std::shared_ptr<const InterceptorChain> interceptors)
+      : decoder_(keep_fields),
+        charsets_(std::move(charsets)),
+        interceptors_(std::move(interceptors)),
+        clock_(syslog::ParseClock::now()) {}
 
   void begin_read() override { clock_.refresh(); }
 
-  void add(std::string_view message, bool truncated, const MessageOrigin& origin, EventBatchBuilder& batch,
+  bool add(std::string_view message, bool truncated, const MessageOrigin& origin, EventBatchBuilder& batch,
            ReadTally& tally) override {
     EventRecord& e =
         decoder_.decode(message, truncated, charsets_[origin.port_index], clock_, batch, tally.invalid_utf8);
     syslog::stamp_origin(e, batch, {origin.port, origin.client, origin.client_ip_length});
     if (e.status == EventStatus::invalid) ++tally.invalid;
+    if (interceptors_ && !interceptors_->apply(batch, clock_.now_ms)) {
+      ++tally.filtered;
+      return false;
+    }
+    return true;
   }
 
  private:
   syslog::EventDecoder decoder_;
   const std::vector<Charset> charsets_;  // by port index
+  const std::shared_ptr<const InterceptorChain> interceptors_;
   syslog::ParseClock clock_;
 };
 
@@ -63,13 +73,14 @@ void finish_syslog_stream_config(const config::ComponentConfig& component, Syslo
       component.fail("charset.port." + std::to_string(port), "names a port that is not in ports");
 }
 
-SyslogMessageEventsFactory::SyslogMessageEventsFactory(const SyslogStreamConfig& config)
-    : keep_fields_(config.keep_fields), event_size_(config.event_size) {
+SyslogMessageEventsFactory::SyslogMessageEventsFactory(const SyslogStreamConfig& config,
+                                                       std::shared_ptr<const InterceptorChain> interceptors)
+    : keep_fields_(config.keep_fields), event_size_(config.event_size), interceptors_(std::move(interceptors)) {
   for (uint16_t port : config.ports) charsets_.push_back(config.charset_of(port));
 }
 
 std::unique_ptr<MessageEvents> SyslogMessageEventsFactory::make() const {
-  return std::make_unique<SyslogMessageEvents>(keep_fields_, charsets_);
+  return std::make_unique<SyslogMessageEvents>(keep_fields_, charsets_, interceptors_);
 }
 
 uint64_t SyslogMessageEventsFactory::max_event_bytes() const {

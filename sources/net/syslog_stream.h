@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/api/interceptor.h"
 #include "agent/api/property_table.h"
 #include "sources/net/message_events.h"
 #include "sources/net/stream_settings.h"
@@ -44,7 +45,8 @@ void finish_syslog_stream_config(const config::ComponentConfig& component, Syslo
 
 class SyslogMessageEventsFactory final : public MessageEventsFactory {
  public:
-  explicit SyslogMessageEventsFactory(const SyslogStreamConfig& config);
+  // `interceptors`: the source's (null: none), applied to every event made.
+  SyslogMessageEventsFactory(const SyslogStreamConfig& config, std::shared_ptr<const InterceptorChain> interceptors);
   std::unique_ptr<MessageEvents> make() const override;
   uint64_t max_event_bytes() const override;
 
@@ -52,6 +54,7 @@ class SyslogMessageEventsFactory final : public MessageEventsFactory {
   const uint8_t keep_fields_;
   const size_t event_size_;
   std::vector<Charset> charsets_;  // by port index
+  const std::shared_ptr<const InterceptorChain> interceptors_;
 };
 
 template <class C>

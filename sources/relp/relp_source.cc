@@ -13,7 +13,7 @@ std::vector<config::PropertyDoc> describe_relp() {
 }
 
 std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
-                                         BuildContext&) {
+                                         BuildContext& context) {
   RelpSourceConfig c = parse_relp_source_config(component);
   for (Channel* channel : channels) {
     batch_size_for(component, "batchSize", c.tcp.batch_size, *channel);
@@ -25,7 +25,7 @@ std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& componen
   if (channels.size() > 255) component.fail("channels", "more than 255 channels cannot all be waited for");
   const RelpSettings settings{.max_data_size = static_cast<size_t>(c.relp.max_data_size.bytes),
                               .event_size = c.tcp.event_size};
-  auto events = std::make_unique<net::SyslogMessageEventsFactory>(c.tcp);
+  auto events = std::make_unique<net::SyslogMessageEventsFactory>(c.tcp, context.interceptors);
   return std::make_unique<net::StreamServer>(component, std::move(c.tcp), std::move(channels),
                                              std::make_unique<RelpProtocolFactory>(settings, c.relp.ack_after),
                                              std::move(events));

@@ -19,6 +19,12 @@ void write_port_frame_families(MetricsWriter& w, const std::string& source, cons
   w.counter(metric_names::kSourceBlankLinesTotal, "Empty frames skipped.", l, p.blank_lines);
 }
 
+void write_filtered_family(MetricsWriter& w, const std::string& source, uint64_t filtered) {
+  w.counter(metric_names::kSourceEventsFilteredTotal,
+            "Events the source's interceptors filtered out (regex_filter): read, counted, not put.",
+            {{"source", source}}, filtered);
+}
+
 void log_dropped_at_shutdown(LogLimiter& log, const std::string& source, const std::string& channel, uint64_t events) {
   if (auto note = log.next())
     spdlog::error(

@@ -48,6 +48,8 @@ struct PortFrameTotals {
 // sluice_source_{events_received,bytes_received,frames_invalid,frames_truncated,
 // events_invalid_utf8,blank_lines}_total{source,port}.
 void write_port_frame_families(MetricsWriter& writer, const std::string& source, const PortFrameTotals& port);
+// The events the source's interceptors filtered out (every syslog source has the family).
+void write_filtered_family(MetricsWriter& writer, const std::string& source, uint64_t filtered);
 
 // A channel still full at the shutdown deadline: the events it never took, logged (the caller
 // counts them).

@@ -6,10 +6,10 @@ namespace sluice::syslog_tcp {
 namespace {
 
 std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
-                                               BuildContext&) {
+                                               BuildContext& context) {
   SyslogTcpConfig c = parse_syslog_tcp_config(component);
   for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
-  return std::make_unique<SyslogTcpSource>(component, c, std::move(channels));
+  return std::make_unique<SyslogTcpSource>(component, c, std::move(channels), context.interceptors);
 }
 
 }  // namespace
@@ -27,9 +27,9 @@ const ComponentSpec kSyslogTcpSourceSpec{
 };
 
 SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, const SyslogTcpConfig& config,
-                                 std::vector<Channel*> channels)
+                                 std::vector<Channel*> channels, std::shared_ptr<const InterceptorChain> interceptors)
     : StreamServer(std::move(component), config, std::move(channels),
                    std::make_unique<SyslogFramingFactory>(config.event_size, config.detect_octet_counting()),
-                   std::make_unique<SyslogMessageEventsFactory>(config)) {}
+                   std::make_unique<SyslogMessageEventsFactory>(config, std::move(interceptors))) {}
 
 }  // namespace sluice::syslog_tcp

@@ -16,7 +16,9 @@ using SyslogTcpCounters = net::StreamCounters;
 
 class SyslogTcpSource final : public net::StreamServer {
  public:
-  SyslogTcpSource(config::ComponentConfig component, const SyslogTcpConfig& config, std::vector<Channel*> channels);
+  // `interceptors`: applied to every event made (null: none).
+  SyslogTcpSource(config::ComponentConfig component, const SyslogTcpConfig& config, std::vector<Channel*> channels,
+                  std::shared_ptr<const InterceptorChain> interceptors = nullptr);
 };
 
 extern const ComponentSpec kSyslogTcpSourceSpec;

@@ -57,6 +57,7 @@ SyslogUdpCounters SyslogUdpProbe::counters() const {
     c.read_errors += io.read_errors.get();
     c.events_dropped_at_shutdown += io.dropped.get();
     c.datagrams_unread_at_shutdown += io.unread.get();
+    c.events_filtered += io.filtered.get();
   }
   for (const UdpPortCounters& p : c.per_port) {
     c.events_received += p.events;
@@ -72,6 +73,7 @@ SourceCounters SyslogUdpProbe::source_counters() const {
   const SyslogUdpCounters c = counters();
   return {.events_received = c.events_received,
           .bytes_received = c.bytes_received,
+          .events_filtered = c.events_filtered,
           .events_dropped_at_shutdown = c.events_dropped_at_shutdown};
 }
 
@@ -88,13 +90,14 @@ void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   }
   const MetricLabels l{{"source", source_name_}};
   w.counter(metric_names::kSourceReadErrorsTotal, "recvmmsg() failures.", l, c.read_errors);
+  syslog::write_filtered_family(w, source_name_, c.events_filtered);
   w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
             "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
   w.counter(metric_names::kSourceDatagramsUnreadAtShutdownTotal,
             "Datagrams still queued on the sockets when they closed at shutdown: lost.", l,
             c.datagrams_unread_at_shutdown);
   w.flume("EventReceivedCount", std::to_string(c.events_received));
-  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown));
+  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown - c.events_filtered));
   w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown + c.kernel_drops));
 }
 

@@ -23,6 +23,7 @@ struct UdpPortCounters : syslog::PortFrameTotals {
 struct SyslogUdpCounters {
   uint64_t events_received = 0, bytes_received = 0, events_truncated = 0, datagrams_denied = 0, kernel_drops = 0;
   uint64_t read_errors = 0, events_dropped_at_shutdown = 0, datagrams_unread_at_shutdown = 0;
+  uint64_t events_filtered = 0;  // by the source's interceptors
   std::vector<UdpPortCounters> per_port;
 };
 
@@ -32,7 +33,7 @@ struct alignas(64) UdpIoCounters {
   };
   explicit UdpIoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;
-  syslog::Counter read_errors, dropped, unread;
+  syslog::Counter read_errors, dropped, unread, filtered;
   LogLimiter drop_log, denied_log, read_error_log, dropped_log, unread_log;
 };
 

@@ -31,10 +31,10 @@ constexpr int kPollMs = 100;
 constexpr auto kDropCheckEvery = std::chrono::milliseconds(100);
 
 std::unique_ptr<Source> make_syslog_udp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
-                                               BuildContext&) {
+                                               BuildContext& context) {
   SyslogUdpConfig c = parse_syslog_udp_config(component);
   for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
-  return std::make_unique<SyslogUdpSource>(component, std::move(c), std::move(channels));
+  return std::make_unique<SyslogUdpSource>(component, std::move(c), std::move(channels), context.interceptors);
 }
 
 int io_threads_for(int64_t configured) {
@@ -295,6 +295,10 @@ class SyslogUdpSource::IoThread {
     if (truncated) port.truncated.add(1);
     if (e.status == EventStatus::invalid) port.invalid.add(1);
     if (invalid_utf8) port.invalid_utf8.add(invalid_utf8);
+    if (source_.interceptors_ && !source_.interceptors_->apply(builder_, clock_.now_ms)) {
+      counters_.filtered.add(1);  // taken back out of the batch
+      return;
+    }
     if (builder_.size() >= config_.batch_size) flush();
   }
 
@@ -322,10 +326,11 @@ class SyslogUdpSource::IoThread {
 };
 
 SyslogUdpSource::SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config,
-                                 std::vector<Channel*> channels)
+                                 std::vector<Channel*> channels, std::shared_ptr<const InterceptorChain> interceptors)
     : component_(std::move(component)),
       config_(std::move(config)),
       channels_(std::move(channels)),
+      interceptors_(std::move(interceptors)),
       io_threads_(io_threads_for(config_.num_processors)),
       probe_(component_.name, config_.ports.size(), io_threads_) {}
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agent/api/component_spec.h"
+#include "agent/api/interceptor.h"
 #include "agent/api/source.h"
 #include "sources/syslog_udp/syslog_udp_config.h"
 #include "sources/syslog_udp/syslog_udp_probe.h"
@@ -27,7 +28,9 @@ namespace sluice::syslog_udp {
 
 class SyslogUdpSource final : public Source {
  public:
-  SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config, std::vector<Channel*> channels);
+  // `interceptors`: applied to every event made (null: none).
+  SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config, std::vector<Channel*> channels,
+                  std::shared_ptr<const InterceptorChain> interceptors = nullptr);
   ~SyslogUdpSource() override;
 
   const std::string& name() const override { return component_.name; }
@@ -47,6 +50,7 @@ class SyslogUdpSource final : public Source {
   const config::ComponentConfig component_;
   const SyslogUdpConfig config_;
   const std::vector<Channel*> channels_;
+  const std::shared_ptr<const InterceptorChain> interceptors_;
   const int io_threads_;
   SyslogUdpProbe probe_;
   std::vector<uint16_t> bound_ports_;

@@ -1,7 +1,8 @@
 // Every default the reference documents (conf/REFERENCE.md, from the property tables) is the one
 // the component uses: each component type, built once with only what it requires and once with
 // every documented default given explicitly, must be the same component — the same memory bound
-// (what it states it may hold: sizes, counts, capacities), or the same refusal. A default
+// (what it states it may hold: sizes, counts, capacities), or the same refusal (an interceptor:
+// accepted both ways, under a source). A default
 // applied in code past its table (RELP's eventSize once documented as TCP's 2500 while it used
 // 128 KiB) fails here.
 
@@ -29,6 +30,14 @@ const std::map<std::string, std::string, std::less<>> kRequired = {
     {"file", "dataDir = /nonexistent/sluice-defaults-test\n"},
     {"kafka", "topic = t\nbrokerList = 127.0.0.1:9\n"},
     {"null", ""},
+    {"timestamp", ""},
+    {"host", ""},
+    {"static", ""},
+    {"uuid", ""},
+    {"remove_header", ""},
+    {"regex_filter", ""},
+    {"search_replace", "searchPattern = x\n"},
+    {"regex_extractor", "regex = (x)\nserializers = s\nserializers.s.name = found\n"},
 };
 
 // Rows whose documented default a component refuses when given explicitly, by design: TLS
@@ -62,8 +71,14 @@ std::string agent_with(const ComponentSpec& spec, const std::string& properties)
     if (spec.kind == kind) return properties;
     return kRequired.find(type)->second + (relp && kind == config::Kind::sink ? "kafka.producer.acks = all\n" : "");
   };
+  // An interceptor, under the source.
+  const std::string interceptor =
+      spec.kind == config::Kind::interceptor
+          ? "a.sources.s.interceptors = i\n" +
+                prefixed("a.sources.s.interceptors.i.", "type = " + std::string(spec.type) + "\n" + properties)
+          : "";
   return "a.sources = s\na.channels = c\na.sinks = k\n" + prefixed("a.sources.s.", "type = " + source + "\n") +
-         prefixed("a.sources.s.", own(config::Kind::source, source)) + "a.sources.s.channels = c\n" +
+         prefixed("a.sources.s.", own(config::Kind::source, source)) + interceptor + "a.sources.s.channels = c\n" +
          prefixed("a.channels.c.", "type = " + channel + "\n") +
          prefixed("a.channels.c.", own(config::Kind::channel, channel)) +
          prefixed("a.sinks.k.", "type = " + sink + "\n") + prefixed("a.sinks.k.", own(config::Kind::sink, sink)) +

@@ -60,7 +60,8 @@ std::string with_fixed_ports(std::string config) {
 
 std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   static const std::regex line(
-      R"(stopped: (\d+) events read, (\d+) events in, (\d+) replayed from disk, (\d+) sent \((\d+) lost after )"
+      R"(stopped: (\d+) events read, (\d+) filtered by interceptors, (\d+) events in, (\d+) replayed from disk, )"
+      R"((\d+) sent \((\d+) lost after )"
       R"(hand-over\), (\d+) discarded, (\d+) )"
       R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) )"
       R"(unreadable on disk, (\d+) possibly )"
@@ -69,6 +70,7 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
     ShutdownAccount& a = accounts.emplace_back();
     uint64_t* fields[] = {&a.read,
+                          &a.filtered,
                           &a.in,
                           &a.replayed,
                           &a.sent,
