@@ -671,7 +671,9 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
 };
 
 void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
-  if (!connections_.count(&conn)) return;  // ended by an earlier chunk of the same read
+  // An answered connection may have been ended by an earlier chunk of the same read (a broken
+  // session); another is consumed before it is closed.
+  if (conn.answered && !connections_.count(&conn)) return;
   ReadTally tally;
   events_->begin_read();  // the arrival time for this read's events
   ConnectionMessages messages(*this, conn, tally);
