@@ -50,18 +50,20 @@ std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scr
   }
 }
 
-// The parsed field of the event at `bytes` (its frame's start) named `name`, as a header.
-static std::optional<std::string_view> field_header(const char* bytes, const EventRecord& e, const HeaderNames* names,
-                                                    std::string_view name, char* scratch) {
-  std::optional<EventField> f;
-  if (names && !names->client_ip.empty() && name == names->client_ip)
-    f = EventField::client_ip;
-  else if (names && !names->client_host.empty() && name == names->client_host)
-    f = EventField::client_host;
-  else if (names && !names->port.empty() && name == names->port)
-    f = EventField::port;
-  else
-    f = event_field_from_name(name);
+HeaderRef::HeaderRef(std::string n) : name(std::move(n)), field(event_field_from_name(name)) {}
+
+// The source's header name `name` stands for (portHeader, clientIPHeader, clientHostnameHeader).
+static std::optional<EventField> named_by_source(const HeaderNames* names, std::string_view name) {
+  if (!names || name.empty()) return std::nullopt;
+  if (name == names->client_ip) return EventField::client_ip;
+  if (name == names->client_host) return EventField::client_host;
+  if (name == names->port) return EventField::port;
+  return std::nullopt;
+}
+
+// The parsed field `f` of the event at `bytes` (its frame's start), as a header.
+static std::optional<std::string_view> field_value(const char* bytes, const EventRecord& e, std::optional<EventField> f,
+                                                   char* scratch) {
   if (!f) return std::nullopt;
   std::string_view value;
   switch (*f) {
@@ -91,12 +93,69 @@ std::optional<std::string_view> EventBatch::header(const EventRecord& e, std::st
       set = entry.removed ? std::nullopt : std::optional<std::string_view>(entry.value);
     }
   if (mentioned) return set;
-  return field_header(storage_->bytes.data() + e.offset, e, header_names(), name, scratch);
+  std::optional<EventField> f = named_by_source(header_names(), name);
+  if (!f) f = event_field_from_name(name);
+  return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
+}
+
+std::optional<std::string_view> EventBatch::header(const EventRecord& e, const HeaderRef& ref, char* scratch) const {
+  if (!storage_->headers.empty()) {
+    std::optional<std::string_view> set;
+    bool mentioned = false;
+    HeaderReader reader(header_block(e));
+    for (HeaderEntry entry; reader.next(entry);)
+      if (entry.name == ref.name) {
+        mentioned = true;
+        set = entry.removed ? std::nullopt : std::optional<std::string_view>(entry.value);
+      }
+    if (mentioned) return set;
+  }
+  std::optional<EventField> f = named_by_source(header_names(), ref.name);
+  if (!f) f = ref.field;
+  return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
+}
+
+bool EventBatch::may_have(const HeaderRef& ref) const {
+  return storage_ && (ref.field || !storage_->headers.empty() || named_by_source(header_names(), ref.name));
+}
+
+std::vector<std::pair<std::string, std::string>> EventBatch::all_headers(const EventRecord& e) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto put = [&](std::string_view name, std::string_view value) {
+    for (auto& [n, v] : out)
+      if (n == name) {
+        v = value;
+        return;
+      }
+    out.emplace_back(name, value);
+  };
+  out.emplace_back("timestamp", std::to_string(e.timestamp_ms));
+  out.emplace_back("Facility", std::to_string(e.facility));
+  out.emplace_back("Severity", std::to_string(e.severity));
+  if (e.status != EventStatus::ok)
+    out.emplace_back("flume.syslog.status", e.status == EventStatus::invalid ? "Invalid" : "Incomplete");
+  if (e.host.length) out.emplace_back("host", text(e, e.host));
+  if (const HeaderNames* names = header_names()) {
+    if (!names->port.empty()) put(names->port, std::to_string(e.port));
+    if (!names->client_ip.empty() && e.client_ip_length) put(names->client_ip, client_ip(e));
+    if (!names->client_host.empty() && e.client_host_length) put(names->client_host, client_host(e));
+  }
+  HeaderReader reader(header_block(e));
+  for (HeaderEntry entry; reader.next(entry);) {
+    if (!entry.removed) {
+      put(entry.name, entry.value);
+      continue;
+    }
+    std::erase_if(out, [&](const auto& header) { return header.first == entry.name; });
+  }
+  return out;
 }
 
 std::optional<std::string_view> EventBatchBuilder::last_header(std::string_view name, char* scratch) const {
   const EventRecord& e = storage_->events.back();
-  return field_header(storage_->bytes.data() + e.offset, e, header_names_.get(), name, scratch);
+  std::optional<EventField> f = named_by_source(header_names_.get(), name);
+  if (!f) f = event_field_from_name(name);
+  return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
 }
 
 // Events [begin, end)'s bytes in their storage: each event's frame is followed by what parsing

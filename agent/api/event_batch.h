@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -71,6 +72,17 @@ enum class EventField : uint8_t {
 // "host", "app", "procid", "msgid", "Facility", "Severity", "port", "timestamp", "clientIP",
 // "clientHostname" (any case, a few synonyms); nullopt for anything else.
 std::optional<EventField> event_field_from_name(std::string_view name);
+
+// A header name a sink reads (keyField, topicHeader, kafka.headers, ...), resolved once: the
+// parsed field it names, if any (event_field_from_name), so that a batch none of whose events has
+// a header block finds it without comparing names.
+struct HeaderRef {
+  std::string name;
+  std::optional<EventField> field;
+  HeaderRef() = default;
+  explicit HeaderRef(std::string n);
+  bool empty() const { return name.empty(); }
+};
 
 // What the source named the optional per-event headers (Flume's portHeader, clientIPHeader,
 // clientHostnameHeader); empty names are not emitted. Shared by every batch of the source.
@@ -174,6 +186,15 @@ class EventBatch {
   // nullopt if it has none or an interceptor removed it. Numbers are formatted into `scratch`
   // (at least 24 bytes).
   std::optional<std::string_view> header(const EventRecord& e, std::string_view name, char* scratch) const;
+  std::optional<std::string_view> header(const EventRecord& e, const HeaderRef& ref, char* scratch) const;
+  // False when no event of this batch can have the header: none has a header block, and it
+  // names neither a parsed field nor one of the source's header names (a sink skips the lookups).
+  bool may_have(const HeaderRef& ref) const;
+  // Every header of the event, as Flume's event would carry it: the parsed fields under Flume's
+  // names (timestamp, Facility, Severity, host, flume.syslog.status for a bad line, the source's
+  // portHeader/clientIPHeader/clientHostnameHeader), then what interceptors set, a later value
+  // replacing an earlier one and a removed header gone. For the JSON format and Flume's Avro event.
+  std::vector<std::pair<std::string, std::string>> all_headers(const EventRecord& e) const;
   CommitTracker* tracker() const { return storage_ ? storage_->tracker.get() : nullptr; }
   // What a channel calls when it commits this batch: the source's acknowledger hears of it.
   void report_commit() const {

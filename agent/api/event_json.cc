@@ -1,6 +1,9 @@
 #include "agent/api/event_json.h"
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
+#include <vector>
 
 #include "agent/api/utf8.h"
 
@@ -65,36 +68,74 @@ void append_text_field(std::string& out, std::string_view key, std::string_view 
   append_string(out, value);
 }
 
+// The headers interceptors set (or removed) on an event: the names its parsed fields give way to.
+class SetHeaders {
+ public:
+  explicit SetHeaders(std::string_view block) : block_(block) {}
+  bool mentions(std::string_view name) const {
+    if (block_.empty()) return false;
+    HeaderReader reader(block_);
+    for (HeaderEntry entry; reader.next(entry);)
+      if (entry.name == name) return true;
+    return false;
+  }
+  // Each set header once, its last value, in the order first set; removed ones left out.
+  void append(std::string& out) const {
+    HeaderReader reader(block_);
+    std::vector<std::string_view> done;
+    for (HeaderEntry entry; reader.next(entry);) {
+      if (std::find(done.begin(), done.end(), entry.name) != done.end()) continue;
+      done.push_back(entry.name);
+      std::optional<std::string_view> last;
+      HeaderReader again(block_);
+      for (HeaderEntry later; again.next(later);)
+        if (later.name == entry.name)
+          last = later.removed ? std::nullopt : std::optional<std::string_view>(later.value);
+      if (!last) continue;
+      append_key(out, entry.name);
+      append_string(out, *last);
+    }
+  }
+
+ private:
+  std::string_view block_;
+};
+
 }  // namespace
 
 void append_event_json(const EventBatch& batch, const EventRecord& e, std::string& out) {
-  out += "{\"timestamp\":";
-  append_number(out, e.timestamp_ms);
-  append_key(out, "Facility");
-  append_number(out, e.facility);
-  append_key(out, "Severity");
-  append_number(out, e.severity);
+  // A parsed field an interceptor set or removed is written as the interceptor left it, below.
+  const SetHeaders set(batch.header_block(e));
+  auto number = [&](std::string_view key, int64_t value) {
+    if (set.mentions(key)) return;
+    append_key(out, key);
+    append_number(out, value);
+  };
+  auto text = [&](std::string_view key, std::string_view value) {
+    if (!set.mentions(key)) append_text_field(out, key, value);
+  };
+  out += '{';
+  const size_t opened = out.size();
+  number("timestamp", e.timestamp_ms);
+  number("Facility", e.facility);
+  number("Severity", e.severity);
   if (e.status != EventStatus::ok)
-    append_text_field(out, "flume.syslog.status", e.status == EventStatus::invalid ? "Invalid" : "Incomplete");
-  if (e.version) {
-    append_key(out, "version");
-    append_number(out, e.version);
-  }
-  append_text_field(out, "host", batch.text(e, e.host));
-  append_text_field(out, "app", batch.text(e, e.app));
-  append_text_field(out, "procid", batch.text(e, e.procid));
-  append_text_field(out, "msgid", batch.text(e, e.msgid));
-  append_text_field(out, "structured_data", batch.text(e, e.structured_data));
+    text("flume.syslog.status", e.status == EventStatus::invalid ? "Invalid" : "Incomplete");
+  if (e.version) number("version", e.version);
+  text("host", batch.text(e, e.host));
+  text("app", batch.text(e, e.app));
+  text("procid", batch.text(e, e.procid));
+  text("msgid", batch.text(e, e.msgid));
+  text("structured_data", batch.text(e, e.structured_data));
   if (const HeaderNames* names = batch.header_names()) {
-    if (!names->port.empty()) {
-      append_key(out, names->port);
-      append_number(out, e.port);
-    }
-    if (!names->client_ip.empty()) append_text_field(out, names->client_ip, batch.client_ip(e));
-    if (!names->client_host.empty()) append_text_field(out, names->client_host, batch.client_host(e));
+    if (!names->port.empty()) number(names->port, e.port);
+    if (!names->client_ip.empty()) text(names->client_ip, batch.client_ip(e));
+    if (!names->client_host.empty()) text(names->client_host, batch.client_host(e));
   }
+  set.append(out);
   append_key(out, "message");
   append_string(out, batch.message(e));
+  out.erase(opened, 1);  // the first key's comma
   out += '}';
 }
 

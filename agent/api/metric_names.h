@@ -93,6 +93,8 @@ inline constexpr const char* kPipelineDeliverySeconds = "sluice_pipeline_deliver
 // A Kafka sink.
 inline constexpr const char* kSinkDeliveryErrorsTotal = "sluice_sink_delivery_errors_total";
 inline constexpr const char* kSinkProducerRestartsTotal = "sluice_sink_producer_restarts_total";
+inline constexpr const char* kSinkTopicHeaderMissingTotal = "sluice_sink_topic_header_missing_total";
+inline constexpr const char* kSinkPartitionHeaderUnusableTotal = "sluice_sink_partition_header_unusable_total";
 inline constexpr const char* kSinkKafkaQueueMessages = "sluice_sink_kafka_queue_messages";
 inline constexpr const char* kKafkaBrokerUp = "sluice_kafka_broker_up";
 inline constexpr const char* kKafkaBrokerRttAvgSeconds = "sluice_kafka_broker_rtt_avg_seconds";
@@ -181,6 +183,8 @@ inline constexpr std::array kFamilies = {
     Family{kPipelineDeliverySeconds, Exporter::sink},
     Family{kSinkDeliveryErrorsTotal, Exporter::kafka_sink},
     Family{kSinkProducerRestartsTotal, Exporter::kafka_sink},
+    Family{kSinkTopicHeaderMissingTotal, Exporter::kafka_sink},
+    Family{kSinkPartitionHeaderUnusableTotal, Exporter::kafka_sink},
     Family{kSinkKafkaQueueMessages, Exporter::kafka_sink},
     Family{kKafkaBrokerUp, Exporter::kafka_sink},
     Family{kKafkaBrokerRttAvgSeconds, Exporter::kafka_sink},

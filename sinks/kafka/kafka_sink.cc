@@ -1,5 +1,9 @@
 #include "sinks/kafka/kafka_sink.h"
 
+#include <charconv>
+
+#include "sinks/kafka/flume_event.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -173,7 +177,18 @@ void KafkaSink::replace_fatal_producer() {
 
 void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker) {
   OutgoingMessage& m = messages_.emplace_back();
-  if (config_.format == PayloadFormat::json) {
+  if (config_.flume_event_format) {
+    // The arena may still move as it grows: offsets now, pointers in produce_messages().
+    const size_t start = json_.size();
+    std::string body;
+    if (config_.format == PayloadFormat::json)
+      append_event_json(batch, e, body);
+    else
+      body = config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
+    append_flume_event(batch.all_headers(e), body, json_);
+    m.payload = reinterpret_cast<const char*>(start);
+    m.length = json_.size() - start;
+  } else if (config_.format == PayloadFormat::json) {
     // The arena may still move as it grows: offsets now, pointers in produce_messages().
     const size_t start = json_.size();
     append_event_json(batch, e, json_);
@@ -185,53 +200,90 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
     m.length = payload.size();
   }
   m.tracker = tracker;
-  if (config_.key_field != EventField::none) {
+  if (lookups_.key) {
     // librdkafka copies keys, but only at produce(): numeric keys need a home until then.
     char* scratch = key_scratch_.emplace_back().data();
-    const std::string_view key = batch.field(e, config_.key_field, scratch);
-    if (!key.empty()) {  // no host in the line: no key, librdkafka picks the partition
-      m.key = key.data();
-      m.key_length = key.size();
+    const std::optional<std::string_view> key = batch.header(e, config_.key_header, scratch);
+    if (key && !key->empty()) {  // none: no key, librdkafka picks the partition
+      m.key = key->data();
+      m.key_length = key->size();
     }
   }
   if (!config_.headers.empty()) {
     // Views into headers_, which send() reserved for the whole take: it does not move.
     const size_t first = headers_.size();
     for (const RecordHeaderField& h : config_.headers) {
-      const std::string_view value = batch.field(e, h.field, key_scratch_.emplace_back().data());
-      if (!value.empty()) headers_.push_back({h.name, value});
+      const std::optional<std::string_view> value = batch.header(e, h.header, key_scratch_.emplace_back().data());
+      if (value && !value->empty()) headers_.push_back({h.name, *value});
     }
     m.headers = std::span<const MessageHeader>(headers_.data() + first, headers_.size() - first);
   }
-  if (config_.partition_field != EventField::none)
-    m.partition = static_cast<int32_t>(EventBatch::numeric_field(e, config_.partition_field));
-  if (config_.topic_field != EventField::none) {
-    char unused[24];
-    topics_.push_back(batch.field(e, config_.topic_field, unused));
+  if (!config_.partition_header.empty()) {
+    // Without a usable header: defaultPartitionId (key), or the partitioner.
+    m.partition = static_cast<int32_t>(config_.partition);
+    char scratch[24];
+    const std::optional<std::string_view> value =
+        lookups_.partition ? batch.header(e, config_.partition_header, scratch) : std::nullopt;
+    int32_t partition = -1;
+    if (value && std::from_chars(value->data(), value->data() + value->size(), partition).ec == std::errc() &&
+        partition >= 0)
+      m.partition = partition;
+    else
+      ++partition_header_unusable_;
   }
+  if (lookups_.topic || !config_.topic_template.empty()) {
+    // topics_ stays empty while no event has a topic of its own (one produce call for the take);
+    // the first that has one gives every message before it the sink's topic ("").
+    std::string topic;
+    char scratch[24];
+    if (const auto chosen = lookups_.topic ? batch.header(e, config_.topic_header, scratch) : std::nullopt) {
+      topic = *chosen;
+    } else if (!config_.topic_template.empty()) {
+      // Flume's %{header}: a header the event lacks is an empty string (counted).
+      for (const TopicTemplate::Part& part : config_.topic_template.parts) {
+        if (part.header.empty()) {
+          topic += part.text;
+        } else if (const auto value = batch.header(e, part.header, scratch)) {
+          topic += *value;
+        } else {
+          ++topic_header_missing_;
+        }
+      }
+    }
+    if (!topic.empty() || !topics_.empty()) {
+      topics_.resize(messages_.size() - 1);
+      topics_.push_back(std::move(topic));
+    }
+  }
+}
+
+void KafkaSink::prepare_lookups(const EventBatch& batch) {
+  lookups_ = {.key = !config_.key_header.empty() && batch.may_have(config_.key_header),
+              .partition = batch.may_have(config_.partition_header),
+              .topic = !config_.topic_header.empty() && batch.may_have(config_.topic_header)};
 }
 
 Destination KafkaSink::destination_of(size_t index) const {
   return {.topic_from_event = !topics_.empty() && !topics_[index].empty(),
-          .partition_from_event = config_.partition_field != EventField::none};
+          .partition_from_event = !config_.partition_header.empty()};
 }
 
 size_t KafkaSink::produce_messages() {
   const int32_t partition =
-      config_.partition_field != EventField::none ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
-  const bool json = config_.format == PayloadFormat::json;
-  const ProduceOptions options{.copy_payloads = json, .with_headers = !config_.headers.empty()};
-  if (json)
+      !config_.partition_header.empty() ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
+  const bool copied = config_.format == PayloadFormat::json || config_.flume_event_format;
+  const ProduceOptions options{.copy_payloads = copied, .with_headers = !config_.headers.empty()};
+  if (copied)
     for (OutgoingMessage& m : messages_) m.payload = json_.data() + reinterpret_cast<size_t>(m.payload);
-  if (config_.topic_field == EventField::none)
-    return producer_->produce(config_.topic, partition, messages_, stop_deadline_, options);
+  if (topics_.empty()) return producer_->produce(config_.topic, partition, messages_, stop_deadline_, options);
+  topics_.resize(messages_.size());  // the messages after the last with a topic of its own: the sink's
   // Per-event topics: one produce call per run of events bound for the same topic; events
   // without the field go to the configured topic.
   const std::span<OutgoingMessage> all(messages_);
   size_t start = 0, refused = 0;
   for (size_t i = 1; i <= messages_.size(); ++i) {
     if (i < messages_.size() && topics_[i] == topics_[start]) continue;
-    const std::string topic = topics_[start].empty() ? config_.topic : std::string(topics_[start]);
+    const std::string& topic = topics_[start].empty() ? config_.topic : topics_[start];
     const std::span<OutgoingMessage> run = all.subspan(start, i - start);
     if (is_valid_topic_name(topic)) {
       refused += producer_->produce(topic, partition, run, stop_deadline_, options);
@@ -251,7 +303,7 @@ void KafkaSink::send(Take take) {
   topics_.clear();
   headers_.clear();
   headers_.reserve(take.events * config_.headers.size());
-  key_scratch_.reserve(take.events * ((config_.key_field != EventField::none) + config_.headers.size()));
+  key_scratch_.reserve(take.events * (!config_.key_header.empty() + config_.headers.size()));
   if (!config_.wait_for_delivery) {
     const auto taken_at = Clock::now();
     hand_over(std::move(take), taken_at);
@@ -261,9 +313,13 @@ void KafkaSink::send(Take take) {
   AwaitedTake* awaited = AwaitedTake::create(std::move(take));
   awaited->taken_at = Clock::now();
   size_t index = 0;
-  for (const EventBatch& batch : awaited->take().batches)
+  for (const EventBatch& batch : awaited->take().batches) {
+    prepare_lookups(batch);
     for (const EventRecord& e : batch) add_message(batch, e, awaited->tracker(index++));
+  }
+  probe_->headers_missed(std::exchange(topic_header_missing_, 0), std::exchange(partition_header_unusable_, 0));
   if (!topics_.empty()) {
+    topics_.resize(messages_.size());  // the messages after the last with a topic of its own: the sink's
     awaited->topic_from_event.resize(topics_.size());
     for (size_t i = 0; i < topics_.size(); ++i) awaited->topic_from_event[i] = !topics_[i].empty();
   }
@@ -301,8 +357,11 @@ void KafkaSink::enforce_deadline() {
 // was full) or is discarded (retrying cannot help).
 void KafkaSink::hand_over(Take take, Clock::time_point taken_at) {
   auto* in_flight = new HandedOverTake(std::move(take), probe_);
-  for (const EventBatch& batch : in_flight->take().batches)
+  for (const EventBatch& batch : in_flight->take().batches) {
+    prepare_lookups(batch);
     for (const EventRecord& e : batch) add_message(batch, e, in_flight);
+  }
+  probe_->headers_missed(std::exchange(topic_header_missing_, 0), std::exchange(partition_header_unusable_, 0));
   const size_t refused = produce_messages();
   if (refused == 0) {
     channel_.commit(in_flight->take());  // shares the batches: no copy of events
@@ -369,7 +428,7 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
         ++by_reason[static_cast<int>(error)];
         const Destination destination{
             .topic_from_event = !awaited.topic_from_event.empty() && awaited.topic_from_event[i],
-            .partition_from_event = config_.partition_field != EventField::none};
+            .partition_from_event = !config_.partition_header.empty()};
         if (classify(error, destination) == ErrorClass::discard) {
           ++discarded;
           return true;

@@ -65,6 +65,9 @@ class KafkaSink final : public Sink {
   void roll_back_window();
   void put_back(Take back);  // into the channel's front, counted as rolled back
   void replace_fatal_producer();
+  // Which header lookups a batch needs (EventBatch::may_have): none, for a batch whose events
+  // have no header blocks and names that are no parsed field.
+  void prepare_lookups(const EventBatch& batch);
   void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
   // Returns how many messages librdkafka did not take (their `refusal` says why).
   size_t produce_messages();
@@ -88,11 +91,16 @@ class KafkaSink final : public Sink {
   std::string json_;                               // format json: the take's payloads, copied by librdkafka
   std::vector<std::array<char, 24>> key_scratch_;  // numeric keys and header values, formatted
   std::vector<MessageHeader> headers_;             // kafka.headers of every message, in order
-  std::vector<std::string_view> topics_;           // per-event topics, when topicHeader applies
-  std::chrono::milliseconds backoff_{100};         // before retrying a rolled-back take; doubles to 10 s
-  Clock::time_point resume_at_{};                  // no new take before (the backoff)
-  const size_t max_in_flight_;                     // acks >= 1: takes awaiting their reports at once
-  std::deque<AwaitedTake*> window_;                // those takes, oldest first; each settled in order
+  std::vector<std::string> topics_;                // per-event topics (topicHeader, %{header}); "": topic
+  struct {
+    bool key = false, partition = false, topic = false;
+  } lookups_;                               // for the batch being added (prepare_lookups)
+  uint64_t topic_header_missing_ = 0;       // %{header}s an event lacked, in this take
+  uint64_t partition_header_unusable_ = 0;  // partitionIdHeader absent or not a partition
+  std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
+  Clock::time_point resume_at_{};           // no new take before (the backoff)
+  const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
+  std::deque<AwaitedTake*> window_;         // those takes, oldest first; each settled in order
   // What settled takes of the window failed to deliver, oldest first: rolled back together once
   // the window is empty, so the channel gets them back in the order they were taken.
   std::vector<Take> window_back_;

@@ -11,6 +11,37 @@ namespace {
 
 using C = KafkaSinkConfig;
 
+static std::optional<HeaderRef> header_ref(std::string_view name) { return HeaderRef(std::string(name)); }
+
+// kafka.topic's %{header} parts (Flume's substitution); empty if it has none. Throws naming topic.
+static TopicTemplate topic_template(const config::ComponentConfig& component, const std::string& topic) {
+  TopicTemplate t;
+  if (topic.find("%{") == std::string::npos) return t;
+  size_t at = 0;
+  while (at < topic.size()) {
+    const size_t open = topic.find("%{", at);
+    if (open == std::string::npos) {
+      t.parts.push_back({topic.substr(at), {}});
+      break;
+    }
+    if (open > at) t.parts.push_back({topic.substr(at, open - at), {}});
+    const size_t close = topic.find('}', open);
+    if (close == std::string::npos || close == open + 2)
+      component.fail("topic", "\"" + topic + "\": %{ needs a header name and a closing }");
+    const std::string name = topic.substr(open + 2, close - open - 2);
+    t.parts.push_back({name, HeaderRef(name)});
+    at = close + 1;
+  }
+  std::string literal;  // what the template writes itself must be a topic's characters
+  for (const TopicTemplate::Part& part : t.parts)
+    if (part.header.empty()) literal += part.text;
+  if (!literal.empty() && !is_valid_topic_name(literal))
+    component.fail("topic", "\"" + topic +
+                                "\": its text outside %{...} is not made of a topic's characters (a-z A-Z "
+                                "0-9 . _ -)");
+  return t;
+}
+
 // Kafka 0.8 producer names (as the seed's config uses them) → librdkafka's.
 struct LegacyName {
   std::string_view kafka08;
@@ -70,40 +101,34 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "linger.ms (+10% at 5 ms) but splits the channel's room into smaller takes whose last batches then wait out "
      "a long one (-35% with the seed's 500 ms).",
      {.min = 1, .max = 64}},
-    {"keyField",
-     config::one_of(&C::key_field, {{"", EventField::none}, {"host", EventField::host}, {"app", EventField::app},
-                            {"procid", EventField::procid}, {"msgid", EventField::msgid},
-                            {"Facility", EventField::facility}, {"Severity", EventField::severity},
-                            {"port", EventField::port}, {"timestamp", EventField::timestamp},
-                            {"clientIP", EventField::client_ip}, {"clientHostname", EventField::client_host}}),
-     "",
-     "Event field used as the Kafka message key: host, app, procid, msgid, Facility, Severity, port, timestamp, "
-     "clientIP or clientHostname (the last two need the source's clientIPHeader/clientHostnameHeader); keyed messages are partitioned by "
-     "murmur2 of the key, as the Java producer does (librdkafka's murmur2_random), unless key pins a partition."},
-    {"partitionIdHeader",
-     config::one_of(&C::partition_field, {{"", EventField::none}, {"Facility", EventField::facility},
-                                  {"Severity", EventField::severity}, {"port", EventField::port}}),
-     "", "Numeric event field whose value is the partition (Facility, Severity or port); overrides key."},
+    {"keyField", config::parsed_as(&C::key_header, "a header name", header_ref), "key",
+     "The header whose value is each event's Kafka message key (Flume's: key, which syslog events have only when an "
+     "interceptor sets it); any parsed field too: host, app, procid, msgid, Facility, Severity, port, timestamp, "
+     "clientIP, clientHostname. Keyed messages are partitioned by murmur2 of the key, as the Java producer does "
+     "(librdkafka's murmur2_random), unless a partition is chosen; an event without it has no key."},
+    {"partitionIdHeader", config::parsed_as(&C::partition_header, "a header name", header_ref), "",
+     "The header whose value (a number) is each event's partition, e.g. Severity; overrides key. An event without "
+     "it, or with a value that is not a partition number, goes where key (defaultPartitionId) or the partitioner "
+     "sends it (counted: sluice_sink_partition_header_unusable_total)."},
     {"allowTopicOverride", &C::allow_topic_override, "true",
      "Whether topicHeader may choose each event's topic."},
-    {"topicHeader",
-     config::one_of(&C::topic_field, {{"", EventField::none}, {"topic", EventField::none}, {"host", EventField::host},
-                              {"app", EventField::app}, {"msgid", EventField::msgid}}),
-     "topic",
-     "Event field naming each event's topic when allowTopicOverride is on: host, app or msgid. Syslog events have no "
-     "'topic' field, so Flume's default changes nothing."},
+    {"topicHeader", config::parsed_as(&C::topic_header, "a header name", header_ref), "topic",
+     "The header naming each event's topic when allowTopicOverride is on (Flume's: topic, set by an interceptor; or "
+     "a parsed field such as app). An event without it goes to topic (with %{header} filled in)."},
     {"headers",
-     config::list_of(&C::headers, "an event field: Facility, Severity, host, app, procid, msgid, port, timestamp, clientIP or clientHostname",
+     config::list_of(&C::headers, "a header name",
                      [](std::string_view word) -> std::optional<RecordHeaderField> {
-                       const std::optional<EventField> field = event_field_from_name(word);
-                       if (!field) return std::nullopt;
-                       return RecordHeaderField{*field, std::string(word)};
+                       return RecordHeaderField{HeaderRef(std::string(word)), std::string(word)};
                      }),
      "",
-     "Event fields sent as Kafka record headers, each named as written here (e.g. Facility Severity host clientIP; "
-     "numbers in decimal, timestamp in ms since the epoch); a field the event lacks is left out. Off by default: "
-     "records with headers are produced one call each (rd_kafka_producev), which costs CPU (see the README).",
+     "Event headers sent as Kafka record headers, each named as written here (e.g. Facility Severity host clientIP, or "
+     "one an interceptor sets; numbers in decimal, timestamp in ms since the epoch); a header the event lacks is left "
+     "out. Off by default: records with headers are produced one call each (rd_kafka_producev), which costs CPU "
+     "(see the README).",
      {}, {}, {"kafka.headers"}},
+    {"useFlumeEventFormat", &C::flume_event_format, "false",
+     "Write each message as Flume's Avro event (AvroFlumeEvent: every header and the body), which Flume's Kafka "
+     "source and Kafka channel read with parseAsFlumeEvent = true. format is then the body's."},
     {"shareProducer", &C::share_producer, "false",
      "Share one librdkafka producer with the other sinks whose producer settings are identical: fewer connections and "
      "threads, but one librdkafka broker thread then compresses and sends for all of them (the seed's 10 sinks: 2.6M "
@@ -168,12 +193,13 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   if (c.bootstrap.empty())
     component.fail("brokerList",
                    "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
-  if (!is_valid_topic_name(c.topic))
+  c.topic_template = topic_template(component, c.topic);
+  if (c.topic_template.empty() && !is_valid_topic_name(c.topic))
     component.fail("topic",
                    "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
-  if (!c.allow_topic_override) c.topic_field = EventField::none;
+  if (!c.allow_topic_override) c.topic_header = HeaderRef();
   // Keyed messages go where a Java producer would put them, unless the user chose a partitioner.
-  if (c.key_field != EventField::none && !c.producer.count("partitioner"))
+  if (!c.key_header.empty() && !c.producer.count("partitioner"))
     c.producer["partitioner"] =
         ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};
   for (const char* alias : {"request.required.acks", "required.acks"}) {

@@ -12,10 +12,20 @@ namespace sluice::kafka {
 
 enum class PayloadFormat { body, raw, json };
 
-// kafka.headers: an event field sent as a Kafka record header, named as the user wrote it.
+// kafka.headers: an event header sent as a Kafka record header, named as the user wrote it.
 struct RecordHeaderField {
-  EventField field;
+  HeaderRef header;
   std::string name;
+};
+
+// kafka.topic with %{header} in it (Flume's): literal parts and header names, alternating.
+struct TopicTemplate {
+  struct Part {
+    std::string text;  // a literal, or a header's name
+    HeaderRef header;  // set for a header
+  };
+  std::vector<Part> parts;  // empty: the topic has no %{...}
+  bool empty() const { return parts.empty(); }
 };
 
 struct KafkaSinkConfig {
@@ -25,10 +35,12 @@ struct KafkaSinkConfig {
   size_t batch_size = 0;
   size_t takes_in_flight = 0;
   PayloadFormat format = PayloadFormat::body;
-  EventField key_field = EventField::none;        // message key (hashed by murmur2, as Java does)
-  EventField partition_field = EventField::none;  // partition number from a numeric field
-  EventField topic_field = EventField::none;      // per-event topic (cleared unless allowTopicOverride)
+  HeaderRef key_header;        // message key (hashed by murmur2, as Java does); Flume's: the key header
+  HeaderRef partition_header;  // partition number from a header
+  HeaderRef topic_header;      // per-event topic (cleared unless allowTopicOverride)
   bool allow_topic_override = true;
+  TopicTemplate topic_template;     // kafka.topic's %{header}s
+  bool flume_event_format = false;  // useFlumeEventFormat: Flume's Avro event (headers and body)
   std::vector<RecordHeaderField> headers;
   bool share_producer = false;
   ProducerSettings producer;  // librdkafka names, mapped from kafka.* and legacy keys

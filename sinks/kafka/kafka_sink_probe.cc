@@ -75,6 +75,12 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
               {{"sink", sink_name_}, {"reason", reason}}, count);
   w.counter(metric_names::kSinkProducerRestartsTotal, "New Kafka producers made after fatal errors.", l,
             c.producer_restarts);
+  w.counter(metric_names::kSinkTopicHeaderMissingTotal,
+            "kafka.topic %{header}s an event lacked (an empty string in its place, as Flume).", l,
+            topic_header_missing_.load(std::memory_order_relaxed));
+  w.counter(metric_names::kSinkPartitionHeaderUnusableTotal,
+            "Events whose partitionIdHeader was absent or not a partition number (sent as if unset).", l,
+            partition_header_unusable_.load(std::memory_order_relaxed));
   w.gauge(metric_names::kSinkKafkaQueueMessages, "Messages waiting in the sink's Kafka producer.", l,
           producer ? producer->queue_length() : 0);
   if (!producer) return;

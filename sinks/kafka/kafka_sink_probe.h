@@ -46,6 +46,12 @@ class KafkaSinkProbe {
   void possibly_duplicated(uint64_t events);
   // A new producer replaced one with a fatal error.
   void producer_replaced(const std::string& reason);
+  // Events whose kafka.topic %{header} they lacked (an empty string in its place), and whose
+  // partitionIdHeader was absent or no partition number: counted, as Flume would not.
+  void headers_missed(uint64_t topic_headers, uint64_t partition_headers) {
+    if (topic_headers) topic_header_missing_.fetch_add(topic_headers, std::memory_order_relaxed);
+    if (partition_headers) partition_header_unusable_.fetch_add(partition_headers, std::memory_order_relaxed);
+  }
 
   SinkCounters counters() const;
   KafkaSinkCounters kafka_counters() const;
@@ -57,7 +63,8 @@ class KafkaSinkProbe {
  private:
   const std::string sink_name_;
   std::atomic<uint64_t> taken_{0}, sent_{0}, failed_{0}, discarded_{0}, rolled_back_{0}, possibly_duplicated_{0},
-      lost_after_handover_{0}, producer_restarts_{0}, batches_{0};
+      lost_after_handover_{0}, producer_restarts_{0}, batches_{0}, topic_header_missing_{0},
+      partition_header_unusable_{0};
   std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
   AtomicDurationHistogram batch_seconds_;
   PipelineLatency latency_;

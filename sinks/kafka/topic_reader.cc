@@ -129,6 +129,7 @@ bool TopicReader::read_all(const OnMessage& on_message, const ReadOptions& optio
         continue;
       }
       headers_.clear();
+      key_.assign(m->key ? static_cast<const char*>(m->key) : "", m->key ? m->key_len : 0);
       rd_kafka_headers_t* headers = nullptr;
       if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
         const char* name = nullptr;

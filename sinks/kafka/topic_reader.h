@@ -45,11 +45,14 @@ class TopicReader {
   bool read_all(const OnMessage& on_message, const ReadOptions& options);
   // Inside on_message: the record headers of the message handed over, "name=value" each, in order.
   const std::vector<std::string>& headers() const { return headers_; }
+  // Inside on_message: the message's key (empty if it has none).
+  const std::string& key() const { return key_; }
 
  private:
   rd_kafka_s* rk_ = nullptr;
   std::string topic_;
   std::vector<std::string> headers_;
+  std::string key_;
 };
 
 }  // namespace sluice::kafka

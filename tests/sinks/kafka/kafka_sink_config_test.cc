@@ -80,20 +80,29 @@ TEST_CASE("the sink refuses a missing broker list, a bad topic, a producer type 
   CHECK_THROWS_WITH(parse({{"topic", "a/b"}}), Contains("is not a Kafka topic name"));
   CHECK_THROWS_WITH(parse({{"kafka.producer.type", "turbo"}}), Contains("\"turbo\" is not one of async sync"));
   CHECK_THROWS_WITH(parse({{"kafka.producer.bootstrap.servers", "x:1"}}), Contains("set the brokers with brokerList"));
-  CHECK_THROWS_WITH(parse({{"keyField", "colour"}}), Contains("a.sinks.k.keyField: \"colour\" is not one of"));
+  CHECK_THROWS_WITH(parse({{"topic", "logs-%{host"}}), Contains("%{ needs a header name and a closing }"));
+  CHECK_THROWS_WITH(parse({{"topic", "logs/%{host}"}}), Contains("its text outside %{...}"));
   CHECK_THROWS_WITH(parse({{"maxTakesInFlight", "65"}}), Contains("is not an integer in [1, 64]"));
 }
 
-TEST_CASE("event fields: a key is hashed as Java does, a topic from the event only with allowTopicOverride",
+TEST_CASE("event headers: a key is hashed as Java does, a topic from the event only with allowTopicOverride",
           "[kafka][config]") {
   const KafkaSinkConfig keyed = parse({{"keyField", "host"}});
-  CHECK(keyed.key_field == EventField::host);
+  CHECK(keyed.key_header.name == "host");
+  CHECK(keyed.key_header.field == EventField::host);
   CHECK(setting(keyed, "partitioner") == "murmur2_random");
   CHECK(setting(parse({{"keyField", "host"}, {"kafka.producer.partitioner", "random"}}), "partitioner") == "random");
-  CHECK(parse({{"partitionIdHeader", "Facility"}}).partition_field == EventField::facility);
-  CHECK(parse({{"topicHeader", "app"}}).topic_field == EventField::app);
-  CHECK(parse({{"topicHeader", "app"}, {"allowTopicOverride", "false"}}).topic_field == EventField::none);
-  CHECK(parse({}).topic_field == EventField::none);  // Flume's default "topic": syslog has no such field
+  CHECK(parse({{"keyField", "colour"}}).key_header.name == "colour");  // one an interceptor sets
+  CHECK(parse({}).key_header.name == "key");                           // Flume's key header
+  CHECK(parse({{"partitionIdHeader", "Facility"}}).partition_header.field == EventField::facility);
+  CHECK(parse({{"topicHeader", "app"}}).topic_header.field == EventField::app);
+  CHECK(parse({{"topicHeader", "app"}, {"allowTopicOverride", "false"}}).topic_header.empty());
+  CHECK(parse({}).topic_header.name == "topic");  // Flume's: set by an interceptor, syslog has none
+  const KafkaSinkConfig templated = parse({{"topic", "logs-%{dc}.%{host}"}});
+  REQUIRE(templated.topic_template.parts.size() == 4);
+  CHECK(templated.topic_template.parts[1].header.name == "dc");
+  CHECK(templated.topic_template.parts[2].text == ".");
+  CHECK(parse({{"useFlumeEventFormat", "true"}}).flume_event_format);
   CHECK(parse({{"format", "json"}}).format == PayloadFormat::json);
   CHECK(parse({{"kafka.topic", "t2"}, {"defaultPartitionId", "3"}, {"flumeBatchSize", "50"}}).partition == 3);
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "channels/memory/memory_channel.h"
+#include "sinks/kafka/flume_event.h"
 #include "sinks/kafka/kafka_environment.h"
 #include "sinks/kafka/kafka_sink.h"
 #include "sinks/kafka/mock_cluster.h"
@@ -142,15 +143,69 @@ TEST_CASE("kafka.headers sends the named fields as record headers, named as writ
   }
 }
 
-TEST_CASE("a headers word that names no event field is refused naming the key", "[kafka][sink]") {
+TEST_CASE(
+    "headers interceptors set reach Kafka: the key header keys, %{header} fills the topic, kafka.headers and "
+    "Flume's Avro event carry them",
+    "[kafka][sink][headers]") {
   kafka::MockCluster cluster;
-  SharedState shared;
-  BuildContext context{shared};
-  MemoryChannel channel{"c", MemoryChannelConfig{10, 10, {}, 20}};
-  REQUIRE_THROWS_WITH(
-      kafka::kKafkaSinkSpec.make_sink(
-          sink_component(cluster.bootstrap_servers(), {{"kafka.headers", "Facility colour"}}), channel, context),
-      Catch::Contains("kafka.headers") && Catch::Contains("colour"));
+  for (const char* topic : {"logs-ams", "logs-"}) cluster.create_topic(topic, 1);
+  // What a static interceptor (dc) and another setting Flume's key header would leave on events.
+  EventBatchBuilder builder;
+  for (const std::string& line :
+       {std::string("<134>Nov 30 11:07:06 web01 app: one"), std::string("<134>Nov 30 11:07:06 web02 app: two")}) {
+    syslog::parse_syslog(line, syslog::ParseClock::now(), builder.append(line));
+    if (line.ends_with("two")) continue;  // the second has no headers of its own
+    HeaderWriter headers;
+    headers.set("dc", "ams");
+    headers.set("key", "k-" + line.substr(line.size() - 3));
+    headers.remove("host");
+    builder.set_last_headers(headers.block());
+  }
+  EventBatch batch = builder.seal();
+  for (const std::string acks : {"0", "all"}) {
+    SinkUnderTest t(cluster, {{"topic", "logs-%{dc}"},
+                              {"kafka.headers", "dc host Severity"},
+                              {"useFlumeEventFormat", "true"},
+                              {"kafka.producer.acks", acks}});
+    EventBatch copy = batch;
+    REQUIRE(t.channel.put(copy, Clock::now() + 5s));
+    t.sink->stop(Clock::now() + 20s);
+    REQUIRE(t.channel.counters().events_held == 0);
+  }
+  struct Landed {
+    std::string key;
+    std::vector<std::string> headers;
+    kafka::FlumeEvent event;
+  };
+  std::map<std::string, std::vector<Landed>> by_topic;
+  for (const char* topic : {"logs-ams", "logs-"}) {
+    kafka::TopicReader reader(cluster.bootstrap_servers(), topic);
+    reader.read_all(
+        [&](int32_t, int64_t, int64_t, std::string_view payload) {
+          const auto event = kafka::parse_flume_event(payload);
+          REQUIRE(event);
+          by_topic[topic].push_back({reader.key(), reader.headers(), *event});
+        },
+        kafka::ReadOptions{500ms, 30s});
+  }
+  REQUIRE(by_topic["logs-ams"].size() == 2);  // acks 0 and all
+  REQUIRE(by_topic["logs-"].size() == 2);     // %{dc} missing: an empty string, as Flume
+  const Landed& first = by_topic["logs-ams"][0];
+  CHECK(first.key == "k-one");
+  CHECK(first.headers == std::vector<std::string>{"dc=ams", "Severity=6"});  // host removed
+  CHECK(first.event.body == "app: one");
+  const auto has = [](const kafka::FlumeHeaders& headers, const std::string& name) {
+    for (const auto& [n, v] : headers)
+      if (n == name) return std::optional<std::string>(v);
+    return std::optional<std::string>();
+  };
+  CHECK(has(first.event.headers, "dc") == "ams");
+  CHECK(has(first.event.headers, "Facility") == "16");
+  CHECK_FALSE(has(first.event.headers, "host"));
+  const Landed& second = by_topic["logs-"][0];
+  CHECK(second.key.empty());
+  CHECK(has(second.event.headers, "host") == "web02");
+  CHECK(second.headers == std::vector<std::string>{"host=web02", "Severity=6"});
 }
 
 TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after delivery", "[kafka][sink]") {
