@@ -64,6 +64,25 @@ JavaRegex::~JavaRegex() { pcre2_code_free(code_); }
 
 // One per thread, shared by every pattern (a match never allocates), large enough for any
 // pattern's groups up to kGroupsMax; freed with the thread.
+// A bound on one match's work, so that a pattern that backtracks badly on a hostile line costs a
+// few milliseconds, not seconds of an io thread: past it the match fails (counted by the caller
+// as no match) instead of running on. PCRE2's default is ten million steps.
+constexpr uint32_t kMatchLimit = 1'000'000;
+
+static pcre2_match_context* match_context() {
+  struct PerThread {
+    pcre2_match_context* context = [] {
+      pcre2_match_context* c = pcre2_match_context_create(nullptr);
+      pcre2_set_match_limit(c, kMatchLimit);
+      pcre2_set_depth_limit(c, kMatchLimit / 10);
+      return c;
+    }();
+    ~PerThread() { pcre2_match_context_free(context); }
+  };
+  thread_local PerThread mine;
+  return mine.context;
+}
+
 pcre2_match_data* JavaRegex::match_data() const {
   struct PerThread {
     pcre2_match_data* data = pcre2_match_data_create(kGroupsMax + 1, nullptr);
@@ -75,7 +94,8 @@ pcre2_match_data* JavaRegex::match_data() const {
 
 bool JavaRegex::find(std::string_view subject, std::vector<std::string_view>* groups) const {
   pcre2_match_data* data = match_data();
-  const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0, 0, data, nullptr);
+  const int rc =
+      pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0, 0, data, match_context());
   if (rc < 0) return false;
   if (groups) {
     groups->clear();
@@ -92,7 +112,7 @@ bool JavaRegex::find(std::string_view subject, std::vector<std::string_view>* gr
 
 bool JavaRegex::matches(std::string_view subject) const {
   return pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
-                     PCRE2_ANCHORED | PCRE2_ENDANCHORED, match_data(), nullptr) >= 0;
+                     PCRE2_ANCHORED | PCRE2_ENDANCHORED, match_data(), match_context()) >= 0;
 }
 
 std::string JavaRegex::replace_all(std::string_view subject, const std::string& java_replacement) const {
@@ -101,9 +121,9 @@ std::string JavaRegex::replace_all(std::string_view subject, const std::string& 
   for (int attempt = 0; attempt < 2; ++attempt) {
     PCRE2_SIZE length = out.size();
     const int rc = pcre2_substitute(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
-                                    PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, match_data(), nullptr,
-                                    reinterpret_cast<PCRE2_SPTR>(replacement.data()), replacement.size(),
-                                    reinterpret_cast<PCRE2_UCHAR*>(out.data()), &length);
+                                    PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, match_data(),
+                                    match_context(), reinterpret_cast<PCRE2_SPTR>(replacement.data()),
+                                    replacement.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &length);
     if (rc >= 0) {
       out.resize(length);
       return out;
@@ -148,7 +168,8 @@ std::vector<std::string> JavaRegex::split(std::string_view text) const {
   pcre2_match_data* data = match_data();
   size_t start = 0, from = 0;
   while (from <= text.size()) {
-    const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from, 0, data, nullptr);
+    const int rc =
+        pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from, 0, data, match_context());
     if (rc < 0) break;
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data);
     if (ovector[1] == ovector[0]) {  // an empty match: step over one character

@@ -82,7 +82,17 @@ class SearchReplaceInterceptor final : public Interceptor {
   bool intercept(InterceptedEvent& event) const override {
     const std::string_view body = event.body();
     if (!regex_->find(body)) return true;  // nothing to replace: the body stays where it is
-    event.set_body(regex_->replace_all(body, replacement_));
+    std::string replaced;
+    try {
+      replaced = regex_->replace_all(body, replacement_);
+    } catch (const std::invalid_argument& e) {  // the match limit on a hostile line: the body stays
+      thread_local LogLimiter failed;
+      if (auto note = failed.next())
+        spdlog::warn("search_replace /{}/: {}; the event's body is left as it was{}", regex_->pattern(), e.what(),
+                     *note);
+      return true;
+    }
+    event.set_body(replaced);
     return true;
   }
 

@@ -45,3 +45,12 @@ TEST_CASE("split drops trailing empty strings as String.split does, and bad patt
   CHECK(comma.split("one") == std::vector<std::string>{"one"});
   CHECK_THROWS_WITH(JavaRegex("(unclosed"), Contains("not a regular expression") && Contains("offset"));
 }
+
+TEST_CASE("a pattern that backtracks without end on a hostile line gives up at the match limit", "[regex]") {
+  // (a+)+$ on a's ending in b tries 2^n splits: PCRE2 stops at the limit and it is no match.
+  const JavaRegex catastrophic("(a+)+$");
+  const std::string hostile = std::string(40, 'a') + "b";
+  CHECK_FALSE(catastrophic.find(hostile));
+  CHECK_THROWS_AS(catastrophic.replace_all(hostile, "x"), std::invalid_argument);
+  CHECK(catastrophic.find("aaaa"));
+}
