@@ -80,8 +80,15 @@ std::string local_host(bool use_ip) {
   if (::getaddrinfo(name, nullptr, &hints, &found) != 0 || !found) return use_ip ? std::string() : std::string(name);
   std::string out;
   if (use_ip) {
+    // IPv4 first, as Java's InetAddress prefers it.
+    const addrinfo* chosen = found;
+    for (const addrinfo* a = found; a; a = a->ai_next)
+      if (a->ai_family == AF_INET) {
+        chosen = a;
+        break;
+      }
     char text[NI_MAXHOST] = {};
-    if (::getnameinfo(found->ai_addr, found->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0)
+    if (::getnameinfo(chosen->ai_addr, chosen->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0)
       out = text;
   } else {
     out = found->ai_canonname ? found->ai_canonname : name;
@@ -145,7 +152,13 @@ const config::PropertyTable<UuidConfig> kUuidProperties{
 
 // A random version-4 UUID, lowercase, 8-4-4-4-12; each io thread has its own generator.
 std::string random_uuid() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
+  // Seeded from 256 bits of the system's randomness: two agents (or io threads) sharing a 32-bit
+  // seed would make the same UUIDs, and whatever keys on them downstream would merge events.
+  thread_local std::mt19937_64 random = [] {
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device(), device(), device(), device(), device()};
+    return std::mt19937_64(seed);
+  }();
   const uint64_t high = (random() & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;  // version 4
   const uint64_t low = (random() & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;   // IETF variant
   static constexpr char kHex[] = "0123456789abcdef";

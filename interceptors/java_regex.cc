@@ -62,27 +62,38 @@ JavaRegex::JavaRegex(std::string_view pattern) : pattern_(pattern) {
 
 JavaRegex::~JavaRegex() { pcre2_code_free(code_); }
 
-// One per thread, shared by every pattern (a match never allocates), large enough for any
-// pattern's groups up to kGroupsMax; freed with the thread.
 // A bound on one match's work, so that a pattern that backtracks badly on a hostile line costs a
-// few milliseconds, not seconds of an io thread: past it the match fails (counted by the caller
-// as no match) instead of running on. PCRE2's default is ten million steps.
+// few milliseconds, not seconds of an io thread: past it the match fails with MatchFailed
+// instead of running on (PCRE2's default is ten million steps). The JIT's stack, 32 KiB by
+// default, may grow to 1 MiB. One per thread.
 constexpr uint32_t kMatchLimit = 1'000'000;
 
 static pcre2_match_context* match_context() {
   struct PerThread {
-    pcre2_match_context* context = [] {
+    pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 1024 * 1024, nullptr);
+    pcre2_match_context* context = [this] {
       pcre2_match_context* c = pcre2_match_context_create(nullptr);
       pcre2_set_match_limit(c, kMatchLimit);
       pcre2_set_depth_limit(c, kMatchLimit / 10);
+      if (stack) pcre2_jit_stack_assign(c, nullptr, stack);
       return c;
     }();
-    ~PerThread() { pcre2_match_context_free(context); }
+    ~PerThread() {
+      pcre2_match_context_free(context);
+      pcre2_jit_stack_free(stack);
+    }
   };
   thread_local PerThread mine;
   return mine.context;
 }
 
+// Beyond "no match", why a match could not be decided.
+static void throw_if_failed(int rc) {
+  if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) throw MatchFailed(pcre2_message(rc));
+}
+
+// One per thread, shared by every pattern (a match never allocates), large enough for any
+// pattern's groups up to kGroupsMax; freed with the thread.
 pcre2_match_data* JavaRegex::match_data() const {
   struct PerThread {
     pcre2_match_data* data = pcre2_match_data_create(kGroupsMax + 1, nullptr);
@@ -96,6 +107,7 @@ bool JavaRegex::find(std::string_view subject, std::vector<std::string_view>* gr
   pcre2_match_data* data = match_data();
   const int rc =
       pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0, 0, data, match_context());
+  throw_if_failed(rc);
   if (rc < 0) return false;
   if (groups) {
     groups->clear();
@@ -111,8 +123,10 @@ bool JavaRegex::find(std::string_view subject, std::vector<std::string_view>* gr
 }
 
 bool JavaRegex::matches(std::string_view subject) const {
-  return pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
-                     PCRE2_ANCHORED | PCRE2_ENDANCHORED, match_data(), match_context()) >= 0;
+  const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
+                             PCRE2_ANCHORED | PCRE2_ENDANCHORED, match_data(), match_context());
+  throw_if_failed(rc);
+  return rc >= 0;
 }
 
 std::string JavaRegex::replace_all(std::string_view subject, const std::string& java_replacement) const {
@@ -120,15 +134,16 @@ std::string JavaRegex::replace_all(std::string_view subject, const std::string& 
   std::string out(subject.size() + 64, '\0');
   for (int attempt = 0; attempt < 2; ++attempt) {
     PCRE2_SIZE length = out.size();
-    const int rc = pcre2_substitute(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
-                                    PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, match_data(),
-                                    match_context(), reinterpret_cast<PCRE2_SPTR>(replacement.data()),
-                                    replacement.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &length);
+    const int rc =
+        pcre2_substitute(code_, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
+                         PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_SUBSTITUTE_UNSET_EMPTY,
+                         match_data(), match_context(), reinterpret_cast<PCRE2_SPTR>(replacement.data()),
+                         replacement.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &length);
     if (rc >= 0) {
       out.resize(length);
       return out;
     }
-    if (rc != PCRE2_ERROR_NOMEMORY) throw std::invalid_argument("replacement: " + pcre2_message(rc));
+    if (rc != PCRE2_ERROR_NOMEMORY) throw MatchFailed("replacement: " + pcre2_message(rc));
     out.assign(length, '\0');  // told the length it needs
   }
   throw std::invalid_argument("replacement: output did not fit");

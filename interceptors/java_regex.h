@@ -8,6 +8,7 @@
 // by design; PCRE2's JIT matches a 120-byte line in about as long as RE2 (bench/README).
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,12 @@ struct pcre2_real_code_8;
 struct pcre2_real_match_data_8;
 
 namespace sluice::interceptors {
+
+// A match that could not be decided (the match limit on a hostile line, out of memory): not the
+// same as no match; the interceptor keeps the event as it is and says so.
+struct MatchFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class JavaRegex {
  public:
@@ -33,8 +40,9 @@ class JavaRegex {
   bool find(std::string_view subject, std::vector<std::string_view>* groups = nullptr) const;
   // Matcher.matches(): the whole of `subject`.
   bool matches(std::string_view subject) const;
-  // Matcher.replaceAll(replacement): `replacement` in Java's syntax ($1, ${name}, \$ for a dollar).
-  // Throws std::invalid_argument for a replacement that names a group the pattern lacks.
+  // Matcher.replaceAll(replacement): `replacement` in Java's syntax ($1, ${name}, \$ for a dollar;
+  // a group that took no part is empty, as in Java). find, matches and replace_all throw
+  // MatchFailed when the match cannot be decided.
   std::string replace_all(std::string_view subject, const std::string& java_replacement) const;
   // Checks a Java replacement string against this pattern (at --check).
   void check_replacement(const std::string& java_replacement) const;

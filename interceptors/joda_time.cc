@@ -1,6 +1,7 @@
 #include "interceptors/joda_time.h"
 
 #include <cctype>
+#include <cerrno>
 #include <ctime>
 #include <stdexcept>
 
@@ -87,7 +88,8 @@ std::optional<int64_t> JodaPattern::parse_millis(std::string_view text) const {
         at += field.literal.size();
         break;
       case 'y':
-        if (!parse_number(text, at, field.width == 2 ? 2 : 1, field.width == 2 ? 2 : std::max(max, 4), value))
+        // Four digits unless the pattern writes more (Joda's years go further; no log line's do).
+        if (!parse_number(text, at, field.width == 2 ? 2 : 1, field.width == 2 ? 2 : std::max(field.width, 4), value))
           return std::nullopt;
         year = field.width == 2 ? 2000 + value : value;  // Joda's yy pivot: 2000-2099 for two digits
         break;
@@ -163,7 +165,11 @@ std::optional<int64_t> JodaPattern::parse_millis(std::string_view text) const {
     if (hour < 1 || hour > 12) return std::nullopt;
     hour = hour % 12 + (pm ? 12 : 0);
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] || (month == 2 && day == 29 && !leap) || hour > 23 ||
+      minute > 59 || second > 59)
+    return std::nullopt;
   std::tm tm{};
   tm.tm_year = year - 1900;
   tm.tm_mon = month - 1;
@@ -176,7 +182,10 @@ std::optional<int64_t> JodaPattern::parse_millis(std::string_view text) const {
     seconds = static_cast<int64_t>(timegm(&tm)) - int64_t{offset_minutes} * 60;
   } else {
     tm.tm_isdst = -1;  // the local zone decides
-    seconds = static_cast<int64_t>(mktime(&tm));
+    errno = 0;
+    const time_t local = mktime(&tm);
+    if (local == -1 && errno != 0) return std::nullopt;
+    seconds = static_cast<int64_t>(local);
   }
   return seconds * 1000 + millis;
 }

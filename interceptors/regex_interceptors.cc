@@ -26,6 +26,14 @@ std::unique_ptr<JavaRegex> compile(const config::ComponentConfig& c, std::string
   }
 }
 
+// A match that could not be decided: logged, rate-limited per io thread; the event stays as it is.
+void log_undecided(const std::string& pattern, const MatchFailed& e) {
+  thread_local LogLimiter log;
+  if (auto note = log.next())
+    spdlog::warn("interceptor regex /{}/ could not decide a match ({}): the event is kept unchanged{}", pattern,
+                 e.what(), *note);
+}
+
 // The charset property Flume's body interceptors have: the body is UTF-8 here.
 void check_charset(const config::ComponentConfig& c, const std::string& charset) {
   std::string lower;
@@ -52,7 +60,14 @@ class RegexFilterInterceptor final : public Interceptor {
  public:
   RegexFilterInterceptor(std::unique_ptr<JavaRegex> regex, bool exclude)
       : regex_(std::move(regex)), exclude_(exclude) {}
-  bool intercept(InterceptedEvent& event) const override { return regex_->find(event.body()) != exclude_; }
+  bool intercept(InterceptedEvent& event) const override {
+    try {
+      return regex_->find(event.body()) != exclude_;
+    } catch (const MatchFailed& e) {  // undecided: kept, neither filtered nor lost
+      log_undecided(regex_->pattern(), e);
+      return true;
+    }
+  }
 
  private:
   const std::unique_ptr<JavaRegex> regex_;
@@ -81,15 +96,12 @@ class SearchReplaceInterceptor final : public Interceptor {
       : regex_(std::move(regex)), replacement_(std::move(replacement)) {}
   bool intercept(InterceptedEvent& event) const override {
     const std::string_view body = event.body();
-    if (!regex_->find(body)) return true;  // nothing to replace: the body stays where it is
     std::string replaced;
     try {
+      if (!regex_->find(body)) return true;  // nothing to replace: the body stays where it is
       replaced = regex_->replace_all(body, replacement_);
-    } catch (const std::invalid_argument& e) {  // the match limit on a hostile line: the body stays
-      thread_local LogLimiter failed;
-      if (auto note = failed.next())
-        spdlog::warn("search_replace /{}/: {}; the event's body is left as it was{}", regex_->pattern(), e.what(),
-                     *note);
+    } catch (const MatchFailed& e) {  // e.g. the match limit on a hostile line: the body stays
+      log_undecided(regex_->pattern(), e);
       return true;
     }
     event.set_body(replaced);
@@ -136,7 +148,12 @@ class RegexExtractorInterceptor final : public Interceptor {
       : name_(std::move(name)), regex_(std::move(regex)), serializers_(std::move(serializers)) {}
   bool intercept(InterceptedEvent& event) const override {
     thread_local std::vector<std::string_view> groups;
-    if (!regex_->find(event.body(), &groups)) return true;
+    try {
+      if (!regex_->find(event.body(), &groups)) return true;
+    } catch (const MatchFailed& e) {
+      log_undecided(regex_->pattern(), e);
+      return true;
+    }
     for (size_t i = 0; i < serializers_.size() && i + 1 < groups.size(); ++i) {
       const std::string_view group = groups[i + 1];
       if (!group.data()) continue;  // it did not take part in the match: Flume's null, no header here
@@ -231,12 +248,17 @@ class RemoveHeaderInterceptor final : public Interceptor {
   RemoveHeaderInterceptor(std::string with_name, std::vector<std::string> list, std::unique_ptr<JavaRegex> matching)
       : with_name_(std::move(with_name)), list_(std::move(list)), matching_(std::move(matching)) {}
   bool intercept(InterceptedEvent& event) const override {
-    char scratch[24];
-    if (!with_name_.empty() && event.header(with_name_, scratch)) event.remove_header(with_name_);
+    if (!with_name_.empty()) event.remove_header(with_name_);
     if (list_.empty() && !matching_) return true;
-    for (const std::string& name : event.header_names())
-      if (std::find(list_.begin(), list_.end(), name) != list_.end() || (matching_ && matching_->matches(name)))
-        event.remove_header(name);
+    for (const std::string& name : event.header_names()) {
+      bool remove = std::find(list_.begin(), list_.end(), name) != list_.end();
+      try {
+        remove = remove || (matching_ && matching_->matches(name));
+      } catch (const MatchFailed& e) {
+        log_undecided(matching_->pattern(), e);
+      }
+      if (remove) event.remove_header(name);
+    }
     return true;
   }
 

@@ -97,6 +97,13 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, cons
     }
     if (auto [it, inserted] = seen.emplace(e.key, e.where); !inserted)
       throw ConfigError(e.where.to_string() + ": " + e.key + " is set twice (first at " + it->second.to_string() + ")");
+    // A config filter reference left as written: the agent has no filter of that name.
+    for (size_t at = e.value.find("${"); at != std::string::npos; at = e.value.find("${", at + 2)) {
+      const size_t bracket = e.value.find('[', at), close = e.value.find('}', at);
+      if (bracket == std::string::npos || (close != std::string::npos && close < bracket)) continue;
+      throw ConfigError(e.where.to_string() + ": " + e.key + ": " + e.value.substr(at + 2, bracket - at - 2) +
+                        " is not a config filter of this agent (list it in " + prefix + "configfilters)");
+    }
     std::string_view rest = std::string_view(e.key).substr(prefix.size());
     bool matched = false;
     for (int k = 0; k < 3; ++k) {

@@ -154,7 +154,20 @@ std::vector<std::pair<std::string, std::string>> EventBatch::all_headers(const E
 std::optional<std::string_view> EventBatchBuilder::last_header(std::string_view name, char* scratch) const {
   const EventRecord& e = storage_->events.back();
   std::optional<EventField> f = named_by_source(header_names_.get(), name);
-  if (!f) f = event_field_from_name(name);
+  if (!f) {
+    if (name == "flume.syslog.status") {
+      if (e.status == EventStatus::ok) return std::nullopt;
+      return e.status == EventStatus::invalid ? "Invalid" : "Incomplete";
+    }
+    if (name == "host")
+      f = EventField::host;
+    else if (name == "Facility")
+      f = EventField::facility;
+    else if (name == "Severity")
+      f = EventField::severity;
+    else if (name == "timestamp")
+      f = EventField::timestamp;
+  }
   return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
 }
 
@@ -240,12 +253,12 @@ uint32_t EventBatchBuilder::append_to_last(std::string_view extra) {
   return relative;
 }
 
-void EventBatchBuilder::set_last_headers(std::string_view block) {
-  if (block.empty()) return;
+void EventBatchBuilder::set_last_headers(std::string_view block, bool body_rewritten) {
+  if (block.empty() && !body_rewritten) return;
   const size_t index = storage_->events.size() - 1;
-  const uint32_t offset = append_to_last(block);
+  const uint32_t offset = block.empty() ? 0 : append_to_last(block);
   if (storage_->headers.size() <= index) storage_->headers.resize(index + 1);
-  storage_->headers[index] = HeaderBlock{offset, static_cast<uint32_t>(block.size())};
+  storage_->headers[index] = HeaderBlock{offset, static_cast<uint32_t>(block.size()), body_rewritten ? 1u : 0u};
 }
 
 void EventBatchBuilder::drop_last() {

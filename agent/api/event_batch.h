@@ -174,6 +174,11 @@ class EventBatch {
     return {storage_->bytes.data() + e.offset + e.client_offset + e.client_ip_length, e.client_host_length};
   }
   const HeaderNames* header_names() const { return storage_ ? storage_->header_names.get() : nullptr; }
+  // True if an interceptor rewrote the event's body (search_replace): its message is the body.
+  bool body_rewritten(const EventRecord& e) const {
+    const size_t index = static_cast<size_t>(&e - storage_->events.data());
+    return index < storage_->headers.size() && storage_->headers[index].body_rewritten;
+  }
   // The headers interceptors set on the event (event_headers.h): empty if none.
   std::string_view header_block(const EventRecord& e) const {
     const size_t index = static_cast<size_t>(&e - storage_->events.data());
@@ -253,14 +258,17 @@ class EventBatchBuilder {
   // Copies bytes that belong to the last appended event (a composed body, the client's
   // address) after it; returns their offset relative to that event's frame.
   uint32_t append_to_last(std::string_view bytes);
-  // The last appended event's headers (event_headers.h), after all else appended for it.
-  void set_last_headers(std::string_view block);
+  // The last appended event's headers (event_headers.h), after all else appended for it, and
+  // whether its body was rewritten.
+  void set_last_headers(std::string_view block, bool body_rewritten = false);
   // Takes the last appended event back out, with all appended for it (an interceptor filtered it).
   void drop_last();
   // The last appended event (after append()).
   EventRecord& last() { return storage_->events.back(); }
   // The last appended event's parsed field `name` as a header (EventBatch::header(), without
   // the header block it does not have yet).
+  // Flume's names only (host, Facility, Severity, timestamp, flume.syslog.status, and the source's
+  // header names): what interceptors see, as Flume's syslog source would have set them.
   std::optional<std::string_view> last_header(std::string_view name, char* scratch) const;
   const HeaderNames* header_names() const { return header_names_.get(); }
   // What the batch's buffer holds of the last appended event (its frame and what followed it).

@@ -17,10 +17,13 @@
 
 namespace sluice {
 
-// Where an event's header block lies: relative to the event's offset; length 0: it has none.
+// Where an event's header block lies: relative to the event's offset; length 0: it has none. And
+// whether an interceptor rewrote its body (search_replace): then the body is its message too (the
+// JSON format's "message" is the rewritten text, not the frame's).
 struct HeaderBlock {
   uint32_t offset = 0;
   uint32_t length = 0;
+  uint32_t body_rewritten = 0;
 };
 
 inline constexpr uint16_t kRemovedHeader = 0xFFFF;

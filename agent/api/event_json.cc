@@ -134,7 +134,7 @@ void append_event_json(const EventBatch& batch, const EventRecord& e, std::strin
   }
   set.append(out);
   append_key(out, "message");
-  append_string(out, batch.message(e));
+  append_string(out, batch.body_rewritten(e) ? batch.body(e) : batch.message(e));
   out.erase(opened, 1);  // the first key's comma
   out += '}';
 }

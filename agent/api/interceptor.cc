@@ -6,7 +6,7 @@ namespace sluice {
 namespace {
 
 // Flume's names of the parsed fields an event carries as headers.
-constexpr std::string_view kFieldHeaders[] = {"host", "Facility", "Severity", "timestamp"};
+constexpr std::string_view kFieldHeaders[] = {"host", "Facility", "Severity", "timestamp", "flume.syslog.status"};
 
 }  // namespace
 
@@ -45,6 +45,7 @@ void InterceptedEvent::set_body(std::string_view body) {
   EventRecord& e = builder_.last();
   e.body_offset = offset;
   e.body_length = static_cast<uint32_t>(copy.size());
+  body_rewritten_ = true;
 }
 
 bool InterceptorChain::apply(EventBatchBuilder& builder, int64_t now_ms) const {
@@ -56,7 +57,7 @@ bool InterceptorChain::apply(EventBatchBuilder& builder, int64_t now_ms) const {
       builder.drop_last();
       return false;
     }
-  builder.set_last_headers(headers.block());
+  builder.set_last_headers(headers.block(), event.body_rewritten());
   return true;
 }
 

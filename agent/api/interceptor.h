@@ -37,11 +37,13 @@ class InterceptedEvent {
 
   // When the event's read began (ms since the epoch): the timestamp interceptor's "now".
   int64_t now_ms() const { return now_ms_; }
+  bool body_rewritten() const { return body_rewritten_; }
 
  private:
   EventBatchBuilder& builder_;
   HeaderWriter& headers_;
   const int64_t now_ms_;
+  bool body_rewritten_ = false;
 };
 
 class Interceptor {

@@ -93,9 +93,11 @@ void substitute_environment(FlatConfig& flat) {
         name = name.substr(0, dash);
         has_fallback = true;
       }
-      if (const size_t bracket = name.find('['); bracket != std::string::npos)
-        throw ConfigError(e.where.to_string() + ": " + e.key + ": " + name.substr(0, bracket) +
-                          " is not a config filter of this agent (list it in <agent>.configfilters)");
+      if (name.find('[') != std::string::npos) {  // a config filter's ${f['KEY']}: applied after this
+        out += e.value.substr(pos, end + 1 - pos);
+        pos = end + 1;
+        continue;
+      }
       const char* value = std::getenv(name.c_str());
       if (!value && !has_fallback)
         throw ConfigError(e.where.to_string() + ": " + e.key + ": environment variable " + name +
@@ -111,8 +113,9 @@ void substitute_environment(FlatConfig& flat) {
 FlatConfig load_config_file(const std::string& path) {
   const std::string text = read_config_file(path);
   FlatConfig flat = format_of(path) == FileFormat::yaml ? parse_yaml(text, path) : parse_properties(text, path);
-  apply_config_filters(flat);
+  // The environment first, then the filters: a secret a filter brings is not read for ${...} again.
   substitute_environment(flat);
+  apply_config_filters(flat);
   return flat;
 }
 

@@ -58,9 +58,22 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The agent blocks SIGINT/SIGTERM/SIGHUP and ignores SIGPIPE: the command gets neither, and a
+  // process group of its own, so that a timeout ends whatever it started too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) sigaddset(&defaults, s);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (spawned != 0) {
@@ -73,15 +86,21 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
   std::string* into[2] = {&out, &err};
   int open_pipes = 2;
   bool timed_out = false;
+  int status = 0;
+  bool exited = false;
   while (open_pipes > 0) {
+    // Once it has exited, what it wrote is in the pipes: read that, then stop, even if something
+    // it started still holds them open.
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;
     }
-    const int ready = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    const int ready = ::poll(fds, 2, exited ? 0 : static_cast<int>(std::min<int64_t>(left.count(), 50)));
     if (ready < 0 && errno != EINTR) break;
+    if (ready == 0 && exited) break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buffer[4096];
@@ -98,23 +117,23 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
   }
   for (pollfd& p : fds)
     if (p.fd >= 0) ::close(p.fd);
-  int status = 0;
   if (timed_out) {
-    ::kill(pid, SIGKILL);  // ours: started above
-    ::waitpid(pid, &status, 0);
+    ::kill(-pid, SIGKILL);  // its process group: ours, started above
+    if (!exited) ::waitpid(pid, &status, 0);
     throw std::runtime_error("did not finish within " + std::to_string(timeout.count()) +
                              " ms (timeout); it was killed");
   }
   // Its output is closed: it has ended, or is about to; wait for it at most the time left.
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
+  while (!exited && ::waitpid(pid, &status, WNOHANG) == 0) {
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
+      ::kill(-pid, SIGKILL);
       ::waitpid(pid, &status, 0);
       throw std::runtime_error("did not exit within " + std::to_string(timeout.count()) +
                                " ms (timeout); it was killed");
     }
     ::poll(nullptr, 0, 5);
   }
+  ::kill(-pid, SIGKILL);  // anything it left running in its group
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
@@ -252,19 +271,24 @@ std::vector<Filter> take_filters(FlatConfig& flat, const std::string& agent, con
 }  // namespace
 
 void apply_config_filters(FlatConfig& flat) {
-  std::vector<std::pair<std::string, FlatEntry>> lists;  // agent, its configfilters line
+  std::map<std::string, FlatEntry> lists;  // agent → its configfilters line
   for (const FlatEntry& e : flat) {
     const size_t dot = e.key.find('.');
     if (dot != std::string::npos && e.key.compare(dot + 1, std::string::npos, "configfilters") == 0)
-      lists.emplace_back(e.key.substr(0, dot), e);
+      lists.emplace(e.key.substr(0, dot), e);
   }
+  std::map<std::string, std::vector<Filter>> filters;  // by agent
   for (const auto& [agent, list] : lists) {
-    std::vector<Filter> filters = take_filters(flat, agent, list);
+    filters[agent] = take_filters(flat, agent, list);
     const std::string own = agent + ".configfilters";
     std::erase_if(flat, [&](const FlatEntry& e) { return e.key == own || e.key.starts_with(own + "."); });
-    for (FlatEntry& e : flat)
-      if (e.key.starts_with(agent + "."))
-        for (Filter& filter : filters) substitute(filter, e);
+  }
+  // A reference to a filter the agent lacks stays as written here (the file may hold other
+  // agents'); config::assemble refuses it in the agent it builds.
+  for (FlatEntry& e : flat) {
+    const auto mine = filters.find(e.key.substr(0, e.key.find('.')));
+    if (mine == filters.end()) continue;
+    for (Filter& filter : mine->second) substitute(filter, e);
   }
 }
 

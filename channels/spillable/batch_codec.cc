@@ -32,9 +32,9 @@ bool get_string(std::string_view& in, std::string& s) {
 
 }  // namespace
 
-// After the bytes, when any event has headers an interceptor set: this word, then per event its
-// block's offset and length (event_headers.h). A record without it (every record written before
-// headers existed) has none.
+// After the bytes, when any event has headers an interceptor set (or a rewritten body): this word,
+// then per event its block's offset, length and body_rewritten (event_headers.h). A record without it (every record
+// written before headers existed) has none.
 constexpr uint32_t kHeadersSection = 0x48445253;  // "HDRS"
 
 uint32_t event_layout_version() { return 0x5E000000u | static_cast<uint32_t>(sizeof(EventRecord)); }
@@ -91,6 +91,7 @@ void encode_batch(const EventBatch& batch, std::string& out) {
       const HeaderBlock block = index < storage->headers.size() ? storage->headers[index] : HeaderBlock{};
       put_u32(plain, block.offset);
       put_u32(plain, block.length);
+      put_u32(plain, block.body_rewritten);
     }
   }
   std::string compressed;
@@ -122,11 +123,12 @@ std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_
   in.remove_prefix(size);
   if (!in.empty()) {  // the headers section
     uint32_t marker;
-    if (!get_u32(in, marker) || marker != kHeadersSection || in.size() != uint64_t{count} * 8) return std::nullopt;
+    if (!get_u32(in, marker) || marker != kHeadersSection || in.size() != uint64_t{count} * 12) return std::nullopt;
     storage->headers.resize(count);
     for (HeaderBlock& block : storage->headers) {
       get_u32(in, block.offset);
       get_u32(in, block.length);
+      get_u32(in, block.body_rewritten);
     }
   }
   for (size_t i = 0; i < count; ++i) {  // the CRC passed, but never trust offsets blindly

@@ -65,9 +65,10 @@ std::optional<FlumeEvent> parse_flume_event(std::string_view in) {
     if (count == 0) break;
     if (count < 0) {  // a negative count is followed by the block's size in bytes
       int64_t size = 0;
-      if (!get_long(in, size)) return std::nullopt;
+      if (count == INT64_MIN || !get_long(in, size)) return std::nullopt;
       count = -count;
     }
+    if (static_cast<uint64_t>(count) > in.size()) return std::nullopt;  // each entry takes two bytes at least
     for (int64_t i = 0; i < count; ++i) {
       auto& [name, value] = event.headers.emplace_back();
       if (!get_bytes(in, name) || !get_bytes(in, value)) return std::nullopt;

@@ -225,7 +225,8 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
     const std::optional<std::string_view> value =
         lookups_.partition ? batch.header(e, config_.partition_header, scratch) : std::nullopt;
     int32_t partition = -1;
-    if (value && std::from_chars(value->data(), value->data() + value->size(), partition).ec == std::errc() &&
+    const char* end = value ? value->data() + value->size() : nullptr;
+    if (value && std::from_chars(value->data(), end, partition) == std::from_chars_result{end, std::errc()} &&
         partition >= 0)
       m.partition = partition;
     else
@@ -234,23 +235,24 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
   if (lookups_.topic || !config_.topic_template.empty()) {
     // topics_ stays empty while no event has a topic of its own (one produce call for the take);
     // the first that has one gives every message before it the sink's topic ("").
-    std::string topic;
+    std::optional<std::string> topic;  // nullopt: the sink's topic
     char scratch[24];
     if (const auto chosen = lookups_.topic ? batch.header(e, config_.topic_header, scratch) : std::nullopt) {
-      topic = *chosen;
+      topic = std::string(*chosen);  // even empty: the event's own, which Kafka refuses (discarded, counted)
     } else if (!config_.topic_template.empty()) {
+      topic.emplace();
       // Flume's %{header}: a header the event lacks is an empty string (counted).
       for (const TopicTemplate::Part& part : config_.topic_template.parts) {
         if (part.header.empty()) {
-          topic += part.text;
+          *topic += part.text;
         } else if (const auto value = batch.header(e, part.header, scratch)) {
-          topic += *value;
+          *topic += *value;
         } else {
           ++topic_header_missing_;
         }
       }
     }
-    if (!topic.empty() || !topics_.empty()) {
+    if (topic || !topics_.empty()) {
       topics_.resize(messages_.size() - 1);
       topics_.push_back(std::move(topic));
     }
@@ -264,7 +266,7 @@ void KafkaSink::prepare_lookups(const EventBatch& batch) {
 }
 
 Destination KafkaSink::destination_of(size_t index) const {
-  return {.topic_from_event = !topics_.empty() && !topics_[index].empty(),
+  return {.topic_from_event = !topics_.empty() && topics_[index].has_value(),
           .partition_from_event = !config_.partition_header.empty()};
 }
 
@@ -283,7 +285,7 @@ size_t KafkaSink::produce_messages() {
   size_t start = 0, refused = 0;
   for (size_t i = 1; i <= messages_.size(); ++i) {
     if (i < messages_.size() && topics_[i] == topics_[start]) continue;
-    const std::string& topic = topics_[start].empty() ? config_.topic : topics_[start];
+    const std::string& topic = topics_[start] ? *topics_[start] : config_.topic;
     const std::span<OutgoingMessage> run = all.subspan(start, i - start);
     if (is_valid_topic_name(topic)) {
       refused += producer_->produce(topic, partition, run, stop_deadline_, options);
@@ -321,7 +323,7 @@ void KafkaSink::send(Take take) {
   if (!topics_.empty()) {
     topics_.resize(messages_.size());  // the messages after the last with a topic of its own: the sink's
     awaited->topic_from_event.resize(topics_.size());
-    for (size_t i = 0; i < topics_.size(); ++i) awaited->topic_from_event[i] = !topics_[i].empty();
+    for (size_t i = 0; i < topics_.size(); ++i) awaited->topic_from_event[i] = topics_[i].has_value();
   }
   window_.push_back(awaited);
   if (produce_messages() > 0)

@@ -83,15 +83,15 @@ class KafkaSink final : public Sink {
   ProducerSettings producer_settings_;  // config_.producer with the resolved bootstrap
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
-  std::atomic<bool> draining_{false};              // stop() was called: end once the channel is empty
-  std::atomic<bool> retiring_{false};              // retire() was called: take nothing more
-  StopDeadline stop_deadline_;                     // ...or at this deadline, whatever is left
-  const std::shared_ptr<KafkaSinkProbe> probe_;    // shared with the delivery trackers
-  std::vector<OutgoingMessage> messages_;          // reused for every take
-  std::string json_;                               // format json: the take's payloads, copied by librdkafka
-  std::vector<std::array<char, 24>> key_scratch_;  // numeric keys and header values, formatted
-  std::vector<MessageHeader> headers_;             // kafka.headers of every message, in order
-  std::vector<std::string> topics_;                // per-event topics (topicHeader, %{header}); "": topic
+  std::atomic<bool> draining_{false};               // stop() was called: end once the channel is empty
+  std::atomic<bool> retiring_{false};               // retire() was called: take nothing more
+  StopDeadline stop_deadline_;                      // ...or at this deadline, whatever is left
+  const std::shared_ptr<KafkaSinkProbe> probe_;     // shared with the delivery trackers
+  std::vector<OutgoingMessage> messages_;           // reused for every take
+  std::string json_;                                // format json: the take's payloads, copied by librdkafka
+  std::vector<std::array<char, 24>> key_scratch_;   // numeric keys and header values, formatted
+  std::vector<MessageHeader> headers_;              // kafka.headers of every message, in order
+  std::vector<std::optional<std::string>> topics_;  // per-event topics (topicHeader, %{header}); none: topic
   struct {
     bool key = false, partition = false, topic = false;
   } lookups_;                               // for the batch being added (prepare_lookups)

@@ -194,6 +194,10 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
     component.fail("brokerList",
                    "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
   c.topic_template = topic_template(component, c.topic);
+  if (!c.topic_template.empty() && !c.allow_topic_override)
+    component.fail("topic", "\"" + c.topic +
+                                "\": %{header} needs allowTopicOverride = true (Flume then takes the "
+                                "topic literally, which is not a Kafka topic name)");
   if (c.topic_template.empty() && !is_valid_topic_name(c.topic))
     component.fail("topic",
                    "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");

@@ -249,7 +249,7 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
   }
   // Flume's reporting of a source.
   w.flume("EventReceivedCount", std::to_string(c.events_received));
-  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown));
+  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown - c.events_filtered));
   w.flume("AppendBatchAcceptedCount", "0");
   w.flume("OpenConnectionCount", std::to_string(c.connections_accepted - c.connections_closed));
   w.flume("EventReadFail", std::to_string(c.events_invalid));

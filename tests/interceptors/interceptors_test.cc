@@ -145,6 +145,33 @@ TEST_CASE("regex_filter keeps or drops by find() in the body, and search_replace
   CHECK(std::string(masked.batch.raw(masked.batch[2])) == lines[2]);  // the frame as received stays
 }
 
+TEST_CASE("a match the regex cannot decide on a hostile line keeps the event as it is", "[interceptors]") {
+  const std::string hostile = "<13>app: " + std::string(40, 'a') + "b";
+  const Made kept = intercept(
+      {{"interceptors", "f"}, {"interceptors.f.type", "regex_filter"}, {"interceptors.f.regex", "(a+)+$"}}, {hostile});
+  CHECK(kept.batch.size() == 1);
+  CHECK(kept.filtered == 0);
+  const Made unchanged = intercept(
+      {{"interceptors", "r"}, {"interceptors.r.type", "search_replace"}, {"interceptors.r.searchPattern", "(a+)+$"}},
+      {hostile});
+  CHECK(unchanged.body(0) == "app: " + std::string(40, 'a') + "b");
+}
+
+TEST_CASE("interceptors see Flume's header names only: app is no header, flume.syslog.status is one",
+          "[interceptors]") {
+  const Made made = intercept({{"interceptors", "s r"},
+                               {"interceptors.s.type", "static"},
+                               {"interceptors.s.key", "app"},  // Flume's syslog events have no app header
+                               {"interceptors.s.value", "set"},
+                               {"interceptors.r.type", "remove_header"},
+                               {"interceptors.r.withName", "flume.syslog.status"}},
+                              {kLine, "no PRI at all"});
+  CHECK(made.header(0, "app") == "set");
+  std::vector<std::string> names;
+  for (const auto& [name, value] : made.batch.all_headers(made.batch[1])) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"timestamp", "Facility", "Severity", "app"});  // the status removed
+}
+
 TEST_CASE("regex_extractor puts the first match's groups into headers, times in ms", "[interceptors]") {
   const Made made = intercept({{"interceptors", "x"},
                                {"interceptors.x.type", "regex_extractor"},

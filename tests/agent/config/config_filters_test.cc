@@ -92,6 +92,16 @@ TEST_CASE("what a filter cannot resolve refuses the file naming the line and why
 TEST_CASE("a reference to a filter the agent does not have is refused when the file is loaded", "[config][filters]") {
   test::TempDir dir;
   std::ofstream(dir.file("a.properties")) << "a1.sources = r\na1.sinks.k.topic = ${nope['KEY']}\n";
-  CHECK_THROWS_WITH(load_config_file(dir.file("a.properties")),
+  CHECK_THROWS_WITH(assemble(load_config_file(dir.file("a.properties")), "a1", dir.file("a.properties")),
                     Contains("a.properties:2: a1.sinks.k.topic: nope is not a config filter of this agent"));
+}
+
+TEST_CASE("a value a filter brings is not read again for ${...}", "[config][filters]") {
+  test::TempDir dir;
+  ::setenv("SLUICE_FILTER_SECRET", "pa${x}ss", 1);
+  ::unsetenv("x");
+  std::ofstream(dir.file("a.properties")) << "a1.configfilters = e\na1.configfilters.e.type = env\n"
+                                             "a1.sinks.k.kafka.producer.sasl.password = ${e['SLUICE_FILTER_SECRET']}\n";
+  const FlatConfig flat = load_config_file(dir.file("a.properties"));
+  CHECK(value_of(flat, "a1.sinks.k.kafka.producer.sasl.password") == "pa${x}ss");
 }

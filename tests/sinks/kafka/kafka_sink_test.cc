@@ -208,6 +208,25 @@ TEST_CASE(
   CHECK(second.headers == std::vector<std::string>{"host=web02", "Severity=6"});
 }
 
+TEST_CASE("a topic made only of %{header} sends an event without the header nowhere: discarded, counted, the rest land",
+          "[kafka][sink][headers]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("alpha", 1);
+  SinkUnderTest t(cluster, {{"topic", "%{app}"},
+                            {"kafka.producer.acks", "all"},
+                            {"kafka.producer.topic.metadata.propagation.max.ms", "500"}});
+  EventBatch batch =
+      parsed_batch({"<134>Nov 30 11:07:06 h alpha: one", "no app at all", "<134>Nov 30 11:07:06 h alpha: two"});
+  REQUIRE(t.channel.put(batch, Clock::now() + 5s));
+  t.sink->stop(Clock::now() + 20s);
+  CHECK(t.channel.counters().events_held == 0);  // not retried for ever at the channel's head
+  CHECK(t.sink->counters().events_discarded == 1);
+  kafka::TopicReader reader(cluster.bootstrap_servers(), "alpha");
+  size_t landed = 0;
+  reader.read_all([&](int32_t, int64_t, int64_t, std::string_view) { ++landed; }, kafka::ReadOptions{500ms, 30s});
+  CHECK(landed == 2);
+}
+
 TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after delivery", "[kafka][sink]") {
   for (const char* acks : {"0", "all"}) {
     INFO("acks=" << acks);
