@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
 #include <regex>
 
+#include "sinks/kafka/topic_reader.h"
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
 #include "tests/support/test_thread.h"
@@ -350,4 +352,32 @@ TEST_CASE("a disk channel renamed onto the directories the running one holds is 
   REQUIRE(p.send_until_stored(20000, 20000));
   CHECK(p.stop_agent(30s) == 0);
   check_every_event_once(p, 20000);
+}
+
+TEST_CASE("a reload that changes a source's interceptors applies them to what follows: every event once, each with "
+          "the header of its time",
+          "[e2e][reload][interceptors]") {
+  Pipeline p;
+  p.start_broker();
+  std::string base = with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll));
+  for (int k = 0; k < 10; ++k) base += "t.sinks.k" + std::to_string(k) + ".kafka.headers = dc\n";
+  const auto with_dc = [&](const std::string& value) {
+    return base +
+           "t.sources.r1.interceptors = dc\nt.sources.r1.interceptors.dc.type = static\n"
+           "t.sources.r1.interceptors.dc.key = dc\nt.sources.r1.interceptors.dc.value = " +
+           value + "\n";
+  };
+  p.start_agent(with_dc("before"), "t", {"--metrics", "127.0.0.1:0"});
+  REQUIRE(p.send_until_stored(20000, 20000));
+  CHECK(reload_to(p, with_dc("after"), "applied"));
+  REQUIRE(p.send_until_stored(20000, 40000));
+  CHECK(p.stop_agent(30s) == 0);
+  const ShutdownAccount account = shutdown_account(p.agent_log());
+  CHECK(account.balances());
+  CHECK(account.lost == 0);
+  std::map<std::string, uint64_t> by_header;
+  sluice::kafka::TopicReader reader(p.bootstrap(), "ApacheLog");
+  reader.read_all([&](int32_t, int64_t, int64_t, std::string_view) { ++by_header[reader.headers().at(0)]; },
+                  sluice::kafka::ReadOptions{});
+  CHECK(by_header == std::map<std::string, uint64_t>{{"dc=after", 20000}, {"dc=before", 20000}});
 }
