@@ -18,7 +18,9 @@
 # source, ackAfter = kafka, acks=all with linger 5 ms, sluice-loadgen --relp with a window of
 # BENCH_RELP_WINDOW = 4096 per connection: acknowledged events/s and ack latency p50/p99 in a table
 # of their own), headers (the kafka variant with kafka.headers = Facility Severity host: every message
-# produced with its record headers by rd_kafka_producev, one call each), udp (the seed's shape
+# produced with its record headers by rd_kafka_producev, one call each), interceptors (the kafka
+# variant with Flume's timestamp, host and static interceptors), regex (the kafka variant with a
+# regex_extractor of one group and a regex_filter that keeps every event), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
 # dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
 # load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
@@ -217,7 +219,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   fi
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false scrape=false scraper=
   local source_type=multiport_syslogtcp transport=() counted_drops=-
-  local idempotence=false capacity=${BENCH_CAPACITY:-60000} window="" variant_sink_lines=()
+  local idempotence=false capacity=${BENCH_CAPACITY:-60000} window="" variant_sink_lines=() variant_source_lines=()
   case "$shape" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
@@ -228,6 +230,15 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     udp) source_type=syslogudp transport=(--udp) scrape=true ;;  # scraped, and its counted drops read
     tls) transport=(--tls --ca "$out/tls/ca.pem") ;;
     headers) variant_sink_lines=("kafka.headers = Facility Severity host") ;;  # record headers: producev per message
+    interceptors)  # Flume's header interceptors: a header block written per event
+      variant_source_lines=("interceptors = ts h dc" "interceptors.ts.type = timestamp" "interceptors.h.type = host"
+                            "interceptors.dc.type = static" "interceptors.dc.key = datacenter"
+                            "interceptors.dc.value = ams1") ;;
+    regex)  # a regex_extractor (one group) and a regex_filter that keeps every event: two matches per event
+      variant_source_lines=("interceptors = x f" "interceptors.x.type = regex_extractor"
+                            'interceptors.x.regex = GET /lg/(\\d+)/' "interceptors.x.serializers = c"
+                            "interceptors.x.serializers.c.name = connection" "interceptors.f.type = regex_filter"
+                            'interceptors.f.regex = HTTP/1\\.1') ;;
     relp) source_type=relp acks=all linger=5 transport=(--relp --window "${BENCH_RELP_WINDOW:-4096}") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
@@ -263,6 +274,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         echo "tier2.channels.c1.dataDir = $dir/spill"
         echo "tier2.channels.c1.fsync = never"
       fi
+      for property in "${variant_source_lines[@]}"; do echo "tier2.sources.r1.$property"; done
       if [ "$shape" = tls ]; then
         echo "tier2.sources.r1.ssl = true"
         echo "tier2.sources.r1.ssl.certificate = $out/tls/server.pem"
