@@ -354,9 +354,10 @@ TEST_CASE("a disk channel renamed onto the directories the running one holds is 
   check_every_event_once(p, 20000);
 }
 
-TEST_CASE("a reload that changes a source's interceptors applies them to what follows: every event once, each with "
-          "the header of its time",
-          "[e2e][reload][interceptors]") {
+TEST_CASE(
+    "a reload that changes a source's interceptors applies them to what follows: every event once, each with "
+    "the header of its time",
+    "[e2e][reload][interceptors]") {
   Pipeline p;
   p.start_broker();
   std::string base = with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll));

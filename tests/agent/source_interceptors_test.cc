@@ -1,5 +1,6 @@
-// Flume's interceptors on Sluice's events, each against Flume's documented behaviour: what they
-// set, keep, remove, rewrite and filter, in chain order, and what --check refuses.
+// A source's interceptors (source_interceptors.cc and the interceptors/ specs) on Sluice's events,
+// each against Flume's documented behaviour: what they set, keep, remove, rewrite and filter, in
+// chain order, and what --check refuses.
 
 #include <catch2/catch.hpp>
 
