@@ -189,6 +189,12 @@ class UuidInterceptor final : public Interceptor {
   const UuidConfig config_;
 };
 
+// An interceptor made of its table's bound config.
+template <class I, class Config>
+std::unique_ptr<Interceptor> bound(const config::PropertyTable<Config>& table, const config::ComponentConfig& c) {
+  return std::make_unique<I>(config::bind(table, c));
+}
+
 }  // namespace
 
 const ComponentSpec kTimestampInterceptorSpec{
@@ -199,9 +205,8 @@ const ComponentSpec kTimestampInterceptorSpec{
         "Sets a header to the time the event was read (ms since the epoch; one clock read per read, not per "
         "event).",
     .describe = [] { return config::describe(kTimestampProperties); },
-    .make_interceptor = [](const config::ComponentConfig& c) -> std::unique_ptr<Interceptor> {
-      return std::make_unique<TimestampInterceptor>(config::bind(kTimestampProperties, c));
-    },
+    .make_interceptor =
+        [](const config::ComponentConfig& c) { return bound<TimestampInterceptor>(kTimestampProperties, c); },
 };
 
 const ComponentSpec kHostInterceptorSpec{
@@ -226,9 +231,7 @@ const ComponentSpec kStaticInterceptorSpec{
     .aliases = {"org.apache.flume.interceptor.StaticInterceptor$Builder"},
     .doc = "Sets one header to a fixed value.",
     .describe = [] { return config::describe(kStaticProperties); },
-    .make_interceptor = [](const config::ComponentConfig& c) -> std::unique_ptr<Interceptor> {
-      return std::make_unique<StaticInterceptor>(config::bind(kStaticProperties, c));
-    },
+    .make_interceptor = [](const config::ComponentConfig& c) { return bound<StaticInterceptor>(kStaticProperties, c); },
 };
 
 const ComponentSpec kUuidInterceptorSpec{
@@ -237,9 +240,7 @@ const ComponentSpec kUuidInterceptorSpec{
     .aliases = {"org.apache.flume.sink.solr.morphline.UUIDInterceptor$Builder"},
     .doc = "Sets a header to a random UUID (Flume's morphline-solr-sink UUIDInterceptor).",
     .describe = [] { return config::describe(kUuidProperties); },
-    .make_interceptor = [](const config::ComponentConfig& c) -> std::unique_ptr<Interceptor> {
-      return std::make_unique<UuidInterceptor>(config::bind(kUuidProperties, c));
-    },
+    .make_interceptor = [](const config::ComponentConfig& c) { return bound<UuidInterceptor>(kUuidProperties, c); },
 };
 
 }  // namespace sluice::interceptors

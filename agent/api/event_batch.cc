@@ -84,32 +84,13 @@ static std::optional<std::string_view> field_value(const char* bytes, const Even
 }
 
 std::optional<std::string_view> EventBatch::header(const EventRecord& e, std::string_view name, char* scratch) const {
-  std::optional<std::string_view> set;
-  bool mentioned = false;
-  HeaderReader reader(header_block(e));
-  for (HeaderEntry entry; reader.next(entry);)
-    if (entry.name == name) {
-      mentioned = true;
-      set = entry.removed ? std::nullopt : std::optional<std::string_view>(entry.value);
-    }
-  if (mentioned) return set;
-  std::optional<EventField> f = named_by_source(header_names(), name);
-  if (!f) f = event_field_from_name(name);
-  return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
+  return header(e, HeaderRef(std::string(name)), scratch);
 }
 
 std::optional<std::string_view> EventBatch::header(const EventRecord& e, const HeaderRef& ref, char* scratch) const {
-  if (!storage_->headers.empty()) {
-    std::optional<std::string_view> set;
-    bool mentioned = false;
-    HeaderReader reader(header_block(e));
-    for (HeaderEntry entry; reader.next(entry);)
-      if (entry.name == ref.name) {
-        mentioned = true;
-        set = entry.removed ? std::nullopt : std::optional<std::string_view>(entry.value);
-      }
-    if (mentioned) return set;
-  }
+  if (!storage_->headers.empty())
+    if (const std::optional<HeaderEntry> set = last_entry(header_block(e), ref.name))
+      return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
   std::optional<EventField> f = named_by_source(header_names(), ref.name);
   if (!f) f = ref.field;
   return field_value(storage_->bytes.data() + e.offset, e, f, scratch);

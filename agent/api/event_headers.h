@@ -66,6 +66,15 @@ class HeaderReader {
   std::string_view rest_;
 };
 
+// The last entry of `block` named `name` (later entries override earlier ones), if any.
+inline std::optional<HeaderEntry> last_entry(std::string_view block, std::string_view name) {
+  std::optional<HeaderEntry> found;
+  HeaderReader reader(block);
+  for (HeaderEntry entry; reader.next(entry);)
+    if (entry.name == name) found = entry;
+  return found;
+}
+
 // Builds a block. Names longer than kHeaderNameMax and values longer than kHeaderValueMax are
 // cut there (a header is a short value: Flume's interceptors never make longer ones).
 class HeaderWriter {
@@ -77,13 +86,7 @@ class HeaderWriter {
   const std::string& block() const { return block_; }
   // The value the block gives `name` so far: nullopt if it does not mention it; a removed
   // header as removed.
-  std::optional<HeaderEntry> find(std::string_view name) const {
-    std::optional<HeaderEntry> found;
-    HeaderReader reader(block_);
-    for (HeaderEntry entry; reader.next(entry);)
-      if (entry.name == name) found = entry;
-    return found;
-  }
+  std::optional<HeaderEntry> find(std::string_view name) const { return last_entry(block_, name); }
 
  private:
   void add(std::string_view name, std::string_view value, bool removed) {

@@ -72,13 +72,7 @@ void append_text_field(std::string& out, std::string_view key, std::string_view 
 class SetHeaders {
  public:
   explicit SetHeaders(std::string_view block) : block_(block) {}
-  bool mentions(std::string_view name) const {
-    if (block_.empty()) return false;
-    HeaderReader reader(block_);
-    for (HeaderEntry entry; reader.next(entry);)
-      if (entry.name == name) return true;
-    return false;
-  }
+  bool mentions(std::string_view name) const { return !block_.empty() && last_entry(block_, name); }
   // Each set header once, its last value, in the order first set; removed ones left out.
   void append(std::string& out) const {
     HeaderReader reader(block_);
@@ -86,14 +80,10 @@ class SetHeaders {
     for (HeaderEntry entry; reader.next(entry);) {
       if (std::find(done.begin(), done.end(), entry.name) != done.end()) continue;
       done.push_back(entry.name);
-      std::optional<std::string_view> last;
-      HeaderReader again(block_);
-      for (HeaderEntry later; again.next(later);)
-        if (later.name == entry.name)
-          last = later.removed ? std::nullopt : std::optional<std::string_view>(later.value);
-      if (!last) continue;
+      const HeaderEntry last = *last_entry(block_, entry.name);
+      if (last.removed) continue;
       append_key(out, entry.name);
-      append_string(out, *last);
+      append_string(out, last.value);
     }
   }
 
