@@ -10,16 +10,19 @@
 
 #include "agent/component_registry.h"
 #include "agent/source_interceptors.h"
+#include "agent/source_selector.h"
 
 namespace sluice {
 
 std::unique_ptr<Source> make_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
                                     BuildContext& context) {
   const ComponentSpec& spec = find_component(component);
-  config::ComponentConfig own = component;  // without its interceptors' keys, which are theirs
+  config::ComponentConfig own = component;  // without its interceptors' and selector's keys, which are theirs
   context.interceptors = take_interceptors(own);
+  context.selector = take_selector(own);
   std::unique_ptr<Source> source = spec.make_source(own, std::move(channels), context);
   context.interceptors.reset();
+  context.selector.reset();
   return source;
 }
 
@@ -46,7 +49,13 @@ Agent::Agent(const config::AgentConfig& config) : config_(config) {
 // sink), and never through a channel no sink drains: refused at start.
 void Agent::check_delivered_commits(const config::AgentConfig& config, const config::ComponentConfig& source,
                                     std::string_view property) const {
-  for (const std::string& channel : source.channels) {
+  // Only a required channel's commits are waited for (an optional one's answer nobody).
+  config::ComponentConfig own = source;
+  const std::shared_ptr<const ChannelSelector> selector = take_selector(own);
+  std::set<std::string> required;
+  for (const ChannelRoute& route : selector->routes())
+    for (const size_t channel : route.required) required.insert(source.channels[channel]);
+  for (const std::string& channel : required) {
     bool drained = false;
     for (size_t i = 0; i < config.sinks.size(); ++i) {
       if (config.sinks[i].channels.front() != channel) continue;
@@ -118,19 +127,20 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   SinkCounters sinks = departed_.sinks;
   for (const Sink* sink : all_sinks) sinks += sink->counters();
   // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk +
-  // unreadable on disk; read = filtered + put + never put (per channel a source feeds). Events a reload
+  // unreadable on disk; read = filtered + unrouted + put + never put (per channel a source's selector
+  // chose, less the optional copies dropped). Events a reload
   // moved from a channel into its successor are counted as put once.
   const AgentTotals t = totals();
   const uint64_t lost = in_channels + sources.events_dropped_at_shutdown;
   spdlog::info(
-      "stopped: {} events read, {} filtered by interceptors, {} events in, {} replayed from disk, {} sent ({} lost after hand-over), {} "
-      "discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
+      "stopped: {} events read, {} filtered by interceptors, {} routed to no channel, {} optional copies dropped, {} "
+      "events in, {} replayed from disk, {} sent ({} lost after hand-over), {} discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
       "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut, {} connections cut",
-      sources.events_received, sources.events_filtered, t.events_in, channels.events_recovered, t.events_out,
-      sinks.events_lost_after_handover, sinks.events_discarded, t.events_failed, lost, in_channels,
-      sources.events_dropped_at_shutdown, channels.events_on_disk, channels.events_unreadable,
-      sinks.events_possibly_duplicated, sources.bytes_unread_at_shutdown, sources.frames_cut,
-      sources.connections_cut_at_shutdown);
+      sources.events_received, sources.events_filtered, sources.events_unrouted, sources.optional_copies_dropped,
+      t.events_in, channels.events_recovered, t.events_out, sinks.events_lost_after_handover, sinks.events_discarded,
+      t.events_failed, lost, in_channels, sources.events_dropped_at_shutdown, channels.events_on_disk,
+      channels.events_unreadable, sinks.events_possibly_duplicated, sources.bytes_unread_at_shutdown,
+      sources.frames_cut, sources.connections_cut_at_shutdown);
   return lost;
 }
 

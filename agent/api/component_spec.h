@@ -19,6 +19,7 @@
 namespace sluice {
 
 class Channel;
+class ChannelSelector;
 class Interceptor;
 class InterceptorChain;
 class MetricsWriter;
@@ -47,6 +48,9 @@ struct BuildContext {
   // The source's interceptors (<source>.interceptors), or null if it has none: a source applies
   // them to every event it makes (interceptor.h).
   std::shared_ptr<const InterceptorChain> interceptors;
+  // The source's channel selector (<source>.selector.*; replicating, all channels required, when
+  // it configures none): which of its channels each event goes into (channel_selector.h).
+  std::shared_ptr<const ChannelSelector> selector;
 };
 
 struct ComponentSpec {
@@ -60,6 +64,8 @@ struct ComponentSpec {
                                          BuildContext&) = nullptr;
   std::unique_ptr<Sink> (*make_sink)(const config::ComponentConfig&, Channel& channel, BuildContext&) = nullptr;
   std::unique_ptr<Interceptor> (*make_interceptor)(const config::ComponentConfig&) = nullptr;
+  // `component.channels` are the source's channels.
+  std::unique_ptr<ChannelSelector> (*make_selector)(const config::ComponentConfig&) = nullptr;
   // Metrics of the type rather than of one component (e.g. librdkafka's process-wide error
   // count): written once per scrape, whether or not the agent has a component of the type.
   void (*write_type_metrics)(MetricsWriter&) = nullptr;

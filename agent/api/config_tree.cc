@@ -11,6 +11,7 @@ std::string_view kind_plural(Kind kind) {
     case Kind::channel: return "channels";
     case Kind::sink: return "sinks";
     case Kind::interceptor: return "interceptors";
+    case Kind::selector: return "selectors";
   }
   return "?";
 }
@@ -21,6 +22,7 @@ std::string_view kind_singular(Kind kind) {
     case Kind::channel: return "channel";
     case Kind::sink: return "sink";
     case Kind::interceptor: return "interceptor";
+    case Kind::selector: return "channel selector";
   }
   return "?";
 }

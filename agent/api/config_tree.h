@@ -13,9 +13,9 @@
 
 namespace sluice::config {
 
-// An interceptor is configured under its source (<source>.interceptors.<name>.*), not listed at
-// the agent's level.
-enum class Kind { source, channel, sink, interceptor };
+// An interceptor and a channel selector are configured under their source
+// (<source>.interceptors.<name>.*, <source>.selector.*), not listed at the agent's level.
+enum class Kind { source, channel, sink, interceptor, selector };
 
 std::string_view kind_plural(Kind kind);    // "sources"
 std::string_view kind_singular(Kind kind);  // "source"

@@ -176,6 +176,7 @@ EventBatch EventBatch::split_front(size_t n) {
   front.begin_ = begin_;
   front.end_ = begin_ + n;
   front.bytes_ = stored_span(*storage_, front.begin_, front.end_);
+  front.answers_ = answers_;
   begin_ += n;
   bytes_ -= front.bytes_;
   return front;
@@ -187,6 +188,7 @@ EventBatch EventBatch::slice(size_t first, size_t count) const {
   part.begin_ = begin_ + std::min(first, size());
   part.end_ = part.begin_ + std::min(count, end_ - part.begin_);
   part.bytes_ = stored_span(*storage_, part.begin_, part.end_);
+  part.answers_ = answers_;
   return part;
 }
 
@@ -202,11 +204,6 @@ EventBatch EventBatch::with_storage_copy(Change change) const {
 EventBatch EventBatch::without_tracker() const {
   if (!tracker()) return *this;
   return with_storage_copy([](EventStorage& s) { s.tracker.reset(); });
-}
-
-EventBatch EventBatch::without_acknowledger() const {
-  if (!storage_ || !storage_->acknowledger) return *this;
-  return with_storage_copy([](EventStorage& s) { s.acknowledger.reset(); });
 }
 
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)
@@ -247,6 +244,74 @@ void EventBatchBuilder::drop_last() {
   storage_->bytes.resize(storage_->events.back().offset);
   storage_->events.pop_back();
   if (storage_->headers.size() > index) storage_->headers.resize(index);
+  if (routes_.size() > index) routes_.resize(index);
+}
+
+void EventBatchBuilder::set_last_route(uint8_t route) {
+  const size_t index = storage_->events.size() - 1;
+  if (routes_.size() <= index) routes_.resize(index + 1, 0);
+  routes_[index] = route;
+}
+
+std::optional<std::string_view> EventBatchBuilder::last_event_header(std::string_view name, char* scratch) const {
+  const size_t index = storage_->events.size() - 1;
+  if (index < storage_->headers.size()) {
+    const EventRecord& e = storage_->events.back();
+    const HeaderBlock& block = storage_->headers[index];
+    if (const std::optional<HeaderEntry> set =
+            last_entry({storage_->bytes.data() + e.offset + block.offset, block.length}, name))
+      return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
+  }
+  return last_header(name, scratch);
+}
+
+RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
+  RoutedBatch routed;
+  const size_t events = storage_->events.size();
+  routes_.resize(events, 0);  // events nothing was said of take route 0
+  std::vector<uint32_t> counts(std::max<size_t>(routes, 1), 0);
+  for (const uint8_t route : routes_) ++counts[route];
+  routed.route_ends.resize(counts.size());
+  uint32_t end = 0;
+  size_t routes_used = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    routes_used += counts[r] != 0;
+    routed.route_ends[r] = end += counts[r];
+  }
+  if (routes_used > 1) {
+    // Stable: each route's events in the order they arrived.
+    std::vector<uint32_t> next(counts.size());
+    for (size_t r = 1; r < counts.size(); ++r) next[r] = routed.route_ends[r - 1];
+    routed.original_index.resize(events);
+    for (uint32_t i = 0; i < events; ++i) routed.original_index[next[routes_[i]]++] = i;
+    reorder(routed.original_index);
+  }
+  routes_.clear();
+  routed.batch = seal();
+  return routed;
+}
+
+void EventBatchBuilder::reorder(const std::vector<uint32_t>& order) {
+  // An event's bytes are its frame and all appended for it, up to the next event's frame: every
+  // offset in its record and header block is relative to its frame, so it moves as a whole.
+  EventStorage& s = *storage_;
+  std::vector<char> bytes;
+  bytes.reserve(s.bytes.capacity());
+  std::vector<EventRecord> events(s.events.size());
+  std::vector<HeaderBlock> headers(s.headers.empty() ? 0 : s.events.size());
+  for (size_t j = 0; j < order.size(); ++j) {
+    const uint32_t i = order[j];
+    EventRecord e = s.events[i];
+    const size_t end = i + 1 < s.events.size() ? s.events[i + 1].offset : s.bytes.size();
+    const size_t offset = bytes.size();
+    bytes.insert(bytes.end(), s.bytes.begin() + e.offset, s.bytes.begin() + static_cast<ptrdiff_t>(end));
+    e.offset = static_cast<uint32_t>(offset);
+    events[j] = e;
+    if (i < s.headers.size()) headers[j] = s.headers[i];
+  }
+  s.bytes = std::move(bytes);
+  s.events = std::move(events);
+  s.headers = std::move(headers);
 }
 
 void EventBatchBuilder::set_acknowledger(std::shared_ptr<CommitTracker> acknowledger) {

@@ -142,6 +142,7 @@ class EventBatch {
     begin_ = std::exchange(other.begin_, 0);
     end_ = std::exchange(other.end_, 0);
     bytes_ = std::exchange(other.bytes_, 0);
+    answers_ = other.answers_;
     return *this;
   }
 
@@ -201,15 +202,16 @@ class EventBatch {
   // replacing an earlier one and a removed header gone. For the JSON format and Flume's Avro event.
   std::vector<std::pair<std::string, std::string>> all_headers(const EventRecord& e) const;
   CommitTracker* tracker() const { return storage_ ? storage_->tracker.get() : nullptr; }
-  // What a channel calls when it commits this batch: the source's acknowledger hears of it.
+  // What a channel calls when it commits this batch: the source's acknowledger hears of it
+  // (unless this batch is a copy that answers nobody: without_acknowledger()).
   void report_commit() const {
-    if (storage_ && storage_->acknowledger)
+    if (answers_ && storage_ && storage_->acknowledger)
       storage_->acknowledger->committed(storage_->acknowledger_base + begin_, end_ - begin_);
   }
   // For a channel that re-encodes the batch (BatchOrigin).
   BatchOrigin origin() const {
     if (!storage_) return {};
-    if (!storage_->acknowledger) return {nullptr, 0, storage_->arrived_at};
+    if (!answers_ || !storage_->acknowledger) return {nullptr, 0, storage_->arrived_at};
     return {storage_->acknowledger, storage_->acknowledger_base + begin_, storage_->arrived_at};
   }
   Clock::time_point arrived_at() const { return storage_ ? storage_->arrived_at : Clock::time_point{}; }
@@ -231,9 +233,14 @@ class EventBatch {
   // channel that read it from disk (that channel hears of it once, when it lets it go), or the
   // batch itself if it has none.
   EventBatch without_tracker() const;
-  // This batch with no source acknowledger (a copy of its storage if it has one): for a channel
-  // whose events moved on, whose commit must not tell the sender they are stored.
-  EventBatch without_acknowledger() const;
+  // This batch, sharing its storage, as a copy whose commits tell the source's acknowledger
+  // nothing: for a channel whose events moved on, or an optional channel (channel_selector.h),
+  // whose commit must not tell the sender they are stored. Its slices are such copies too.
+  EventBatch without_acknowledger() const {
+    EventBatch copy = *this;
+    copy.answers_ = false;
+    return copy;
+  }
 
  private:
   friend class EventBatchBuilder;
@@ -244,6 +251,18 @@ class EventBatch {
   size_t begin_ = 0;
   size_t end_ = 0;
   uint64_t bytes_ = 0;
+  bool answers_ = true;  // its commits reach the storage's acknowledger
+};
+
+// A sealed batch whose events a channel selector sent different ways (channel_selector.h):
+// the events of each route lie together, in the order they arrived, route by route.
+struct RoutedBatch {
+  EventBatch batch;
+  // Route r's events are [route_ends[r - 1], route_ends[r]) (from 0 for route 0).
+  std::vector<uint32_t> route_ends;
+  // When the events were reordered to lie together: the builder's index of each (what an
+  // acknowledger registered them by); empty when they kept their order.
+  std::vector<uint32_t> original_index;
 };
 
 // Appends events into one growing buffer; owned by one source thread. Each new buffer is
@@ -287,8 +306,25 @@ class EventBatchBuilder {
   // Hands the events over as an immutable batch and starts a new, empty one.
   EventBatch seal();
 
+  // The last appended event goes the way of route `route` (of a channel selector's; 0 for every
+  // event of which nothing is said).
+  void set_last_route(uint8_t route);
+  uint8_t last_route() const {
+    return routes_.size() == storage_->events.size() && !routes_.empty() ? routes_.back() : 0;
+  }
+  // seal(), the events of each of `routes` routes brought together: their bytes are copied into
+  // route order once, if the batch has events of more than one route.
+  RoutedBatch seal_routed(size_t routes);
+  // The last appended event's header `name` as a sink would read it (EventBatch::header()):
+  // what its header block says, else its parsed field.
+  std::optional<std::string_view> last_event_header(std::string_view name, char* scratch) const;
+
  private:
+  // Moves the storage's events (and their bytes and headers) into the order `order` gives.
+  void reorder(const std::vector<uint32_t>& order);
+
   std::unique_ptr<EventStorage> storage_;
+  std::vector<uint8_t> routes_;  // per event, while a selector routes them (else empty)
   std::shared_ptr<const HeaderNames> header_names_;
   size_t expected_events_;
   size_t expected_bytes_;

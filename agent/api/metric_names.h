@@ -27,6 +27,8 @@ inline constexpr const char* kSourceBlankLinesTotal = "sluice_source_blank_lines
 inline constexpr const char* kSourceReadErrorsTotal = "sluice_source_read_errors_total";
 inline constexpr const char* kSourceEventsDroppedAtShutdownTotal = "sluice_source_events_dropped_at_shutdown_total";
 inline constexpr const char* kSourceEventsFilteredTotal = "sluice_source_events_filtered_total";
+inline constexpr const char* kSourceOptionalCopiesDroppedTotal = "sluice_source_optional_copies_dropped_total";
+inline constexpr const char* kSourceEventsUnroutedTotal = "sluice_source_events_unrouted_total";
 
 // The stream sources (TCP, TLS, RELP).
 inline constexpr const char* kSourceFramesCutTotal = "sluice_source_frames_cut_total";
@@ -136,6 +138,8 @@ inline constexpr std::array kFamilies = {
     Family{kSourceReadErrorsTotal, Exporter::syslog_source},
     Family{kSourceEventsDroppedAtShutdownTotal, Exporter::syslog_source},
     Family{kSourceEventsFilteredTotal, Exporter::syslog_source},
+    Family{kSourceOptionalCopiesDroppedTotal, Exporter::syslog_source},
+    Family{kSourceEventsUnroutedTotal, Exporter::syslog_source},
     Family{kSourceFramesCutTotal, Exporter::stream_source},
     Family{kSourceFramesOctetCountedTotal, Exporter::stream_source},
     Family{kSourceConnections, Exporter::stream_source},

@@ -16,6 +16,8 @@ struct SourceCounters {
   uint64_t frames_cut = 0;                   // partial frames the agent cut (shutdown, idleTimeout): Incomplete
   uint64_t events_filtered = 0;              // dropped by the source's interceptors (regex_filter)
   uint64_t events_dropped_at_shutdown = 0;   // read, but not put into a channel by the deadline
+  uint64_t events_unrouted = 0;              // the selector chose no channel for them
+  uint64_t optional_copies_dropped = 0;      // copies an optional channel had no room for
   uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end before their sender closed
 
@@ -25,6 +27,8 @@ struct SourceCounters {
     frames_cut += c.frames_cut;
     events_filtered += c.events_filtered;
     events_dropped_at_shutdown += c.events_dropped_at_shutdown;
+    events_unrouted += c.events_unrouted;
+    optional_copies_dropped += c.optional_copies_dropped;
     bytes_unread_at_shutdown += c.bytes_unread_at_shutdown;
     connections_cut_at_shutdown += c.connections_cut_at_shutdown;
     return *this;

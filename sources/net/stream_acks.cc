@@ -68,11 +68,12 @@ size_t AckQueue::waiting() const {
   return pending_.size();
 }
 
-void BatchAcknowledger::add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket) {
+void BatchAcknowledger::add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket,
+                            uint8_t commits) {
   // No lock, per event: until the batch is sealed and put, only its io thread knows it (the
   // channel's lock orders these writes before any commit reads them).
   if (remaining_.size() <= index) remaining_.resize(index + 1, 0);
-  remaining_[index] = channels_;
+  remaining_[index] = commits;
   if (!runs_.empty()) {
     Run& last = runs_.back();
     if (last.queue == queue && last.first_index + last.count == index && last.first_ticket + last.count == ticket) {
@@ -81,6 +82,32 @@ void BatchAcknowledger::add(size_t index, const std::shared_ptr<AckQueue>& queue
     }
   }
   runs_.push_back({index, 1, queue, ticket});
+}
+
+void BatchAcknowledger::reorder(const std::vector<uint32_t>& original_index) {
+  // Each added event's run, by its original index; then the runs again, in the new order.
+  struct Added {
+    const Run* run = nullptr;
+    AckQueue::Ticket ticket = 0;
+  };
+  std::vector<Added> added(remaining_.size());
+  for (const Run& run : runs_)
+    for (size_t k = 0; k < run.count; ++k) added[run.first_index + k] = {&run, run.first_ticket + k};
+  std::vector<Run> runs;
+  std::vector<uint8_t> remaining(original_index.size(), 0);
+  for (size_t j = 0; j < original_index.size(); ++j) {
+    const uint32_t i = original_index[j];
+    if (i >= added.size() || !added[i].run) continue;  // an event that answers nothing
+    remaining[j] = remaining_[i];
+    const std::shared_ptr<AckQueue>& queue = added[i].run->queue;
+    if (!runs.empty() && runs.back().queue == queue && runs.back().first_index + runs.back().count == j &&
+        runs.back().first_ticket + runs.back().count == added[i].ticket)
+      ++runs.back().count;
+    else
+      runs.push_back({j, 1, queue, added[i].ticket});
+  }
+  runs_ = std::move(runs);
+  remaining_ = std::move(remaining);
 }
 
 void BatchAcknowledger::committed(size_t first, size_t count) {

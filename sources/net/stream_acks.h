@@ -80,12 +80,15 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
 };
 
 // On a batch's storage (EventStorage::acknowledger): which connection and ticket each event
-// answers, and how many channel commits it still waits for.
+// answers, and how many channel commits it still waits for (its route's required channels).
 class BatchAcknowledger final : public CommitTracker {
  public:
-  explicit BatchAcknowledger(uint8_t channels) : channels_(channels) {}
-  // Loop thread, while the batch is built: event `index` answers `ticket` of `queue`.
-  void add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket);
+  // Loop thread, while the batch is built: event `index` answers `ticket` of `queue` after
+  // `commits` channel commits (at least 1).
+  void add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket, uint8_t commits);
+  // Loop thread, before the batch is put: its events were brought into route order
+  // (RoutedBatch::original_index): event j is the one added as original_index[j].
+  void reorder(const std::vector<uint32_t>& original_index);
   // Any thread (a channel's commit, or every put done): events [first, first + count).
   void committed(size_t first, size_t count) override;
   size_t size() const { return remaining_.size(); }
@@ -98,7 +101,6 @@ class BatchAcknowledger final : public CommitTracker {
     std::shared_ptr<AckQueue> queue;
     AckQueue::Ticket first_ticket;
   };
-  const uint8_t channels_;
   std::mutex mutex_;
   std::vector<Run> runs_;
   std::vector<uint8_t> remaining_;  // per event: channel commits still to come

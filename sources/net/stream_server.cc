@@ -13,6 +13,7 @@ constexpr int kResolverThreads = 4;
 }  // namespace
 
 StreamServer::StreamServer(config::ComponentConfig component, StreamSettings settings, std::vector<Channel*> channels,
+                           std::shared_ptr<const ChannelSelector> selector,
                            std::unique_ptr<StreamProtocolFactory> protocol,
                            std::unique_ptr<MessageEventsFactory> events)
     : component_(std::move(component)),
@@ -21,12 +22,16 @@ StreamServer::StreamServer(config::ComponentConfig component, StreamSettings set
       protocol_(std::move(protocol)),
       events_(std::move(events)),
       probe_(component_.name, settings_, io_threads_, std::string(protocol_->name())),
+      selector_(selector ? std::move(selector) : every_channel(channels.size())),
+      routes_(component_.name, channels, *selector_),
       tls_(settings_.ssl ? std::make_unique<TlsContext>(component_, settings_) : nullptr),
       resolver_(settings_.client_hostname_header.empty() ? nullptr
                                                          : std::make_unique<ReverseResolver>(kResolverThreads)),
       shared_{.source_name = component_.name,
               .config = settings_,
               .channels = std::move(channels),
+              .selector = selector_,
+              .routes = routes_,
               .probe = probe_,
               .protocol = *protocol_,
               .events = *events_,

@@ -41,8 +41,10 @@ namespace sluice::net {
 class StreamServer : public Source {
  public:
   // `component` is kept for error messages that name the file and line (a port in use).
+  // `selector`: which of `channels` each event goes into (null: every one, all required).
   StreamServer(config::ComponentConfig component, StreamSettings settings, std::vector<Channel*> channels,
-               std::unique_ptr<StreamProtocolFactory> protocol, std::unique_ptr<MessageEventsFactory> events);
+               std::shared_ptr<const ChannelSelector> selector, std::unique_ptr<StreamProtocolFactory> protocol,
+               std::unique_ptr<MessageEventsFactory> events);
   ~StreamServer() override;
 
   const std::string& name() const override { return component_.name; }
@@ -54,10 +56,13 @@ class StreamServer : public Source {
 
   // In the order configured; after start().
   std::vector<uint16_t> listening_ports() const override { return shared_.bound_ports; }
-  SourceCounters counters() const override { return probe_.source_counters(); }
+  SourceCounters counters() const override { return routes_.with(probe_.source_counters()); }
   // Everything the source counts, per port and per reason.
   StreamCounters tcp_counters() const { return probe_.counters(); }
-  void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
+  void write_metrics(MetricsWriter& writer) const override {
+    probe_.write_metrics(writer);
+    routes_.write_metrics(writer);
+  }
   // SIGHUP: a TLS source reads its certificate, key and CA files again.
   void reload_credentials() override;
   uint64_t memory_bound() const override;
@@ -75,6 +80,8 @@ class StreamServer : public Source {
   const std::unique_ptr<StreamProtocolFactory> protocol_;
   const std::unique_ptr<MessageEventsFactory> events_;
   StreamProbe probe_;
+  const std::shared_ptr<const ChannelSelector> selector_;
+  syslog::RouteCounters routes_;               // what the selector leaves undone
   std::unique_ptr<TlsContext> tls_;            // ssl = true
   std::unique_ptr<ReverseResolver> resolver_;  // clientHostnameHeader
   IoShared shared_;

@@ -94,7 +94,7 @@ StreamWorker::StreamWorker(IoShared& shared, int index)
       plain_buffer_(shared.tls ? kReadChunk : 0),
       events_(shared.events.make()),
       names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
-      delivery_(shared.source_name, shared.channels,
+      delivery_(shared.source_name, shared.channels, shared.selector, shared.routes,
                 "io thread " + std::to_string(index) + " is not reading its sockets (TCP backpressure on the senders)",
                 kPutSlice,
                 {.before_try =
@@ -650,15 +650,18 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
       if (conn_.answered) conn_.protocol->acks()->done(ticket, 1);
       return;
     }
+    const ChannelSelector& selector = *worker_.shared_.selector;
+    if (!selector.single_route()) batch.set_last_route(selector.route(batch));
     if (conn_.answered) {
+      // With ackAfter = kafka each required channel's commit counts down; on put, flush() tells
+      // the acknowledger once.
+      const bool on_put = worker_.shared_.protocol.acknowledge_on_put();
       if (!worker_.batch_acks_) {
-        // With ackAfter = kafka every channel's commit counts down; on put, flush() tells it once.
-        const bool on_put = worker_.shared_.protocol.acknowledge_on_put();
-        worker_.batch_acks_ =
-            std::make_shared<BatchAcknowledger>(on_put ? 1 : static_cast<uint8_t>(worker_.shared_.channels.size()));
+        worker_.batch_acks_ = std::make_shared<BatchAcknowledger>();
         if (!on_put) batch.set_acknowledger(worker_.batch_acks_);
       }
-      worker_.batch_acks_->add(batch.size() - 1, conn_.protocol->acks(), ticket);
+      worker_.batch_acks_->add(batch.size() - 1, conn_.protocol->acks(), ticket,
+                               on_put ? 1 : worker_.delivery_.commits_expected(batch.last_route()));
     }
     if (batch.size() >= worker_.config_.batch_size) worker_.flush();
   }
@@ -744,7 +747,9 @@ void StreamWorker::flush() {
   // channel took the batch; a batch dropped at the shutdown deadline is never answered.
   const std::shared_ptr<BatchAcknowledger> acks = std::move(batch_acks_);
   const auto flush_started = Clock::now();
-  const bool put_everywhere = delivery_.deliver(builder_.seal());
+  RoutedBatch routed = builder_.seal_routed(delivery_.routes());
+  if (acks && !routed.original_index.empty()) acks->reorder(routed.original_index);
+  const bool put_everywhere = delivery_.deliver(std::move(routed));
   if (acks && put_everywhere && shared_.protocol.acknowledge_on_put()) acks->committed(0, acks->size());
   // While a full channel held this loop its senders could not be read: that time is not
   // taken from their drain's grace.

@@ -60,6 +60,8 @@ struct IoShared {
   std::string source_name;
   const StreamSettings& config;
   std::vector<Channel*> channels;
+  std::shared_ptr<const ChannelSelector> selector;  // which of them each event goes into
+  syslog::RouteCounters& routes;
   StreamProbe& probe;
   const StreamProtocolFactory& protocol;     // what every connection speaks
   const MessageEventsFactory& events;        // how its messages become events

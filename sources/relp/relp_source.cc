@@ -15,9 +15,15 @@ std::vector<config::PropertyDoc> describe_relp() {
 std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
                                          BuildContext& context) {
   RelpSourceConfig c = parse_relp_source_config(component);
-  for (Channel* channel : channels) {
+  std::vector<bool> required(channels.size(), context.selector == nullptr);
+  if (context.selector)
+    for (const ChannelRoute& route : context.selector->routes())
+      for (const size_t channel : route.required) required[channel] = true;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    const Channel* channel = channels[i];
     batch_size_for(component, "batchSize", c.tcp.batch_size, *channel);
-    if (c.relp.ack_after == AckAfter::channel && !channel->puts_reach_disk())
+    // An optional channel's puts are answered by nothing: it may keep them in memory.
+    if (c.relp.ack_after == AckAfter::channel && required[i] && !channel->puts_reach_disk())
       component.fail("ackAfter", "= channel needs channels that write every put to disk, and channel '" +
                                      channel->name() +
                                      "' keeps puts in memory: use a file channel, or ackAfter = kafka");
@@ -26,7 +32,7 @@ std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& componen
   const RelpSettings settings{.max_data_size = static_cast<size_t>(c.relp.max_data_size.bytes),
                               .event_size = c.tcp.event_size};
   auto events = std::make_unique<net::SyslogMessageEventsFactory>(c.tcp, context.interceptors);
-  return std::make_unique<net::StreamServer>(component, std::move(c.tcp), std::move(channels),
+  return std::make_unique<net::StreamServer>(component, std::move(c.tcp), std::move(channels), context.selector,
                                              std::make_unique<RelpProtocolFactory>(settings, c.relp.ack_after),
                                              std::move(events));
 }

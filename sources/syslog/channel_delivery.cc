@@ -1,5 +1,7 @@
 #include "sources/syslog/channel_delivery.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 namespace sluice::syslog {
@@ -8,38 +10,69 @@ namespace {
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
 }
 
-ChannelDelivery::ChannelDelivery(std::string source_name, std::vector<Channel*> channels, std::string consequence,
-                                 std::chrono::milliseconds slice, Waiting waiting)
+ChannelDelivery::ChannelDelivery(std::string source_name, std::vector<Channel*> channels,
+                                 std::shared_ptr<const ChannelSelector> selector, RouteCounters& routes,
+                                 std::string consequence, std::chrono::milliseconds slice, Waiting waiting)
     : source_name_(std::move(source_name)),
       channels_(std::move(channels)),
+      selector_(std::move(selector)),
+      routes_(routes),
       consequence_(std::move(consequence)),
       slice_(slice),
       waiting_(std::move(waiting)) {}
 
-bool ChannelDelivery::deliver(EventBatch batch) {
+uint8_t ChannelDelivery::commits_expected(uint8_t route) const {
+  return static_cast<uint8_t>(std::max<size_t>(1, selector_->routes()[route].required.size()));
+}
+
+bool ChannelDelivery::deliver(RoutedBatch routed) {
+  const std::vector<ChannelRoute>& routes = selector_->routes();
+  if (routes.size() == 1) return deliver_route(routes.front(), std::move(routed.batch));
   bool everywhere = true;
-  for (size_t i = 0; i < channels_.size(); ++i) {
-    Channel& channel = *channels_[i];
-    EventBatch copy = i + 1 < channels_.size() ? batch : std::move(batch);  // the events are shared
-    const auto blocked_since = Clock::now();
-    auto next_log = blocked_since + kBlockedLogEvery;
-    while (true) {
-      const Deadline deadline = waiting_.before_try();
-      if (channel.put(copy, std::min(deadline, Clock::now() + slice_))) break;
-      const auto now = Clock::now();
-      if (now >= deadline) {
-        waiting_.dropped(channel, copy.size());
-        everywhere = false;
-        break;
-      }
-      if (now >= next_log) {
-        next_log = now + kBlockedLogEvery;
-        spdlog::warn("source {}: channel {} has been full for {}s; {}", source_name_, channel.name(),
-                     std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(), consequence_);
-      }
-    }
+  uint32_t begin = 0;
+  for (size_t r = 0; r < routes.size(); ++r) {
+    const uint32_t end = routed.route_ends[r];
+    if (end > begin) everywhere = deliver_route(routes[r], routed.batch.slice(begin, end - begin)) && everywhere;
+    begin = end;
   }
   return everywhere;
+}
+
+bool ChannelDelivery::deliver_route(const ChannelRoute& route, EventBatch part) {
+  bool everywhere = true;
+  for (size_t i = 0; i < route.required.size(); ++i) {
+    const bool last = i + 1 == route.required.size() && route.optional.empty();
+    everywhere = put_required(*channels_[route.required[i]], last ? std::move(part) : part) && everywhere;
+  }
+  // An optional channel's copy answers nobody: its commit must not count as a required one's.
+  for (const size_t channel : route.optional) {
+    EventBatch copy = part.without_acknowledger();
+    if (!channels_[channel]->put(copy, Clock::now())) routes_.optional_dropped(channel, part.size());
+  }
+  if (route.required.empty()) {
+    if (route.optional.empty()) routes_.unrouted(part.size());
+    part.report_commit();  // what waits for its required channels waits for none (commits_expected)
+  }
+  return everywhere;
+}
+
+bool ChannelDelivery::put_required(Channel& channel, EventBatch part) {
+  const auto blocked_since = Clock::now();
+  auto next_log = blocked_since + kBlockedLogEvery;
+  while (true) {
+    const Deadline deadline = waiting_.before_try();
+    if (channel.put(part, std::min(deadline, Clock::now() + slice_))) return true;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      waiting_.dropped(channel, part.size());
+      return false;
+    }
+    if (now >= next_log) {
+      next_log = now + kBlockedLogEvery;
+      spdlog::warn("source {}: channel {} has been full for {}s; {}", source_name_, channel.name(),
+                   std::chrono::duration_cast<std::chrono::seconds>(now - blocked_since).count(), consequence_);
+    }
+  }
 }
 
 }  // namespace sluice::syslog

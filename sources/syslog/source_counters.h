@@ -6,10 +6,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <vector>
 
+#include "agent/api/channel.h"
+#include "agent/api/channel_selector.h"
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
+#include "agent/api/source.h"
 
 namespace sluice::syslog {
 
@@ -50,6 +55,33 @@ struct PortFrameTotals {
 void write_port_frame_families(MetricsWriter& writer, const std::string& source, const PortFrameTotals& port);
 // The events the source's interceptors filtered out (every syslog source has the family).
 void write_filtered_family(MetricsWriter& writer, const std::string& source, uint64_t filtered);
+
+// What a source's channel selector leaves undone (channel_selector.h): the copies each optional
+// channel had no room for, and the events routed to no channel. Shared by the source's io
+// threads (rare events: one counter each); each kind logged at most once per 10 s.
+class RouteCounters {
+ public:
+  // `channels`: the source's, in its order; which are optional, its selector's routes say.
+  RouteCounters(std::string source, const std::vector<Channel*>& channels, const ChannelSelector& selector);
+  void optional_dropped(size_t channel, uint64_t events);
+  void unrouted(uint64_t events);
+  uint64_t optional_dropped() const;
+  uint64_t unrouted() const { return unrouted_.get(); }
+  // The source's counters with these added.
+  SourceCounters with(SourceCounters counters) const;
+  // sluice_source_optional_copies_dropped_total{source,channel} for each optional channel, and
+  // sluice_source_events_unrouted_total{source}.
+  void write_metrics(MetricsWriter& writer) const;
+
+ private:
+  const std::string source_;
+  std::vector<std::string> channels_;
+  std::vector<bool> optional_;
+  std::deque<Counter> dropped_;  // per channel (a deque: atomics do not move)
+  Counter unrouted_;
+  std::deque<LogLimiter> dropped_logs_;
+  LogLimiter unrouted_log_;
+};
 
 // A channel still full at the shutdown deadline: the events it never took, logged (the caller
 // counts them).

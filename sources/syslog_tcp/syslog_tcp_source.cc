@@ -9,7 +9,7 @@ std::unique_ptr<Source> make_syslog_tcp_source(const config::ComponentConfig& co
                                                BuildContext& context) {
   SyslogTcpConfig c = parse_syslog_tcp_config(component);
   for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
-  return std::make_unique<SyslogTcpSource>(component, c, std::move(channels), context.interceptors);
+  return std::make_unique<SyslogTcpSource>(component, c, std::move(channels), context.interceptors, context.selector);
 }
 
 }  // namespace
@@ -27,8 +27,9 @@ const ComponentSpec kSyslogTcpSourceSpec{
 };
 
 SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, const SyslogTcpConfig& config,
-                                 std::vector<Channel*> channels, std::shared_ptr<const InterceptorChain> interceptors)
-    : StreamServer(std::move(component), config, std::move(channels),
+                                 std::vector<Channel*> channels, std::shared_ptr<const InterceptorChain> interceptors,
+                                 std::shared_ptr<const ChannelSelector> selector)
+    : StreamServer(std::move(component), config, std::move(channels), std::move(selector),
                    std::make_unique<SyslogFramingFactory>(config.event_size, config.detect_octet_counting()),
                    std::make_unique<SyslogMessageEventsFactory>(config, std::move(interceptors))) {}
 

@@ -16,9 +16,11 @@ using SyslogTcpCounters = net::StreamCounters;
 
 class SyslogTcpSource final : public net::StreamServer {
  public:
-  // `interceptors`: applied to every event made (null: none).
+  // `interceptors`: applied to every event made (null: none); `selector`: which of `channels`
+  // each event goes into (null: every one, all required).
   SyslogTcpSource(config::ComponentConfig component, const SyslogTcpConfig& config, std::vector<Channel*> channels,
-                  std::shared_ptr<const InterceptorChain> interceptors = nullptr);
+                  std::shared_ptr<const InterceptorChain> interceptors = nullptr,
+                  std::shared_ptr<const ChannelSelector> selector = nullptr);
 };
 
 extern const ComponentSpec kSyslogTcpSourceSpec;

@@ -34,7 +34,8 @@ std::unique_ptr<Source> make_syslog_udp_source(const config::ComponentConfig& co
                                                BuildContext& context) {
   SyslogUdpConfig c = parse_syslog_udp_config(component);
   for (Channel* channel : channels) batch_size_for(component, "batchSize", c.batch_size, *channel);
-  return std::make_unique<SyslogUdpSource>(component, std::move(c), std::move(channels), context.interceptors);
+  return std::make_unique<SyslogUdpSource>(component, std::move(c), std::move(channels), context.interceptors,
+                                           context.selector);
 }
 
 int io_threads_for(int64_t configured) {
@@ -121,7 +122,7 @@ class SyslogUdpSource::IoThread {
         buffers_(kDatagramsPerRead * slot_),
         clock_(ParseClock::now()),
         want_peers_(config_.clients.filters() || !config_.client_ip_header.empty()),
-        delivery_(source.name(), source.channels_,
+        delivery_(source.name(), source.channels_, source.selector_, source.routes_,
                   "an io thread is not reading its UDP sockets, whose buffers fill and then drop (counted as "
                   "udp_kernel_drops)",
                   kDropCheckEvery,
@@ -299,13 +300,14 @@ class SyslogUdpSource::IoThread {
       counters_.filtered.add(1);  // taken back out of the batch
       return;
     }
+    if (!source_.selector_->single_route()) builder_.set_last_route(source_.selector_->route(builder_));
     if (builder_.size() >= config_.batch_size) flush();
   }
 
   // Puts the batch into every channel, waiting for room until the stop deadline; meanwhile the
   // sockets' buffers fill and the kernel drops, which is counted and logged as it happens.
   void flush() {
-    if (!builder_.empty()) delivery_.deliver(builder_.seal());
+    if (!builder_.empty()) delivery_.deliver(builder_.seal_routed(delivery_.routes()));
   }
 
   SyslogUdpSource& source_;
@@ -326,13 +328,16 @@ class SyslogUdpSource::IoThread {
 };
 
 SyslogUdpSource::SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config,
-                                 std::vector<Channel*> channels, std::shared_ptr<const InterceptorChain> interceptors)
+                                 std::vector<Channel*> channels, std::shared_ptr<const InterceptorChain> interceptors,
+                                 std::shared_ptr<const ChannelSelector> selector)
     : component_(std::move(component)),
       config_(std::move(config)),
       channels_(std::move(channels)),
       interceptors_(std::move(interceptors)),
+      selector_(selector ? std::move(selector) : every_channel(channels_.size())),
       io_threads_(io_threads_for(config_.num_processors)),
-      probe_(component_.name, config_.ports.size(), io_threads_) {}
+      probe_(component_.name, config_.ports.size(), io_threads_),
+      routes_(component_.name, channels_, *selector_) {}
 
 SyslogUdpSource::~SyslogUdpSource() {
   if (started_) stop(Clock::now());

@@ -28,18 +28,23 @@ namespace sluice::syslog_udp {
 
 class SyslogUdpSource final : public Source {
  public:
-  // `interceptors`: applied to every event made (null: none).
+  // `interceptors`: applied to every event made (null: none); `selector`: which of `channels`
+  // each event goes into (null: every one, all required).
   SyslogUdpSource(config::ComponentConfig component, SyslogUdpConfig config, std::vector<Channel*> channels,
-                  std::shared_ptr<const InterceptorChain> interceptors = nullptr);
+                  std::shared_ptr<const InterceptorChain> interceptors = nullptr,
+                  std::shared_ptr<const ChannelSelector> selector = nullptr);
   ~SyslogUdpSource() override;
 
   const std::string& name() const override { return component_.name; }
   void start() override;
   void stop(Deadline deadline) override;
   std::vector<uint16_t> listening_ports() const override { return bound_ports_; }
-  SourceCounters counters() const override { return probe_.source_counters(); }
+  SourceCounters counters() const override { return routes_.with(probe_.source_counters()); }
   SyslogUdpCounters udp_counters() const { return probe_.counters(); }
-  void write_metrics(MetricsWriter& writer) const override { probe_.write_metrics(writer); }
+  void write_metrics(MetricsWriter& writer) const override {
+    probe_.write_metrics(writer);
+    routes_.write_metrics(writer);
+  }
   uint64_t memory_bound() const override;
   uint64_t max_event_bytes() const override;
   uint64_t max_batch_bytes() const override { return config_.batch_size * max_event_bytes(); }
@@ -51,8 +56,10 @@ class SyslogUdpSource final : public Source {
   const SyslogUdpConfig config_;
   const std::vector<Channel*> channels_;
   const std::shared_ptr<const InterceptorChain> interceptors_;
+  const std::shared_ptr<const ChannelSelector> selector_;  // which of the channels each event goes into
   const int io_threads_;
   SyslogUdpProbe probe_;
+  syslog::RouteCounters routes_;  // what the selector leaves undone
   std::vector<uint16_t> bound_ports_;
   StopDeadline stop_;  // before threads_: they read it until they are gone
   std::vector<std::unique_ptr<IoThread>> threads_;

@@ -1,8 +1,8 @@
 // Every default the reference documents (conf/REFERENCE.md, from the property tables) is the one
 // the component uses: each component type, built once with only what it requires and once with
 // every documented default given explicitly, must be the same component — the same memory bound
-// (what it states it may hold: sizes, counts, capacities), or the same refusal (an interceptor:
-// accepted both ways, under a source). A default
+// (what it states it may hold: sizes, counts, capacities), or the same refusal (an interceptor or
+// a channel selector: accepted both ways, under a source). A default
 // applied in code past its table (RELP's eventSize once documented as TCP's 2500 while it used
 // 128 KiB) fails here.
 
@@ -38,6 +38,9 @@ const std::map<std::string, std::string, std::less<>> kRequired = {
     {"regex_filter", ""},
     {"search_replace", "searchPattern = x\n"},
     {"regex_extractor", "regex = (x)\nserializers = s\nserializers.s.name = found\n"},
+    {"replicating", ""},
+    {"multiplexing", ""},
+    {"load_balancing", ""},
 };
 
 // Rows whose documented default a component refuses when given explicitly, by design: TLS
@@ -77,9 +80,14 @@ std::string agent_with(const ComponentSpec& spec, const std::string& properties)
           ? "a.sources.s.interceptors = i\n" +
                 prefixed("a.sources.s.interceptors.i.", "type = " + std::string(spec.type) + "\n" + properties)
           : "";
+  // A channel selector, likewise.
+  const std::string selector =
+      spec.kind == config::Kind::selector
+          ? prefixed("a.sources.s.selector.", "type = " + std::string(spec.type) + "\n" + properties)
+          : "";
   return "a.sources = s\na.channels = c\na.sinks = k\n" + prefixed("a.sources.s.", "type = " + source + "\n") +
-         prefixed("a.sources.s.", own(config::Kind::source, source)) + interceptor + "a.sources.s.channels = c\n" +
-         prefixed("a.channels.c.", "type = " + channel + "\n") +
+         prefixed("a.sources.s.", own(config::Kind::source, source)) + interceptor + selector +
+         "a.sources.s.channels = c\n" + prefixed("a.channels.c.", "type = " + channel + "\n") +
          prefixed("a.channels.c.", own(config::Kind::channel, channel)) +
          prefixed("a.sinks.k.", "type = " + sink + "\n") + prefixed("a.sinks.k.", own(config::Kind::sink, sink)) +
          "a.sinks.k.channel = c\n";

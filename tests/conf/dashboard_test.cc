@@ -69,15 +69,15 @@ TEST_CASE(
     CHECK_FALSE(panel["description"].as<std::string>().empty());
   }
 
-  // An agent with every kind of component the panels and the list know: TCP (with reverse DNS),
-  // TLS, RELP and UDP sources, a spillable channel, Kafka sinks, one of which fails (its messages
+  // An agent with every kind of component the panels and the list know: TCP (with reverse DNS and
+  // an optional channel), TLS, RELP and UDP sources, a spillable channel, Kafka sinks, one of which fails (its messages
   // are larger than its producer takes), so that the failure families have samples too.
   TempDir dir;
   const CertificateFiles certs = make_certificates(dir.path());
   std::ofstream(dir.file("a.properties"))
       << "a.sources = s t u r\na.channels = c bad\na.sinks = k broken\n"
       << "a.sources.s.type = multiport_syslogtcp\na.sources.s.host = 127.0.0.1\na.sources.s.ports = 0\n"
-      << "a.sources.s.channels = c bad\na.sources.s.clientHostnameHeader = host\n"
+      << "a.sources.s.channels = c bad\na.sources.s.clientHostnameHeader = host\na.sources.s.selector.optional = bad\n"
       << "a.sources.r.type = relp\na.sources.r.host = 127.0.0.1\na.sources.r.port = 0\na.sources.r.channels = c\n"
       << "a.sources.t.type = multiport_syslogtcp\na.sources.t.host = 127.0.0.1\na.sources.t.ports = 0\n"
       << "a.sources.t.channels = c\na.sources.t.ssl = true\na.sources.t.ssl.certificate = " << certs.server_cert

@@ -60,7 +60,8 @@ std::string with_fixed_ports(std::string config) {
 
 std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   static const std::regex line(
-      R"(stopped: (\d+) events read, (\d+) filtered by interceptors, (\d+) events in, (\d+) replayed from disk, )"
+      R"(stopped: (\d+) events read, (\d+) filtered by interceptors, (\d+) routed to no channel, (\d+) optional )"
+      R"(copies dropped, (\d+) events in, (\d+) replayed from disk, )"
       R"((\d+) sent \((\d+) lost after )"
       R"(hand-over\), (\d+) discarded, (\d+) )"
       R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) )"
@@ -69,23 +70,11 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
   std::vector<ShutdownAccount> accounts;
   for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
     ShutdownAccount& a = accounts.emplace_back();
-    uint64_t* fields[] = {&a.read,
-                          &a.filtered,
-                          &a.in,
-                          &a.replayed,
-                          &a.sent,
-                          &a.lost_after_handover,
-                          &a.discarded,
-                          &a.failed,
-                          &a.lost,
-                          &a.lost_in_channels,
-                          &a.never_put,
-                          &a.kept,
-                          &a.unreadable,
-                          &a.possibly_duplicated,
-                          &a.unread_bytes,
-                          &a.cut,
-                          &a.connections_cut};
+    uint64_t* fields[] = {&a.read,         &a.filtered, &a.unrouted,       &a.optional_dropped,
+                          &a.in,           &a.replayed, &a.sent,           &a.lost_after_handover,
+                          &a.discarded,    &a.failed,   &a.lost,           &a.lost_in_channels,
+                          &a.never_put,    &a.kept,     &a.unreadable,     &a.possibly_duplicated,
+                          &a.unread_bytes, &a.cut,      &a.connections_cut};
     for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull((*it)[i + 1]);
     a.found = true;
   }

@@ -32,9 +32,9 @@ std::string with_fixed_ports(std::string config);
 // The agent's last word, its "stopped: ..." line, as numbers (found = false if there is none).
 struct ShutdownAccount {
   bool found = false;
-  uint64_t read = 0, filtered = 0, in = 0, replayed = 0, sent = 0, lost_after_handover = 0, discarded = 0, failed = 0,
-           lost = 0, lost_in_channels = 0, never_put = 0, kept = 0, unreadable = 0, possibly_duplicated = 0,
-           unread_bytes = 0, cut = 0, connections_cut = 0;
+  uint64_t read = 0, filtered = 0, unrouted = 0, optional_dropped = 0, in = 0, replayed = 0, sent = 0,
+           lost_after_handover = 0, discarded = 0, failed = 0, lost = 0, lost_in_channels = 0, never_put = 0, kept = 0,
+           unreadable = 0, possibly_duplicated = 0, unread_bytes = 0, cut = 0, connections_cut = 0;
   // What the agent says it holds or let go balances: everything put (or replayed) was sent,
   // discarded, lost in a channel, kept on disk, or found unreadable there.
   bool balances() const { return in + replayed == sent + discarded + lost_in_channels + kept + unreadable; }

@@ -135,3 +135,77 @@ TEST_CASE("a batch's bytes are all its events occupy, and a small batch after a 
   CHECK(small.storage()->bytes.capacity() < 4096);
   CHECK(small.storage()->events.capacity() < 16);
 }
+
+TEST_CASE("a routed batch brings each route's events together, in arrival order, bytes and headers with them",
+          "[event_batch]") {
+  EventBatchBuilder builder;
+  const std::vector<std::pair<std::string, uint8_t>> sent{{"<11>zero", 1},  {"<13>one", 0},  {"<11>two", 1},
+                                                          {"<14>three", 2}, {"<13>four", 0}, {"<11>dropped", 2}};
+  for (size_t i = 0; i < sent.size(); ++i) {
+    builder.append(sent[i].first);
+    builder.append_to_last("+client" + std::to_string(i));
+    if (i == 2) {
+      HeaderWriter headers;
+      headers.set("dc", "ams");
+      builder.set_last_headers(headers.block());
+    }
+    builder.set_last_route(sent[i].second);
+    CHECK(builder.last_route() == sent[i].second);
+  }
+  builder.drop_last();  // an interceptor's filter takes its route with it
+  RoutedBatch routed = builder.seal_routed(3);
+  CHECK(routed.route_ends == std::vector<uint32_t>{2, 4, 5});
+  CHECK(routed.original_index == std::vector<uint32_t>{1, 4, 0, 2, 3});
+  const EventBatch& batch = routed.batch;
+  CHECK(raws(batch) == std::vector<std::string>{"<13>one", "<13>four", "<11>zero", "<11>two", "<14>three"});
+  CHECK(batch.bytes() == (7 + 8 + 8 + 7 + 9) + 5 * 8 + [&] {
+    HeaderWriter h;
+    h.set("dc", "ams");
+    return h.block().size();
+  }());
+  // What was appended after each frame moved with it; the header block too.
+  char scratch[24];
+  CHECK(batch.header(batch[3], "dc", scratch) == std::optional<std::string_view>("ams"));
+  CHECK(!batch.header(batch[2], "dc", scratch));
+  CHECK(batch.slice(2, 2).bytes() == 8 + 8 + 7 + 8 + batch.header_block(batch[3]).size());
+  CHECK(builder.empty());
+
+  // One route only: nothing moves.
+  builder.append("<13>a");
+  builder.set_last_route(1);
+  builder.append("<13>b");
+  builder.set_last_route(1);
+  RoutedBatch one = builder.seal_routed(2);
+  CHECK(one.route_ends == std::vector<uint32_t>{0, 2});
+  CHECK(one.original_index.empty());
+  // Nothing said of the routes: all route 0.
+  builder.append("<13>c");
+  RoutedBatch plain = builder.seal_routed(1);
+  CHECK(plain.route_ends == std::vector<uint32_t>{1});
+  CHECK(raws(plain.batch) == std::vector<std::string>{"<13>c"});
+}
+
+TEST_CASE("a copy without the acknowledger shares the storage and reports no commit, nor do its slices",
+          "[event_batch]") {
+  struct Counting : CommitTracker {
+    size_t events = 0;
+    void committed(size_t, size_t count) override { events += count; }
+  };
+  const auto counting = std::make_shared<Counting>();
+  EventBatchBuilder builder;
+  builder.set_acknowledger(counting);
+  builder.append("<13>a");
+  builder.append("<13>b");
+  const EventBatch batch = builder.seal();
+  const EventBatch copy = batch.without_acknowledger();
+  CHECK(copy.storage() == batch.storage());
+  copy.report_commit();
+  copy.slice(0, 1).report_commit();
+  EventBatch rest = copy;
+  rest.split_front(1).report_commit();
+  rest.report_commit();
+  CHECK(!copy.origin().acknowledger);
+  CHECK(counting->events == 0);
+  batch.report_commit();
+  CHECK(counting->events == 2);
+}

@@ -19,11 +19,11 @@ std::string ready(AckQueue& q) {
 TEST_CASE("an event is done once every channel committed it, whatever the slices", "[ack]") {
   const auto waker = std::make_shared<AckWaker>(nullptr);
   const auto a = std::make_shared<AckQueue>(waker), b = std::make_shared<AckQueue>(waker);
-  BatchAcknowledger batch(2);  // two channels
+  BatchAcknowledger batch;  // two channels
   // Events 0-2 from a, 3-4 from b, 5 from a again.
-  for (int i = 0; i < 3; ++i) batch.add(static_cast<size_t>(i), a, a->expect("a" + std::to_string(i) + "\n"));
-  for (int i = 0; i < 2; ++i) batch.add(static_cast<size_t>(3 + i), b, b->expect("b" + std::to_string(i) + "\n"));
-  batch.add(5, a, a->expect("a3\n"));
+  for (int i = 0; i < 3; ++i) batch.add(static_cast<size_t>(i), a, a->expect("a" + std::to_string(i) + "\n"), 2);
+  for (int i = 0; i < 2; ++i) batch.add(static_cast<size_t>(3 + i), b, b->expect("b" + std::to_string(i) + "\n"), 2);
+  batch.add(5, a, a->expect("a3\n"), 2);
   batch.committed(0, 6);  // the first channel, whole
   CHECK(ready(*a).empty());
   CHECK(ready(*b).empty());
@@ -39,6 +39,27 @@ TEST_CASE("an event is done once every channel committed it, whatever the slices
   CHECK(a->waiting() == 0);
   batch.committed(0, 6);  // a third report changes nothing
   CHECK(ready(*a).empty());
+}
+
+TEST_CASE("events a selector routed apart: each waits for its own route's commits, by its new place", "[ack]") {
+  const auto waker = std::make_shared<AckWaker>(nullptr);
+  const auto a = std::make_shared<AckQueue>(waker), b = std::make_shared<AckQueue>(waker);
+  BatchAcknowledger batch;
+  // As added: a0 (route 1: two required channels), a1 (route 0: one), b0 (route 1), a2 (route 0).
+  batch.add(0, a, a->expect("a0\n"), 2);
+  batch.add(1, a, a->expect("a1\n"), 1);
+  batch.add(2, b, b->expect("b0\n"), 2);
+  batch.add(3, a, a->expect("a2\n"), 1);
+  // Sealed into route order: route 0 = [a1, a2], route 1 = [a0, b0].
+  batch.reorder({1, 3, 0, 2});
+  batch.committed(0, 2);     // route 0's one channel
+  CHECK(ready(*a).empty());  // a0 comes first and waits
+  batch.committed(2, 2);     // route 1's first channel
+  CHECK(ready(*a).empty());
+  CHECK(ready(*b).empty());
+  batch.committed(2, 2);  // and its second
+  CHECK(ready(*a) == "a0\na1\na2\n");
+  CHECK(ready(*b) == "b0\n");
 }
 
 TEST_CASE("replies leave in ticket order, those needing no event wait their turn", "[ack]") {
