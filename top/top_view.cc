@@ -70,6 +70,8 @@ constexpr FailureFamily kFailureFamilies[] = {
     {metric_names::kSourceDatagramsDeniedTotal, "datagrams denied"},
     {metric_names::kSourceEventsDroppedAtShutdownTotal, "dropped at shutdown"},
     {metric_names::kSourceEventsFilteredTotal, "filtered by interceptors"},
+    {metric_names::kSourceOptionalCopiesDroppedTotal, "optional copies dropped"},
+    {metric_names::kSourceEventsUnroutedTotal, "routed to no channel"},
     {metric_names::kSinkTopicHeaderMissingTotal, "topic %{header} missing"},
     {metric_names::kSinkPartitionHeaderUnusableTotal, "partition header unusable"},
     {metric_names::kChannelDiskWriteErrorsTotal, "disk write errors"},
@@ -86,8 +88,11 @@ std::string component_of(const Sample& s) {
 std::vector<FailureRow> failures_of(const Scrape& before, const Scrape& now, double seconds) {
   std::vector<FailureRow> rows;
   const auto add = [&](const Sample& s, const std::string& what) {
-    FailureRow row{what, component_of(s), s.label("reason").empty() ? s.label("result") : s.label("reason"), s.value,
-                   0};
+    // Its reason, result, or the channel a source's count is about (an optional channel's copies).
+    std::string reason = s.label("reason").empty() ? s.label("result") : s.label("reason");
+    if (reason.empty() && !s.label("source").empty() && !s.label("channel").empty())
+      reason = "channel " + s.label("channel");
+    FailureRow row{what, component_of(s), reason, s.value, 0};
     if (seconds > 0) {
       double was = 0;
       for (const Sample& b : before.samples)

@@ -112,11 +112,12 @@ TEST_CASE("failures since the start are listed by component and reason with thei
       "sluice_sink_delivery_errors_total{sink=\"k1\",reason=\"msg_size_too_large\"} 14\n"
       "sluice_source_connections_refused_total{source=\"r1\",reason=\"not_allowed\"} 2\n"
       "sluice_source_events_filtered_total{source=\"r1\"} 7\n"
+      "sluice_source_optional_copies_dropped_total{source=\"r1\",channel=\"c2\"} 5\n"
       "sluice_config_reloads_total{result=\"refused\"} 1\n"
       "sluice_config_reloads_total{result=\"applied\"} 3\n";
   const TopView v = compute_view(scrape_at(t0, agent_text(0, 0, 0, 0, 0, failures_before)),
                                  scrape_at(t0 + 2s, agent_text(0, 0, 0, 0, 0, failures_now)));
-  REQUIRE(v.failures.size() == 4);
+  REQUIRE(v.failures.size() == 5);
   CHECK(v.failures[0].component == "sink k1");
   CHECK(v.failures[0].reason == "msg_size_too_large");
   CHECK(v.failures[0].total == 14);
@@ -125,8 +126,11 @@ TEST_CASE("failures since the start are listed by component and reason with thei
   CHECK(v.failures[1].what == "connections refused");
   CHECK(v.failures[2].what == "filtered by interceptors");
   CHECK(v.failures[2].total == 7);
-  CHECK(v.failures[3].what == "reloads");
-  CHECK(v.failures[3].reason == "refused");
+  CHECK(v.failures[3].what == "optional copies dropped");
+  CHECK(v.failures[3].component == "source r1");
+  CHECK(v.failures[3].reason == "channel c2");
+  CHECK(v.failures[4].what == "reloads");
+  CHECK(v.failures[4].reason == "refused");
   const auto lines = render_view(v, "title");
   CHECK(any_line(lines, "msg_size_too_large"));
   CHECK(any_line(lines, "delivery failed"));
