@@ -26,6 +26,21 @@ std::unique_ptr<Source> make_source(const config::ComponentConfig& component, st
   return source;
 }
 
+std::unique_ptr<Sink> make_sink(const config::AgentConfig& config, const config::ComponentConfig& component,
+                                Channel& channel, BuildContext& context, SinkGroups& groups) {
+  context.sink_group = {};
+  for (const config::ComponentConfig& g : config.sinkgroups) {
+    const auto member = std::find(g.channels.begin(), g.channels.end(), component.name);
+    if (member == g.channels.end()) continue;
+    auto [it, made] = groups.try_emplace(g.name);
+    if (made) it->second = find_component(g).make_sink_group(g);
+    if (it->second) context.sink_group = SinkGroupMember(it->second, static_cast<size_t>(member - g.channels.begin()));
+  }
+  std::unique_ptr<Sink> sink = find_component(component).make_sink(component, channel, context);
+  context.sink_group = {};
+  return sink;
+}
+
 Agent::Agent(const config::AgentConfig& config) : config_(config) {
   std::map<std::string, Channel*> by_name;
   for (const config::ComponentConfig& c : config.channels) {
@@ -34,7 +49,9 @@ Agent::Agent(const config::AgentConfig& config) : config_(config) {
   }
   BuildContext context{shared_};
   for (const config::ComponentConfig& c : config.sinks)
-    sinks_.push_back(find_component(c).make_sink(c, *by_name.at(c.channels.front()), context));
+    sinks_.push_back(make_sink(config, c, *by_name.at(c.channels.front()), context, sink_groups_));
+  for (const config::ComponentConfig& g : config.sinkgroups)  // one without a sink to make it is still checked
+    if (!sink_groups_.count(g.name)) sink_groups_[g.name] = find_component(g).make_sink_group(g);
   for (const config::ComponentConfig& c : config.sources) {
     std::vector<Channel*> targets;
     for (const std::string& name : c.channels) targets.push_back(by_name.at(name));

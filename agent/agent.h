@@ -54,6 +54,14 @@ inline constexpr std::array<std::string_view, 4> kReloadOutcomes{"applied", "unc
 std::unique_ptr<Source> make_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
                                     BuildContext& context);
 
+// The sink groups of one build, by name: made by the first of their sinks (make_sink).
+using SinkGroups = std::map<std::string, std::shared_ptr<SinkGroup>>;
+
+// The sink `component` of `config` draining `channel`, in its sink group if it is in one (made
+// once per build, kept in `groups`; a default group's sink runs alone).
+std::unique_ptr<Sink> make_sink(const config::AgentConfig& config, const config::ComponentConfig& component,
+                                Channel& channel, BuildContext& context, SinkGroups& groups);
+
 class Agent {
  public:
   explicit Agent(const config::AgentConfig& config);
@@ -92,6 +100,7 @@ class Agent {
   const std::vector<std::unique_ptr<Source>>& sources() const { return sources_; }
   const std::vector<std::unique_ptr<Channel>>& channels() const { return channels_; }
   const std::vector<std::unique_ptr<Sink>>& sinks() const { return sinks_; }
+  const SinkGroups& sink_groups() const { return sink_groups_; }
   size_t source_count() const { return sources_.size(); }
   size_t channel_count() const { return channels_.size(); }
   size_t sink_count() const { return sinks_.size(); }
@@ -144,6 +153,7 @@ class Agent {
   config::AgentConfig config_;
   std::vector<std::unique_ptr<Channel>> channels_;  // in config_'s order, as sinks_ and sources_
   std::vector<std::unique_ptr<Sink>> sinks_;
+  SinkGroups sink_groups_;  // of sinks_: a group's sinks all stay or all go at a reload
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<Retired> retired_;
   std::vector<RetiringSource> retiring_;

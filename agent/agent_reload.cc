@@ -84,6 +84,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   std::vector<std::unique_ptr<Source>> sources(next.sources.size());
   std::map<std::string, Channel*> by_name = kept_channels;
   BuildContext context{shared_};
+  SinkGroups groups;  // of the sinks built now; a group whose sinks are kept keeps its object
   try {
     for (size_t i = 0; i < next.channels.size(); ++i) {
       if (kept_channels.count(next.channels[i].name)) continue;
@@ -93,8 +94,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     for (size_t i = 0; i < next.sinks.size(); ++i) {
       const config::ComponentConfig* old = component_named(config_.sinks, next.sinks[i].name);
       if (old && keep_sink[static_cast<size_t>(old - config_.sinks.data())]) continue;
-      sinks[i] =
-          find_component(next.sinks[i]).make_sink(next.sinks[i], *by_name.at(next.sinks[i].channels.front()), context);
+      sinks[i] = make_sink(next, next.sinks[i], *by_name.at(next.sinks[i].channels.front()), context, groups);
     }
     for (size_t i = 0; i < next.sources.size(); ++i) {
       const config::ComponentConfig* old = component_named(config_.sources, next.sources[i].name);
@@ -271,12 +271,13 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   }
   // The sinks of the old settings for what stays: built and started now (they were validated once).
   std::vector<Retired> drain_in_background;
+  SinkGroups old_groups;  // the old settings' groups, for those sinks
   for (size_t i : kept_draining) {
     Retired r{nullptr, {}};
     for (const config::ComponentConfig& c : config_.sinks) {
       if (c.channels.front() != config_.channels[i].name) continue;
       try {
-        std::unique_ptr<Sink> sink = find_component(c).make_sink(c, *channels_[i], context);
+        std::unique_ptr<Sink> sink = make_sink(config_, c, *channels_[i], context, old_groups);
         sink->start();
         r.sinks.push_back(std::move(sink));
       } catch (const std::exception& e) {
@@ -401,6 +402,11 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     sinks_ = std::move(sinks);
     channels_ = std::move(channels);
     config_ = std::move(applied);
+    // A group's sinks were all rebuilt (it has a new object) or all kept (it keeps its own).
+    SinkGroups running_groups;
+    for (const config::ComponentConfig& g : config_.sinkgroups)
+      running_groups[g.name] = groups.count(g.name) ? groups[g.name] : sink_groups_[g.name];
+    sink_groups_ = std::move(running_groups);
   }
   const ReloadOutcome outcome = failed ? ReloadOutcome::failed : ReloadOutcome::applied;
   finish_reload(outcome);

@@ -190,6 +190,8 @@ std::string prometheus_text(const Agent& agent) {
   for (const auto& source : agent.sources()) source->write_metrics(w);
   for (const auto& channel : agent.channels()) write_channel(w, *channel);
   for (const auto& sink : agent.sinks()) write_sink(w, *sink);
+  for (const auto& [name, group] : agent.sink_groups())
+    if (group) group->write_metrics(w);
   for (const ComponentSpec* spec : all_components())
     if (spec->write_type_metrics) spec->write_type_metrics(w);
   return w.text();

@@ -15,6 +15,20 @@ bool same_settings(const config::ComponentConfig& a, const config::ComponentConf
   });
 }
 
+// The settings of the sink group `sink` is in (name, processor, sinks), empty if none: a sink
+// whose group changes in any way is rebuilt with the group, since the group is one object
+// shared by all its sinks.
+std::string group_settings(const config::AgentConfig& config, const std::string& sink) {
+  for (const config::ComponentConfig& g : config.sinkgroups) {
+    if (std::find(g.channels.begin(), g.channels.end(), sink) == g.channels.end()) continue;
+    std::string text = g.name + "\n" + g.type + "\n";
+    for (const std::string& member : g.channels) text += member + " ";
+    for (const auto& [key, value] : g.properties) text += "\n" + key + "=" + value.value;
+    return text;
+  }
+  return {};
+}
+
 // The names in `list` whose flag is `wanted`, for the log line.
 std::string names_of(const std::vector<config::ComponentConfig>& list, const std::vector<bool>& flags, bool wanted) {
   std::string out;
@@ -52,7 +66,8 @@ ReloadPlan plan_reload(const config::AgentConfig& running, const config::AgentCo
   };
   for (size_t i = 0; i < running.sinks.size(); ++i) {
     const config::ComponentConfig* n = component_named(next.sinks, running.sinks[i].name);
-    plan.keep_sink[i] = n && same_settings(running.sinks[i], *n) && channels_kept(*n);
+    plan.keep_sink[i] = n && same_settings(running.sinks[i], *n) && channels_kept(*n) &&
+                        group_settings(running, n->name) == group_settings(next, n->name);
   }
   for (size_t i = 0; i < running.sources.size(); ++i) {
     const config::ComponentConfig* n = component_named(next.sources, running.sources[i].name);

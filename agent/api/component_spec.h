@@ -15,6 +15,7 @@
 
 #include "agent/api/config_tree.h"
 #include "agent/api/property_table.h"
+#include "agent/api/sink_group.h"
 
 namespace sluice {
 
@@ -51,6 +52,9 @@ struct BuildContext {
   // The source's channel selector (<source>.selector.*; replicating, all channels required, when
   // it configures none): which of its channels each event goes into (channel_selector.h).
   std::shared_ptr<const ChannelSelector> selector;
+  // The sink's group (<agent>.sinkgroups), if it is in one: it asks before each take and tells
+  // what became of each (sink_group.h).
+  SinkGroupMember sink_group;
 };
 
 struct ComponentSpec {
@@ -66,6 +70,8 @@ struct ComponentSpec {
   std::unique_ptr<Interceptor> (*make_interceptor)(const config::ComponentConfig&) = nullptr;
   // `component.channels` are the source's channels.
   std::unique_ptr<ChannelSelector> (*make_selector)(const config::ComponentConfig&) = nullptr;
+  // `component.channels` are the group's sinks; null: they run as if in no group.
+  std::shared_ptr<SinkGroup> (*make_sink_group)(const config::ComponentConfig&) = nullptr;
   // Metrics of the type rather than of one component (e.g. librdkafka's process-wide error
   // count): written once per scrape, whether or not the agent has a component of the type.
   void (*write_type_metrics)(MetricsWriter&) = nullptr;

@@ -2,6 +2,7 @@
 #include "agent/api/property_values.h"
 
 #include <algorithm>
+#include <map>
 
 namespace sluice::config {
 
@@ -12,6 +13,7 @@ std::string_view kind_plural(Kind kind) {
     case Kind::sink: return "sinks";
     case Kind::interceptor: return "interceptors";
     case Kind::selector: return "selectors";
+    case Kind::sink_group: return "sinkgroups";
   }
   return "?";
 }
@@ -23,6 +25,7 @@ std::string_view kind_singular(Kind kind) {
     case Kind::sink: return "sink";
     case Kind::interceptor: return "interceptor";
     case Kind::selector: return "channel selector";
+    case Kind::sink_group: return "sink group";
   }
   return "?";
 }
@@ -63,6 +66,20 @@ void check_wiring(const AgentConfig& config) {
       }
     }
   }
+  std::map<std::string, std::string> group_of;
+  for (const ComponentConfig& g : config.sinkgroups) {
+    const std::string key = agent + ".sinkgroups." + g.name + ".sinks";
+    const std::string where = g.channels_where.line ? g.channels_where.to_string() : g.type_where.to_string();
+    if (g.channels.empty()) throw ConfigError(where + ": " + key + " is missing: every sink group needs its sinks");
+    for (const std::string& sink : g.channels) {
+      if (std::none_of(config.sinks.begin(), config.sinks.end(),
+                       [&](const ComponentConfig& s) { return s.name == sink; }))
+        throw ConfigError(where + ": " + key + ": sink '" + sink + "' is not defined (listed in " + agent + ".sinks)");
+      if (const auto [it, added] = group_of.emplace(sink, g.name); !added)
+        throw ConfigError(where + ": " + key + ": sink '" + sink + "' is in sink group '" + it->second +
+                          "' already: a sink belongs to one group at most");
+    }
+  }
 }
 
 }  // namespace sluice::config
@@ -76,6 +93,51 @@ struct ListedComponents {
   bool present = false;
 };
 
+ComponentConfig* component_named_in(std::vector<ComponentConfig>& list, const std::string& name) {
+  const auto it = std::find_if(list.begin(), list.end(), [&](const ComponentConfig& c) { return c.name == name; });
+  return it == list.end() ? nullptr : &*it;
+}
+
+// <agent>.sinkgroups = g1, <agent>.sinkgroups.g1.sinks = k1 k2,
+// <agent>.sinkgroups.g1.processor.type = failover, <agent>.sinkgroups.g1.processor.<property>.
+void assemble_sink_groups(AgentConfig& config, const std::string& prefix, const ListedComponents& listed,
+                          const std::vector<const FlatEntry*>& entries) {
+  for (const std::string& name : listed.names) {
+    if (component_named_in(config.sinkgroups, name))
+      throw ConfigError(listed.where.to_string() + ": " + prefix + "sinkgroups lists '" + name + "' twice");
+    ComponentConfig g;
+    g.kind = Kind::sink_group;
+    g.name = name;
+    g.key_prefix = prefix + "sinkgroups." + name + ".processor";
+    g.type = "default";  // Flume's, when processor.type is not set
+    g.type_where = listed.where;
+    config.sinkgroups.push_back(std::move(g));
+  }
+  for (const FlatEntry* e : entries) {
+    const std::string_view rest =
+        std::string_view(e->key).substr(prefix.size() + std::string_view("sinkgroups.").size());
+    const size_t dot = rest.find('.');
+    const std::string name(rest.substr(0, dot));
+    ComponentConfig* g = component_named_in(config.sinkgroups, name);
+    if (!g)
+      throw ConfigError(e->where.to_string() + ": " + e->key + ": sink group '" + name + "' is not listed in " +
+                        prefix + "sinkgroups" + (listed.present ? "" : " (that key is missing)"));
+    const std::string_view property = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    if (property == "sinks") {
+      g->channels = parse_word_list(e->value);
+      g->channels_where = e->where;
+    } else if (property == "processor.type") {
+      g->type = e->value;
+      g->type_where = e->where;
+    } else if (property.starts_with("processor.")) {
+      g->properties[std::string(property.substr(std::string_view("processor.").size()))] =
+          PropertyValue{e->value, e->where};
+    } else {
+      throw ConfigError(e->where.to_string() + ": " + e->key + ": unknown key; a sink group has sinks and processor.*");
+    }
+  }
+}
+
 }  // namespace
 
 AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, const std::string& file) {
@@ -88,6 +150,8 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, cons
   ListedComponents listed[3];
   const Kind kinds[3] = {Kind::source, Kind::channel, Kind::sink};
   std::vector<const FlatEntry*> component_entries;
+  ListedComponents groups_listed;
+  std::vector<const FlatEntry*> group_entries;
   std::vector<std::string> other_agents;
 
   for (const FlatEntry& e : flat) {
@@ -123,13 +187,17 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, cons
       config.monitoring_address = PropertyValue{e.value, e.where};
       continue;
     }
-    if (rest == "sinkgroups" || rest.starts_with("sinkgroups."))
-      throw ConfigError(e.where.to_string() + ": " + e.key +
-                        ": sink groups (failover, load_balance) are not supported; attach "
-                        "several sinks to one channel instead: they share its load");
+    if (rest == "sinkgroups") {
+      groups_listed = {parse_word_list(e.value), e.where, true};
+      continue;
+    }
+    if (rest.starts_with("sinkgroups.")) {
+      group_entries.push_back(&e);
+      continue;
+    }
     throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix + "sources, " + prefix +
-                      "channels, " + prefix + "sinks, " + prefix + "monitoring.address or " + prefix +
-                      "<sources|channels|sinks>.<name>.<property>");
+                      "channels, " + prefix + "sinks, " + prefix + "sinkgroups, " + prefix + "monitoring.address or " +
+                      prefix + "<sources|channels|sinks|sinkgroups>.<name>.<property>");
   }
 
   if (seen.empty()) {
@@ -186,6 +254,7 @@ AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, cons
     }
   }
 
+  assemble_sink_groups(config, prefix, groups_listed, group_entries);
   for (auto* group : groups)
     for (const ComponentConfig& c : *group)
       if (c.type.empty())

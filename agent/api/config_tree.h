@@ -14,8 +14,9 @@
 namespace sluice::config {
 
 // An interceptor and a channel selector are configured under their source
-// (<source>.interceptors.<name>.*, <source>.selector.*), not listed at the agent's level.
-enum class Kind { source, channel, sink, interceptor, selector };
+// (<source>.interceptors.<name>.*, <source>.selector.*), not listed at the agent's level. A sink
+// group is listed (<agent>.sinkgroups), its sinks and its processor below it.
+enum class Kind { source, channel, sink, interceptor, selector, sink_group };
 
 std::string_view kind_plural(Kind kind);    // "sources"
 std::string_view kind_singular(Kind kind);  // "source"
@@ -31,7 +32,7 @@ struct ComponentConfig {
   std::string key_prefix;  // "tier2.sources.r1": for error messages
   std::string type;        // as written; the registry resolves aliases
   SourceLocation type_where;
-  // Sources: the channels they fill; sinks: the one channel they drain.
+  // Sources: the channels they fill; sinks: the one channel they drain; sink groups: their sinks.
   std::vector<std::string> channels;
   SourceLocation channels_where;
   // Every other property, keyed by its name below the component ("kafka.topic").
@@ -52,12 +53,16 @@ struct AgentConfig {
   std::vector<ComponentConfig> sources;
   std::vector<ComponentConfig> channels;
   std::vector<ComponentConfig> sinks;
+  // <agent>.sinkgroups: each a sink processor's settings (`type` = processor.type, `properties` =
+  // processor.*, `channels` = its sinks).
+  std::vector<ComponentConfig> sinkgroups;
 
   const ComponentConfig* find_channel(std::string_view name) const;
 };
 
 // Checks what every agent needs regardless of component types: each source names at least
-// one defined channel, each sink exactly one. Throws ConfigError.
+// one defined channel, each sink exactly one, each sink group defined sinks no other group has.
+// Throws ConfigError.
 void check_wiring(const AgentConfig& config);
 
 }  // namespace sluice::config

@@ -103,6 +103,11 @@ inline constexpr const char* kKafkaBrokerRttAvgSeconds = "sluice_kafka_broker_rt
 inline constexpr const char* kKafkaBrokerRttP99Seconds = "sluice_kafka_broker_rtt_p99_seconds";
 inline constexpr const char* kKafkaClientErrorsTotal = "sluice_kafka_client_errors_total";
 
+// Sink groups (Flume's sink processors).
+inline constexpr const char* kSinkGroupSinkActive = "sluice_sinkgroup_sink_active";
+inline constexpr const char* kSinkGroupFailoversTotal = "sluice_sinkgroup_failovers_total";
+inline constexpr const char* kSinkGroupSinkSetAsideTotal = "sluice_sinkgroup_sink_set_aside_total";
+
 // Who exports a family.
 enum class Exporter {
   agent,
@@ -115,7 +120,8 @@ enum class Exporter {
   channel,
   disk_channel,
   sink,
-  kafka_sink
+  kafka_sink,
+  sink_group
 };
 
 struct Family {
@@ -194,6 +200,9 @@ inline constexpr std::array kFamilies = {
     Family{kKafkaBrokerRttAvgSeconds, Exporter::kafka_sink},
     Family{kKafkaBrokerRttP99Seconds, Exporter::kafka_sink},
     Family{kKafkaClientErrorsTotal, Exporter::kafka_sink},
+    Family{kSinkGroupSinkActive, Exporter::sink_group},
+    Family{kSinkGroupFailoversTotal, Exporter::sink_group},
+    Family{kSinkGroupSinkSetAsideTotal, Exporter::sink_group},
 };
 
 }  // namespace sluice::metric_names

@@ -18,14 +18,21 @@
 namespace sluice::kafka {
 namespace {
 
+constexpr int kGroupMessageTimeoutMs = 30000;
+
 std::unique_ptr<Sink> make_kafka_sink(const config::ComponentConfig& component, Channel& channel,
                                       BuildContext& context) {
   KafkaSinkConfig c = parse_kafka_sink_config(component);
   c.batch_size = batch_size_for(component, "batchSize", c.batch_size, channel);
+  // In a sink group a sink must be able to fail, or its group never fails over: an unreachable
+  // cluster fails its takes after 30 s unless message.timeout.ms says otherwise.
+  if (const auto timeout = c.producer.find("message.timeout.ms");
+      context.sink_group && timeout != c.producer.end() && timeout->second.where.line == 0)
+    timeout->second = {std::to_string(kGroupMessageTimeoutMs), {}, "message.timeout.ms (default in a sink group)"};
   std::shared_ptr<KafkaEnvironment> kafka = context.shared.get<KafkaEnvironment>();
   // Enough partitions for a pinned sink; ten for an unpinned one, like the seed's topic.
   kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
-  return std::make_unique<KafkaSink>(component.name, std::move(c), channel, std::move(kafka));
+  return std::make_unique<KafkaSink>(component.name, std::move(c), channel, std::move(kafka), context.sink_group);
 }
 
 using namespace std::chrono_literals;
@@ -58,20 +65,23 @@ const ComponentSpec kKafkaSinkSpec{
         "delivery report succeeded. A failed event goes back to the channel and is retried with backoff, or is "
         "discarded and counted when retrying cannot help (too large, invalid, a topic or partition from the event "
         "that does not exist). With acks >= 1 `message.timeout.ms` defaults to 0 (librdkafka retries for as long "
-        "as an outage lasts) unless set.",
+        "as an outage lasts) unless set; in a sink group it defaults to 30000, so that an unreachable cluster "
+        "fails the sink's takes and the group turns to its other sinks.",
     .describe = [] { return config::describe(kKafkaSinkProperties); },
     .make_sink = &make_kafka_sink,
     .write_type_metrics = &KafkaSinkProbe::write_type_metrics,
 };
 
-KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, std::shared_ptr<KafkaEnvironment> env)
+KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, std::shared_ptr<KafkaEnvironment> env,
+                     SinkGroupMember group)
     : name_(std::move(name)),
       config_(std::move(config)),
       channel_(channel),
       env_(std::move(env)),
       batch_size_(config_.batch_size),
       probe_(std::make_shared<KafkaSinkProbe>(name_)),
-      max_in_flight_(config_.takes_in_flight) {}
+      max_in_flight_(config_.takes_in_flight),
+      group_(std::move(group)) {}
 
 KafkaSink::~KafkaSink() {
   if (thread_.joinable()) stop(Clock::now());
@@ -118,8 +128,15 @@ void KafkaSink::run() {
       producer_->poll(10);  // serves delivery reports while the window is full, failed or backing off
       continue;
     }
+    if (!group_.may_take()) {  // another sink of its group takes now, or this one is set aside
+      // Stopping: done once its channel holds nothing more, taken or not, for the group.
+      if (draining_.load() && window_.empty() && channel_.counters().events_held == 0) break;
+      producer_->poll(10);
+      continue;
+    }
     Take take = channel_.take(batch_size_, now + (window_.empty() ? kTakeWait : std::chrono::milliseconds(0)));
     if (take.empty()) {
+      group_.took_nothing();
       producer_->poll(window_.empty() ? 0 : 10);
       if (draining_.load() && window_.empty()) break;
       continue;
@@ -370,6 +387,7 @@ void KafkaSink::hand_over(Take take, Clock::time_point taken_at) {
     probe_->sent(in_flight->take().events);
     probe_->committed(in_flight->take(), taken_at);
     in_flight->release();
+    group_.settled(true);
     producer_backoff_ = kProducerBackoffMin;  // the producer works
     return;
   }
@@ -396,6 +414,7 @@ void KafkaSink::hand_over(Take take, Clock::time_point taken_at) {
   channel_.commit(leaving);
   probe_->committed(leaving, taken_at);
   in_flight->release(static_cast<int64_t>(refused) + 1);  // no report comes for what librdkafka refused
+  group_.settled(back.empty());
   roll_back(std::move(back));
 }
 
@@ -447,6 +466,7 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
   if (back.empty() && leaving.events > discarded) producer_backoff_ = kProducerBackoffMin;  // the producer works
   channel_.commit(leaving);
   probe_->committed(leaving, awaited.taken_at);
+  group_.settled(back.empty());
   if (!back.empty())
     window_back_.push_back(std::move(back));
   else if (window_back_.empty())

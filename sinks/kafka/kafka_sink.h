@@ -37,7 +37,9 @@ class AwaitedTake;
 
 class KafkaSink final : public Sink {
  public:
-  KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, std::shared_ptr<KafkaEnvironment> env);
+  // `group`: the sink group it is in (asked before each take), if any.
+  KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel, std::shared_ptr<KafkaEnvironment> env,
+            SinkGroupMember group = {});
   ~KafkaSink() override;
 
   const std::string& name() const override { return name_; }
@@ -100,6 +102,7 @@ class KafkaSink final : public Sink {
   std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
   Clock::time_point resume_at_{};           // no new take before (the backoff)
   const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
+  const SinkGroupMember group_;             // its sink group, if any: asked before each take
   std::deque<AwaitedTake*> window_;         // those takes, oldest first; each settled in order
   // What settled takes of the window failed to deliver, oldest first: rolled back together once
   // the window is empty, so the channel gets them back in the order they were taken.

@@ -5,10 +5,11 @@
 namespace sluice {
 namespace {
 
-std::unique_ptr<Sink> make_null_sink(const config::ComponentConfig& component, Channel& channel, BuildContext&) {
+std::unique_ptr<Sink> make_null_sink(const config::ComponentConfig& component, Channel& channel,
+                                     BuildContext& context) {
   const NullSinkConfig c = config::bind(kNullSinkProperties, component);
   return std::make_unique<NullSink>(component.name, batch_size_for(component, "batchSize", c.batch_size, channel),
-                                    channel);
+                                    channel, context.sink_group);
 }
 
 }  // namespace
@@ -22,8 +23,8 @@ const ComponentSpec kNullSinkSpec{
     .make_sink = &make_null_sink,
 };
 
-NullSink::NullSink(std::string name, size_t batch_size, Channel& channel)
-    : name_(std::move(name)), batch_size_(batch_size), channel_(channel) {}
+NullSink::NullSink(std::string name, size_t batch_size, Channel& channel, SinkGroupMember group)
+    : name_(std::move(name)), batch_size_(batch_size), channel_(channel), group_(std::move(group)) {}
 
 NullSink::~NullSink() {
   if (thread_.joinable()) stop(Clock::now());
@@ -32,11 +33,18 @@ NullSink::~NullSink() {
 void NullSink::start() {
   thread_ = std::thread([this] {
     while (true) {
+      if (!group_.may_take()) {  // another sink of its group takes now
+        if (draining_.load() && (channel_.counters().events_held == 0 || Clock::now() >= deadline_)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polls its group, as a take would wait
+        continue;
+      }
       Take take = channel_.take(batch_size_, Clock::now() + std::chrono::milliseconds(100));
       if (take.empty()) {
+        group_.took_nothing();
         if (draining_.load()) break;
         continue;
       }
+      group_.settled(true);  // it never fails
       const Clock::time_point taken_at = Clock::now();
       channel_.commit(take);
       latency_.committed(take, taken_at);

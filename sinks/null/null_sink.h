@@ -12,7 +12,8 @@ namespace sluice {
 
 class NullSink final : public Sink {
  public:
-  NullSink(std::string name, size_t batch_size, Channel& channel);
+  // `group`: the sink group it is in (asked before each take), if any.
+  NullSink(std::string name, size_t batch_size, Channel& channel, SinkGroupMember group = {});
   ~NullSink() override;
   const std::string& name() const override { return name_; }
   void start() override;
@@ -25,6 +26,7 @@ class NullSink final : public Sink {
   const std::string name_;
   const size_t batch_size_;
   Channel& channel_;
+  const SinkGroupMember group_;
   std::thread thread_;
   std::atomic<bool> draining_{false};
   Deadline deadline_ = Deadline::max();

@@ -162,3 +162,29 @@ TEST_CASE("proxyProtocol needs proxyTrustedFrom, the balancers whose headers are
              Contains("a.sources.s.proxyTrustedFrom: \"balancer\" is not a network"));
   CHECK(check(kValid + "a.sources.s.proxyProtocol = v2\na.sources.s.proxyTrustedFrom = 10.0.0.5 10.0.1.0/24\n") == "");
 }
+
+TEST_CASE("sink groups as Flume's user guide writes them load, and what cannot work is refused naming the key",
+          "[config][errors][sinkgroups]") {
+  std::string text = kValid;  // with a second sink, k2
+  text.replace(text.find("a.sinks = k\n"), 12, "a.sinks = k k2\n");
+  text += "a.sinks.k2.type = kafka\na.sinks.k2.channel = c\na.sinks.k2.brokerList = 127.0.0.1:9\n";
+  CHECK(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k k2\na.sinkgroups.g1.processor.type = failover\n"
+                     "a.sinkgroups.g1.processor.priority.k = 5\na.sinkgroups.g1.processor.priority.k2 = 10\n"
+                     "a.sinkgroups.g1.processor.maxpenalty = 10000\n") == "");
+  CHECK(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k k2\na.sinkgroups.g1.processor.type = load_balance\n"
+                     "a.sinkgroups.g1.processor.backoff = true\na.sinkgroups.g1.processor.selector = random\n") == "");
+  CHECK(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k\n") == "");  // default: one sink
+  CHECK_THAT(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k nope\n"),
+             Contains("a.sinkgroups.g1.sinks: sink 'nope' is not defined"));
+  CHECK_THAT(check(text + "a.sinkgroups = g1 g2\na.sinkgroups.g1.sinks = k\na.sinkgroups.g2.sinks = k\n"),
+             Contains("a.sinkgroups.g2.sinks: sink 'k' is in sink group 'g1' already"));
+  CHECK_THAT(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k k2\n"),
+             Contains("a.sinkgroups.g1.processor.type") && Contains("choose failover or load_balance"));
+  CHECK_THAT(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k\na.sinkgroups.g1.procesor.type = failover\n"),
+             Contains("a.sinkgroups.g1.procesor.type: unknown key"));
+  CHECK_THAT(check(text + "a.sinkgroups.g9.sinks = k\n"), Contains("sink group 'g9' is not listed"));
+  CHECK_THAT(check(text + "a.sinkgroups = g1\n"), Contains("a.sinkgroups.g1.sinks is missing"));
+  CHECK_THAT(check(text + "a.sinkgroups = g1\na.sinkgroups.g1.sinks = k k2\na.sinkgroups.g1.processor.type = "
+                          "com.example.MyProcessor\n"),
+             Contains("is not a known sink group type"));
+}

@@ -41,6 +41,9 @@ const std::map<std::string, std::string, std::less<>> kRequired = {
     {"replicating", ""},
     {"multiplexing", ""},
     {"load_balancing", ""},
+    {"default", ""},
+    {"failover", ""},
+    {"load_balance", ""},
 };
 
 // Rows whose documented default a component refuses when given explicitly, by design: TLS
@@ -85,7 +88,14 @@ std::string agent_with(const ComponentSpec& spec, const std::string& properties)
       spec.kind == config::Kind::selector
           ? prefixed("a.sources.s.selector.", "type = " + std::string(spec.type) + "\n" + properties)
           : "";
-  return "a.sources = s\na.channels = c\na.sinks = k\n" + prefixed("a.sources.s.", "type = " + source + "\n") +
+  // A sink group, of the one sink.
+  const std::string sink_group =
+      spec.kind == config::Kind::sink_group
+          ? "a.sinkgroups = g\na.sinkgroups.g.sinks = k\n" +
+                prefixed("a.sinkgroups.g.processor.", "type = " + std::string(spec.type) + "\n" + properties)
+          : "";
+  return sink_group + "a.sources = s\na.channels = c\na.sinks = k\n" +
+         prefixed("a.sources.s.", "type = " + source + "\n") +
          prefixed("a.sources.s.", own(config::Kind::source, source)) + interceptor + selector +
          "a.sources.s.channels = c\n" + prefixed("a.channels.c.", "type = " + channel + "\n") +
          prefixed("a.channels.c.", own(config::Kind::channel, channel)) +

@@ -99,3 +99,21 @@ TEST_CASE("reload plan: a component whose type changed under the same name is re
   CHECK(plan.keep_channel == std::vector<bool>{false, true});
   CHECK(plan.successor[0] == std::optional<size_t>(0));
 }
+
+TEST_CASE("reload plan: a sink group added, changed or removed rebuilds its sinks, and only those",
+          "[agent][reload][sinkgroups]") {
+  const std::string grouped = kRunning +
+                              "a.sinkgroups = g\na.sinkgroups.g.sinks = k1 k2\n"
+                              "a.sinkgroups.g.processor.type = failover\na.sinkgroups.g.processor.priority.k1 = 5\n";
+  ReloadPlan added = plan_to(grouped);
+  CHECK(added.keep_sink == std::vector<bool>{false, false});
+  CHECK(added.keep_source == std::vector<bool>{true, true});
+  CHECK(plan_reload(parse(grouped), parse(grouped)).unchanged);
+  ReloadPlan changed = plan_reload(parse(grouped), parse(replaced(grouped, "priority.k1 = 5", "priority.k1 = 1")));
+  CHECK(changed.keep_sink == std::vector<bool>{false, false});
+  CHECK(changed.keep_channel == std::vector<bool>{true, true});
+  ReloadPlan smaller = plan_reload(parse(grouped), parse(replaced(grouped, "g.sinks = k1 k2", "g.sinks = k1")));
+  CHECK(smaller.keep_sink == std::vector<bool>{false, false});  // k2 leaves the group: it runs alone now
+  ReloadPlan removed = plan_reload(parse(grouped), parse(kRunning));
+  CHECK(removed.keep_sink == std::vector<bool>{false, false});
+}

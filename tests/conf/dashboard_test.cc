@@ -71,7 +71,7 @@ TEST_CASE(
 
   // An agent with every kind of component the panels and the list know: TCP (with reverse DNS and
   // an optional channel), TLS, RELP and UDP sources, a spillable channel, Kafka sinks, one of which fails (its messages
-  // are larger than its producer takes), so that the failure families have samples too.
+  // are larger than its producer takes; in a sink group), so that the failure families have samples too.
   TempDir dir;
   const CertificateFiles certs = make_certificates(dir.path());
   std::ofstream(dir.file("a.properties"))
@@ -87,7 +87,8 @@ TEST_CASE(
       << "\na.channels.c.dataDirs = " << dir.file("data") << "\na.channels.bad.type = memory\n"
       << "a.sinks.k.type = kafka\na.sinks.k.channel = c\na.sinks.k.brokerList = embedded\na.sinks.k.topic = t\n"
       << "a.sinks.broken.type = kafka\na.sinks.broken.channel = bad\na.sinks.broken.brokerList = embedded\n"
-      << "a.sinks.broken.topic = t\na.sinks.broken.kafka.producer.message.max.bytes = 1000\n";
+      << "a.sinks.broken.topic = t\na.sinks.broken.kafka.producer.message.max.bytes = 1000\n"
+      << "a.sinkgroups = g\na.sinkgroups.g.sinks = broken\na.sinkgroups.g.processor.type = failover\n";
   ChildProcess agent({bin("sluice"), "-f", dir.file("a.properties"), "-n", "a", "--metrics", "127.0.0.1:0",
                       "--ready-file", dir.file("ready"), "--shutdown-timeout", "2s"},
                      dir.file("agent.log"));
