@@ -4,7 +4,8 @@
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
-#                                  acks-all-seed ramp tls relp headers udp rsyslog rsyslog-udp syslog-ng flume"]
+#                                  acks-all-seed ramp tls relp headers interceptors selector regex udp rsyslog
+#                                  rsyslog-udp syslog-ng flume"]
 #                     [--sink-property "k = v"]... [--size 120] [--partitions 10] [--acks 0|1|all]
 #                     [--channel memory|spillable] [--reference DIR] [--out DIR]
 #
@@ -19,7 +20,9 @@
 # BENCH_RELP_WINDOW = 4096 per connection: acknowledged events/s and ack latency p50/p99 in a table
 # of their own), headers (the kafka variant with kafka.headers = Facility Severity host: every message
 # produced with its record headers by rd_kafka_producev, one call each), interceptors (the kafka
-# variant with Flume's timestamp, host and static interceptors), regex (the kafka variant with a
+# variant with Flume's timestamp, host and static interceptors), selector (the interceptors variant
+# with a multiplexing selector on Severity over two channels: the load's events are info, info, info,
+# error in turn, errors into a second channel drained by kk9 and kk10), regex (the kafka variant with a
 # regex_extractor of one group and a regex_filter that keeps every event), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
 # dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
@@ -220,6 +223,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false scrape=false scraper=
   local source_type=multiport_syslogtcp transport=() counted_drops=-
   local idempotence=false capacity=${BENCH_CAPACITY:-60000} window="" variant_sink_lines=() variant_source_lines=()
+  local errors_channel=false
   case "$shape" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
@@ -234,6 +238,12 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
       variant_source_lines=("interceptors = ts h dc" "interceptors.ts.type = timestamp" "interceptors.h.type = host"
                             "interceptors.dc.type = static" "interceptors.dc.key = datacenter"
                             "interceptors.dc.value = ams1") ;;
+    selector)  # the header interceptors, then each event into c1 or (errors) c2 by its Severity
+      errors_channel=true transport=(--priorities 134,134,134,131)
+      variant_source_lines=("interceptors = ts h dc" "interceptors.ts.type = timestamp" "interceptors.h.type = host"
+                            "interceptors.dc.type = static" "interceptors.dc.key = datacenter"
+                            "interceptors.dc.value = ams1" "selector.type = multiplexing"
+                            "selector.header = Severity" "selector.mapping.3 = c2" "selector.default = c1") ;;
     regex)  # a regex_extractor (one group) and a regex_filter that keeps every event: two matches per event
       variant_source_lines=("interceptors = x f" "interceptors.x.type = regex_extractor"
                             'interceptors.x.regex = GET /lg/(\\d+)/' "interceptors.x.serializers = c"
@@ -267,7 +277,15 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
       sed -e "s|{ports}|0 0|" -e "s|^tier2.channels.c1.capacity = .*|tier2.channels.c1.$capacity_key = $capacity|" \
         -e "s|^\(tier2.sources.r1.type = \).*|\1$source_type|" \
         -e "s|^tier2.channels.c1.type = .*|tier2.channels.c1.type = $channel_type|" \
-        bench/sluice-seed.properties.in
+        bench/sluice-seed.properties.in |
+        if [ "$errors_channel" = true ]; then  # c2, as c1, for the errors; kk9 and kk10 drain it
+          sed -e "s|^tier2.channels = c1$|tier2.channels = c1 c2|" -e "s|^tier2.sources.r1.channels = c1$|& c2|"
+          echo "tier2.channels.c2.type = $channel_type"
+          echo "tier2.channels.c2.$capacity_key = $capacity"
+          echo "tier2.channels.c2.transactionCapacity = 8000"
+        else
+          cat
+        fi
       # Events longer than the source's default eventSize (2,500) would be cut (Incomplete).
       [ "$size" -le 2500 ] || echo "tier2.sources.r1.eventSize = $((size + 64))"
       if [ "$channel" = spillable ]; then  # the template's c1, its capacity in memory, made spillable
@@ -281,7 +299,8 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
         echo "tier2.sources.r1.ssl.key = $out/tls/server.key"
       fi
       for k in $(seq 1 10); do
-        echo "tier2.sinks.kk$k.channel = c1"
+        if [ "$errors_channel" = true ] && [ "$k" -ge 9 ]; then echo "tier2.sinks.kk$k.channel = c2"
+        else echo "tier2.sinks.kk$k.channel = c1"; fi
         echo "tier2.sinks.kk$k.type = $sink_type"
         if [ "$sink_type" != null ]; then
           echo "tier2.sinks.kk$k.topic = $topic"

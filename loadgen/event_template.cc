@@ -1,5 +1,6 @@
 #include "loadgen/event_template.h"
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
@@ -20,7 +21,8 @@ struct Parts {
   std::string tail;  // without the LF
 };
 
-Parts template_parts(const std::string& name) {
+Parts template_parts(const std::string& name, int priority) {
+  const std::string pri = "<" + std::to_string(priority) + ">";
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);
@@ -28,15 +30,13 @@ Parts template_parts(const std::string& name) {
     char syslog_time[32], apache_time[48];
     std::strftime(syslog_time, sizeof syslog_time, "%b %e %H:%M:%S", &tm);
     std::strftime(apache_time, sizeof apache_time, "%d/%b/%Y:%H:%M:%S +0000", &tm);
-    return {std::string("<134>") + syslog_time + " lg httpd: 127.0.0.1 - - [" + apache_time + "] \"GET " +
-                std::string(kMarker),
+    return {pri + syslog_time + " lg httpd: 127.0.0.1 - - [" + apache_time + "] \"GET " + std::string(kMarker),
             " HTTP/1.1\" 200 512"};
   }
   if (name == "rfc5424") {
     char timestamp[40];
     std::strftime(timestamp, sizeof timestamp, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
-    return {std::string("<134>1 ") + timestamp + " lg httpd 4242 access - GET " + std::string(kMarker),
-            " HTTP/1.1 200 512"};
+    return {pri + "1 " + timestamp + " lg httpd 4242 access - GET " + std::string(kMarker), " HTTP/1.1 200 512"};
   }
   throw std::invalid_argument("unknown template \"" + name + "\" (apache, rfc5424, file)");
 }
@@ -66,11 +66,18 @@ std::vector<std::string> read_replay_lines(const std::string& path) {
   return lines;
 }
 
-size_t minimum_event_size(const EventFormat& format) {
-  if (format.template_name == "file") return 0;
-  const Parts p = template_parts(format.template_name);
+// The smallest size of an event with this PRI.
+size_t minimum_size(const EventFormat& format, int priority) {
+  const Parts p = template_parts(format.template_name, priority);
   const size_t framing_bytes = format.framing == Framing::datagram ? 0 : 1;  // the LF, or its place in a prefix
   return p.head.size() + kIdLength + p.tail.size() + framing_bytes;
+}
+
+size_t minimum_event_size(const EventFormat& format) {
+  if (format.template_name == "file") return 0;
+  size_t minimum = 0;
+  for (const int priority : format.priorities) minimum = std::max(minimum, minimum_size(format, priority));
+  return minimum;
 }
 
 EventWriter::EventWriter(const EventFormat& format, uint32_t connection, uint64_t first_sequence)
@@ -90,15 +97,17 @@ EventWriter::EventWriter(const EventFormat& format, uint32_t connection, uint64_
   if (format.size < minimum)
     throw std::invalid_argument("--size " + std::to_string(format.size) + " is too small: the " + format.template_name +
                                 " template needs at least " + std::to_string(minimum) + " bytes");
-  const Parts p = template_parts(format.template_name);
-  std::string message = p.head + id_prefix;
-  size_t pos = message.size();
-  message += digits_;
-  const size_t padding = format.size - minimum;
-  if (padding) message += "?" + std::string(padding - 1, 'a');
-  message += p.tail;
-  std::string bytes = frame(message, format.framing, pos);
-  events_.push_back({std::move(bytes), pos});
+  for (const int priority : format.priorities) {  // each padded to the same size
+    const Parts p = template_parts(format.template_name, priority);
+    std::string message = p.head + id_prefix;
+    size_t pos = message.size();
+    message += digits_;
+    const size_t padding = format.size - minimum_size(format, priority);
+    if (padding) message += "?" + std::string(padding - 1, 'a');
+    message += p.tail;
+    std::string bytes = frame(message, format.framing, pos);
+    events_.push_back({std::move(bytes), pos});
+  }
 }
 
 void EventWriter::write(std::string& out, size_t count, std::vector<size_t>* ends) {

@@ -29,6 +29,7 @@ enum class Framing { lf, octet_counting, datagram };
 struct EventFormat {
   std::string template_name = "apache";   // apache | rfc5424 | file
   std::vector<std::string> replay_lines;  // template "file": the lines to replay, in turn
+  std::vector<int> priorities{134};       // apache, rfc5424: the PRI of each event, in turn (local0.info)
   size_t size = 120;
   Framing framing = Framing::lf;
 };

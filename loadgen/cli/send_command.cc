@@ -50,6 +50,12 @@ void add_send_options(CLI::App& app, SendCommand& o, CommonOptions& common) {
   app.add_option("--template", o.send.format.template_name, "apache, rfc5424, or file (with --replay)")
       ->check(CLI::IsMember({"apache", "rfc5424", "file"}))
       ->capture_default_str();
+  app.add_option("--priorities", o.send.format.priorities,
+                 "The PRI of each event of the apache and rfc5424 templates, in turn (e.g. 134,131,132: info, error, "
+                 "warning of local0); each event keeps --size")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 191))
+      ->capture_default_str();
   app.add_option("--replay", o.replay,
                  "Send the lines of this file in turn (each gets the id appended); implies --template file");
   app.add_option("--framing", o.framing, "lf (newline) or octet (RFC 6587 octet counting); TCP only")

@@ -372,3 +372,22 @@ TEST_CASE("targets parse as host:port", "[loadgen]") {
   CHECK_THROWS(parse_target("localhost"));
   CHECK_THROWS(parse_target("localhost:0"));
 }
+
+TEST_CASE("--priorities: the template's events take each PRI in turn, each of --size bytes", "[loadgen]") {
+  sluice::loadgen::EventFormat format;
+  format.priorities = {134, 3, 131};
+  sluice::loadgen::EventWriter writer(format, 1);
+  std::string out;
+  std::vector<size_t> ends;
+  format.framing = sluice::loadgen::Framing::lf;
+  writer.write(out, 4, &ends);
+  REQUIRE(ends.size() == 4);
+  CHECK(out.substr(0, 5) == "<134>");
+  CHECK(out.substr(ends[0], 3) == "<3>");
+  CHECK(out.substr(ends[1], 5) == "<131>");
+  CHECK(out.substr(ends[2], 5) == "<134>");
+  CHECK(ends[0] == 120);
+  CHECK(ends[1] - ends[0] == 120);
+  CHECK(ends[2] - ends[1] == 120);
+  CHECK(sluice::loadgen::parse_event_id(out.substr(ends[0], 120))->sequence == 1);
+}
