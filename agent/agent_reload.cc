@@ -271,13 +271,13 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   }
   // The sinks of the old settings for what stays: built and started now (they were validated once).
   std::vector<Retired> drain_in_background;
-  SinkGroups old_groups;  // the old settings' groups, for those sinks
   for (size_t i : kept_draining) {
     Retired r{nullptr, {}};
     for (const config::ComponentConfig& c : config_.sinks) {
       if (c.channels.front() != config_.channels[i].name) continue;
       try {
-        std::unique_ptr<Sink> sink = make_sink(config_, c, *channels_[i], context, old_groups);
+        // Alone, not in its group: it only drains this channel, whatever became of the others.
+        std::unique_ptr<Sink> sink = find_component(c).make_sink(c, *channels_[i], context);
         sink->start();
         r.sinks.push_back(std::move(sink));
       } catch (const std::exception& e) {
@@ -307,6 +307,12 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       spdlog::error("reload: sink {} did not start: {}", next.sinks[i].name, e.what());
       sinks[i].reset();
       failed = true;
+      // Its group goes on without it (an old sink kept with its previous settings below is in
+      // the group replaced, which is dissolved: it takes alone).
+      for (const config::ComponentConfig& g : next.sinkgroups)
+        if (const auto at = std::find(g.channels.begin(), g.channels.end(), next.sinks[i].name);
+            at != g.channels.end() && groups.count(g.name) && groups[g.name])
+          groups[g.name]->leave(static_cast<size_t>(at - g.channels.begin()));
       for (size_t o = 0; o < config_.sinks.size(); ++o)
         if (config_.sinks[o].name == next.sinks[i].name && kept_channels.count(config_.sinks[o].channels.front()) &&
             config_.sinks[o].channels.front() == channel) {
@@ -402,10 +408,14 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     sinks_ = std::move(sinks);
     channels_ = std::move(channels);
     config_ = std::move(applied);
-    // A group's sinks were all rebuilt (it has a new object) or all kept (it keeps its own).
+    // A group's sinks were all rebuilt (it has a new object) or all kept (it keeps its own). A
+    // group replaced or removed is dissolved: its sinks still running (draining a removed channel)
+    // take alone.
     SinkGroups running_groups;
     for (const config::ComponentConfig& g : config_.sinkgroups)
       running_groups[g.name] = groups.count(g.name) ? groups[g.name] : sink_groups_[g.name];
+    for (const auto& [name, group] : sink_groups_)
+      if (group && (!running_groups.count(name) || running_groups[name] != group)) group->dissolve();
     sink_groups_ = std::move(running_groups);
   }
   const ReloadOutcome outcome = failed ? ReloadOutcome::failed : ReloadOutcome::applied;

@@ -69,6 +69,17 @@ ReloadPlan plan_reload(const config::AgentConfig& running, const config::AgentCo
     plan.keep_sink[i] = n && same_settings(running.sinks[i], *n) && channels_kept(*n) &&
                         group_settings(running, n->name) == group_settings(next, n->name);
   }
+  // A group is one object its sinks share: one of them rebuilt rebuilds them all.
+  for (const config::ComponentConfig& g : running.sinkgroups) {
+    const auto member_kept = [&](const std::string& sink) {
+      const config::ComponentConfig* c = component_named(running.sinks, sink);
+      return c && plan.keep_sink[static_cast<size_t>(c - running.sinks.data())];
+    };
+    if (std::all_of(g.channels.begin(), g.channels.end(), member_kept)) continue;
+    for (const std::string& sink : g.channels)
+      if (const config::ComponentConfig* c = component_named(running.sinks, sink))
+        plan.keep_sink[static_cast<size_t>(c - running.sinks.data())] = false;
+  }
   for (size_t i = 0; i < running.sources.size(); ++i) {
     const config::ComponentConfig* n = component_named(next.sources, running.sources[i].name);
     plan.keep_source[i] = n && same_settings(running.sources[i], *n) && channels_kept(*n);

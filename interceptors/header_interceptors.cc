@@ -40,13 +40,19 @@ class TimestampInterceptor final : public Interceptor {
  public:
   explicit TimestampInterceptor(TimestampConfig config) : config_(std::move(config)) {}
   bool intercept(InterceptedEvent& event) const override {
-    set_unless_kept(event, config_.header_name, config_.preserve_existing, [&] {
-      char digits[24];
-      const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, event.now_ms());
-      return std::string(digits, end);
-    });
+    // The time of the read, formatted once per read (per io thread) rather than per event.
+    thread_local int64_t formatted_ms = -1;
+    thread_local char digits[24];
+    thread_local size_t length = 0;
+    if (event.now_ms() != formatted_ms) {
+      formatted_ms = event.now_ms();
+      length = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, formatted_ms).ptr - digits);
+    }
+    set_unless_kept(event, config_.header_name, config_.preserve_existing,
+                    [&] { return std::string_view(digits, length); });
     return true;
   }
+  std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.header_name}}; }
 
  private:
   const TimestampConfig config_;
@@ -101,9 +107,11 @@ class HostInterceptor final : public Interceptor {
  public:
   HostInterceptor(HostConfig config, std::string host) : config_(std::move(config)), host_(std::move(host)) {}
   bool intercept(InterceptedEvent& event) const override {
-    if (!host_.empty()) set_unless_kept(event, config_.host_header, config_.preserve_existing, [&] { return host_; });
+    if (!host_.empty())
+      set_unless_kept(event, config_.host_header, config_.preserve_existing, [&] { return std::string_view(host_); });
     return true;
   }
+  std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.host_header}}; }
 
  private:
   const HostConfig config_;
@@ -128,9 +136,10 @@ class StaticInterceptor final : public Interceptor {
  public:
   explicit StaticInterceptor(StaticConfig config) : config_(std::move(config)) {}
   bool intercept(InterceptedEvent& event) const override {
-    set_unless_kept(event, config_.key, config_.preserve_existing, [&] { return config_.value; });
+    set_unless_kept(event, config_.key, config_.preserve_existing, [&] { return std::string_view(config_.value); });
     return true;
   }
+  std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.key}}; }
 
  private:
   const StaticConfig config_;
@@ -184,6 +193,7 @@ class UuidInterceptor final : public Interceptor {
                     [&] { return config_.prefix + random_uuid(); });
     return true;
   }
+  std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.header_name}}; }
 
  private:
   const UuidConfig config_;

@@ -69,6 +69,8 @@ class RegexFilterInterceptor final : public Interceptor {
     }
   }
 
+  std::optional<std::vector<std::string>> headers_touched() const override { return std::vector<std::string>{}; }
+
  private:
   const std::unique_ptr<JavaRegex> regex_;
   const bool exclude_;
@@ -107,6 +109,8 @@ class SearchReplaceInterceptor final : public Interceptor {
     event.set_body(replaced);
     return true;
   }
+
+  std::optional<std::vector<std::string>> headers_touched() const override { return std::vector<std::string>{}; }
 
  private:
   const std::unique_ptr<JavaRegex> regex_;
@@ -172,6 +176,12 @@ class RegexExtractorInterceptor final : public Interceptor {
       }
     }
     return true;
+  }
+
+  std::optional<std::vector<std::string>> headers_touched() const override {
+    std::vector<std::string> names;
+    for (const Serializer& s : serializers_) names.push_back(s.header);
+    return names;
   }
 
  private:
@@ -260,6 +270,13 @@ class RemoveHeaderInterceptor final : public Interceptor {
       if (remove) event.remove_header(name);
     }
     return true;
+  }
+
+  std::optional<std::vector<std::string>> headers_touched() const override {
+    if (matching_) return std::nullopt;  // whatever the pattern matches
+    std::vector<std::string> names = list_;
+    if (!with_name_.empty()) names.push_back(with_name_);
+    return names;
   }
 
  private:

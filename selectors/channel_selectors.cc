@@ -3,6 +3,7 @@
 #include "selectors/channel_selectors.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <random>
@@ -78,21 +79,40 @@ class MultiplexingSelector final : public ChannelSelector {
  public:
   MultiplexingSelector(std::vector<ChannelRoute> routes, std::string header,
                        std::vector<std::pair<std::string, uint8_t>> values)
-      : ChannelSelector(std::move(routes)), header_(std::move(header)), values_(std::move(values)) {}
+      : ChannelSelector(std::move(routes)),
+        header_(std::move(header)),
+        values_(std::move(values)),
+        numeric_(header_ == "Severity"   ? Numeric::severity
+                 : header_ == "Facility" ? Numeric::facility
+                                         : Numeric::none) {
+    // Severity and Facility as the syslog source sets them: each number's route, once.
+    for (int n = 0; n < 256; ++n) by_number_[static_cast<size_t>(n)] = route_of(std::to_string(n));
+  }
 
   uint8_t route(const EventBatchBuilder& builder) const override {
+    if (numeric_ != Numeric::none && builder.last_header_is_parsed(header_)) {
+      const EventRecord& e = builder.last();
+      return by_number_[numeric_ == Numeric::severity ? e.severity : e.facility];
+    }
     char scratch[24];
     const std::optional<std::string_view> value = builder.last_event_header(header_, scratch);
-    if (!value) return 0;
-    // Values match exactly; a blank one matches none (none may be blank): the default, as in Flume.
-    const auto it = std::lower_bound(values_.begin(), values_.end(), *value,
-                                     [](const auto& entry, std::string_view v) { return entry.first < v; });
-    return it != values_.end() && it->first == *value ? it->second : 0;
+    return value ? route_of(*value) : 0;
   }
 
  private:
+  enum class Numeric { none, severity, facility };
+
+  // Values match exactly; a blank one matches none (none may be blank): the default, as in Flume.
+  uint8_t route_of(std::string_view value) const {
+    const auto it = std::lower_bound(values_.begin(), values_.end(), value,
+                                     [](const auto& entry, std::string_view v) { return entry.first < v; });
+    return it != values_.end() && it->first == value ? it->second : 0;
+  }
+
   const std::string header_;
   const std::vector<std::pair<std::string, uint8_t>> values_;  // sorted by value; route 0 is the default
+  const Numeric numeric_;                                      // the header is a numeric parsed field
+  std::array<uint8_t, 256> by_number_{};
 };
 
 bool blank(std::string_view text) {

@@ -32,6 +32,7 @@ struct Member {
   unsigned sequential_failures = 0;
   Clock::time_point retry_at{};
   uint64_t set_aside_count = 0;
+  bool absent = false;  // it does not run: never chosen
 };
 
 // The group's members and their lock; the metrics every gate writes.
@@ -39,6 +40,11 @@ class GateBase : public SinkGroup {
  public:
   GateBase(std::string group, const std::vector<std::string>& sinks) : group_(std::move(group)) {
     for (const std::string& sink : sinks) members_.push_back({sink});
+  }
+
+  void dissolve() override {
+    std::lock_guard lock(mutex_);
+    dissolved_ = true;
   }
 
   void write_metrics(MetricsWriter& w) const override {
@@ -68,6 +74,7 @@ class GateBase : public SinkGroup {
   mutable std::mutex mutex_;
   std::vector<Member> members_;
   uint64_t failovers_ = 0;
+  bool dissolved_ = false;  // replaced at a reload: every member still running may take
 };
 
 // failover ---------------------------------------------------------------------------------
@@ -96,10 +103,11 @@ class FailoverGate final : public GateBase {
 
   bool may_take(size_t i, Clock::time_point now) override {
     std::lock_guard lock(mutex_);
+    if (dissolved_) return true;
     Member& m = members_[i];
     if (!m.set_aside) return i == active_;
     // Its penalty served, a set-aside sink tries one take (Flume retries it before the active one).
-    if (now < m.retry_at || probing_[i]) return false;
+    if (now < m.retry_at || probing_[i] || m.absent) return false;
     probing_[i] = true;
     return true;
   }
@@ -109,11 +117,18 @@ class FailoverGate final : public GateBase {
     probing_[i] = false;  // its retry waits for events to try with
   }
 
+  void leave(size_t i) override {
+    std::lock_guard lock(mutex_);
+    members_[i].absent = true;
+    change_active_locked();
+  }
+
   void settled(size_t i, bool delivered, Clock::time_point now) override {
     std::lock_guard lock(mutex_);
     Member& m = members_[i];
     if (delivered) {
-      if (!m.set_aside) return;
+      // Only its retry's take brings it back: one taken before it was set aside proves nothing.
+      if (!m.set_aside || !probing_[i]) return;
       m.set_aside = false;
       m.sequential_failures = 0;
       probing_[i] = false;
@@ -122,7 +137,7 @@ class FailoverGate final : public GateBase {
       return;
     }
     // Takes made before it was set aside settle failed now too: only its retry's failure counts.
-    if (m.set_aside && !probing_[i]) return;
+    if ((m.set_aside && !probing_[i]) || m.absent) return;
     probing_[i] = false;
     m.sequential_failures = m.set_aside ? m.sequential_failures + 1 : 1;
     m.set_aside = true;
@@ -146,13 +161,15 @@ class FailoverGate final : public GateBase {
   }
 
  private:
-  bool taking_locked(size_t i, Clock::time_point) const override { return i == active_; }
+  bool taking_locked(size_t i, Clock::time_point) const override { return dissolved_ || i == active_; }
 
   // The live sink with the highest priority (members_.size() if none is live).
   size_t active_locked() const {
     size_t best = members_.size();
     for (size_t i = 0; i < members_.size(); ++i)
-      if (!members_[i].set_aside && (best == members_.size() || priorities_[i] > priorities_[best])) best = i;
+      if (!members_[i].set_aside && !members_[i].absent &&
+          (best == members_.size() || priorities_[i] > priorities_[best]))
+        best = i;
     return best;
   }
 
@@ -232,6 +249,11 @@ class LoadBalanceGate final : public GateBase {
     return taking_locked(i, now);
   }
 
+  void leave(size_t i) override {
+    std::lock_guard lock(mutex_);
+    members_[i].absent = true;  // it asks nothing any more: nothing else to do
+  }
+
   void settled(size_t i, bool delivered, Clock::time_point now) override {
     if (!backoff_) return;
     std::lock_guard lock(mutex_);
@@ -252,7 +274,7 @@ class LoadBalanceGate final : public GateBase {
 
  private:
   bool taking_locked(size_t i, Clock::time_point now) const override {
-    return !backoff_ || now >= members_[i].retry_at;
+    return dissolved_ || !backoff_ || now >= members_[i].retry_at;
   }
 
   const bool backoff_;

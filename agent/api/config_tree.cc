@@ -2,6 +2,7 @@
 #include "agent/api/property_values.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace sluice::config {
@@ -129,6 +130,10 @@ void assemble_sink_groups(AgentConfig& config, const std::string& prefix, const 
     } else if (property == "processor.type") {
       g->type = e->value;
       g->type_where = e->where;
+      // Flume's names are any case (it upper-cases them); class names are as written.
+      if (g->type.find('.') == std::string::npos)
+        std::transform(g->type.begin(), g->type.end(), g->type.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     } else if (property.starts_with("processor.")) {
       g->properties[std::string(property.substr(std::string_view("processor.").size()))] =
           PropertyValue{e->value, e->where};

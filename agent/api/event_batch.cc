@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -96,8 +97,16 @@ std::optional<std::string_view> EventBatch::header(const EventRecord& e, const H
   return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
 }
 
+namespace {
+// False when header blocks of `storage` cannot name `name` (their names are known, and not it).
+bool blocks_may_name(std::string_view name, const std::shared_ptr<const std::vector<std::string>>& names) {
+  return !names || std::find(names->begin(), names->end(), name) != names->end();
+}
+}  // namespace
+
 bool EventBatch::may_have(const HeaderRef& ref) const {
-  return storage_ && (ref.field || !storage_->headers.empty() || named_by_source(header_names(), ref.name));
+  return storage_ && (ref.field || named_by_source(header_names(), ref.name) ||
+                      (!storage_->headers.empty() && blocks_may_name(ref.name, storage_->header_block_names)));
 }
 
 std::vector<std::pair<std::string, std::string>> EventBatch::all_headers(const EventRecord& e) const {
@@ -253,9 +262,15 @@ void EventBatchBuilder::set_last_route(uint8_t route) {
   routes_[index] = route;
 }
 
+bool EventBatchBuilder::last_header_is_parsed(std::string_view name) const {
+  const size_t index = storage_->events.size() - 1;
+  return !(index < storage_->headers.size() && blocks_may_name(name, block_names_)) &&
+         !named_by_source(header_names_.get(), name);
+}
+
 std::optional<std::string_view> EventBatchBuilder::last_event_header(std::string_view name, char* scratch) const {
   const size_t index = storage_->events.size() - 1;
-  if (index < storage_->headers.size()) {
+  if (index < storage_->headers.size() && blocks_may_name(name, block_names_)) {
     const EventRecord& e = storage_->events.back();
     const HeaderBlock& block = storage_->headers[index];
     if (const std::optional<HeaderEntry> set =
@@ -295,18 +310,17 @@ void EventBatchBuilder::reorder(const std::vector<uint32_t>& order) {
   // An event's bytes are its frame and all appended for it, up to the next event's frame: every
   // offset in its record and header block is relative to its frame, so it moves as a whole.
   EventStorage& s = *storage_;
-  std::vector<char> bytes;
-  bytes.reserve(s.bytes.capacity());
+  std::vector<char> bytes(s.bytes.size());
   std::vector<EventRecord> events(s.events.size());
   std::vector<HeaderBlock> headers(s.headers.empty() ? 0 : s.events.size());
+  uint32_t offset = 0;
   for (size_t j = 0; j < order.size(); ++j) {
     const uint32_t i = order[j];
-    EventRecord e = s.events[i];
+    EventRecord& e = events[j] = s.events[i];
     const size_t end = i + 1 < s.events.size() ? s.events[i + 1].offset : s.bytes.size();
-    const size_t offset = bytes.size();
-    bytes.insert(bytes.end(), s.bytes.begin() + e.offset, s.bytes.begin() + static_cast<ptrdiff_t>(end));
-    e.offset = static_cast<uint32_t>(offset);
-    events[j] = e;
+    std::memcpy(bytes.data() + offset, s.bytes.data() + e.offset, end - e.offset);
+    e.offset = offset;
+    offset += static_cast<uint32_t>(end - s.events[i].offset);
     if (i < s.headers.size()) headers[j] = s.headers[i];
   }
   s.bytes = std::move(bytes);
@@ -331,6 +345,7 @@ EventBatch EventBatchBuilder::seal() {
   if (storage_->bytes.capacity() > 2 * storage_->bytes.size() + 256) storage_->bytes.shrink_to_fit();
   if (storage_->events.capacity() > 2 * storage_->events.size() + 4) storage_->events.shrink_to_fit();
   storage_->header_names = header_names_;
+  storage_->header_block_names = block_names_;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage_));
   storage_ = std::make_unique<EventStorage>();
   storage_->events.reserve(expected_events_);

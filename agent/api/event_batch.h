@@ -109,6 +109,9 @@ struct EventStorage {
   // of the storage has any, shorter than `events` when the last ones have none.
   std::vector<HeaderBlock> headers;
   std::shared_ptr<const HeaderNames> header_names;
+  // The only names its header blocks set or remove (the source's interceptors say which); null:
+  // any (not known, or read back from disk).
+  std::shared_ptr<const std::vector<std::string>> header_block_names;
   std::shared_ptr<CommitTracker> tracker;  // set by a channel that must hear of commits
   // Set by a source that acknowledges to its sender (RELP, once the events are committed):
   // told of each commit of any slice, by every channel. A channel that re-encodes a batch (a
@@ -284,6 +287,7 @@ class EventBatchBuilder {
   void drop_last();
   // The last appended event (after append()).
   EventRecord& last() { return storage_->events.back(); }
+  const EventRecord& last() const { return storage_->events.back(); }
   // The last appended event's parsed field `name` as a header (EventBatch::header(), without
   // the header block it does not have yet).
   // Flume's names only (host, Facility, Severity, timestamp, flume.syslog.status, and the source's
@@ -296,6 +300,11 @@ class EventBatchBuilder {
     return {storage_->bytes.data() + e.offset, storage_->bytes.size() - e.offset};
   }
   void set_header_names(std::shared_ptr<const HeaderNames> names) { header_names_ = std::move(names); }
+  // What its batches' header blocks may name (EventStorage::header_block_names).
+  const std::shared_ptr<const std::vector<std::string>>& header_block_names() const { return block_names_; }
+  void set_header_block_names(std::shared_ptr<const std::vector<std::string>> names) {
+    block_names_ = std::move(names);
+  }
   // The batch being built reports its commits to `acknowledger` (EventStorage::acknowledger).
   void set_acknowledger(std::shared_ptr<CommitTracker> acknowledger);
   size_t size() const { return storage_->events.size(); }
@@ -318,6 +327,10 @@ class EventBatchBuilder {
   // The last appended event's header `name` as a sink would read it (EventBatch::header()):
   // what its header block says, else its parsed field.
   std::optional<std::string_view> last_event_header(std::string_view name, char* scratch) const;
+  // True when that header of the last appended event can only be its parsed field of Flume's
+  // name (no header block may name it, nor the source's header names): a selector reads the
+  // field itself.
+  bool last_header_is_parsed(std::string_view name) const;
 
  private:
   // Moves the storage's events (and their bytes and headers) into the order `order` gives.
@@ -326,6 +339,7 @@ class EventBatchBuilder {
   std::unique_ptr<EventStorage> storage_;
   std::vector<uint8_t> routes_;  // per event, while a selector routes them (else empty)
   std::shared_ptr<const HeaderNames> header_names_;
+  std::shared_ptr<const std::vector<std::string>> block_names_;
   size_t expected_events_;
   size_t expected_bytes_;
 };

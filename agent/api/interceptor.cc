@@ -48,7 +48,19 @@ void InterceptedEvent::set_body(std::string_view body) {
   body_rewritten_ = true;
 }
 
+InterceptorChain::InterceptorChain(std::vector<std::unique_ptr<Interceptor>> interceptors)
+    : interceptors_(std::move(interceptors)) {
+  auto touched = std::make_shared<std::vector<std::string>>();
+  for (const auto& interceptor : interceptors_) {
+    std::optional<std::vector<std::string>> names = interceptor->headers_touched();
+    if (!names) return;  // any name: touched_ stays null
+    touched->insert(touched->end(), names->begin(), names->end());
+  }
+  touched_ = std::move(touched);
+}
+
 bool InterceptorChain::apply(EventBatchBuilder& builder, int64_t now_ms) const {
+  if (builder.header_block_names() != touched_) builder.set_header_block_names(touched_);
   thread_local HeaderWriter headers;
   headers.clear();
   InterceptedEvent event(builder, headers, now_ms);

@@ -52,13 +52,15 @@ class Interceptor {
   // False: the event is filtered out. Called from several io threads at once: const, and any
   // state of its own is per thread.
   virtual bool intercept(InterceptedEvent& event) const = 0;
+  // The headers it may set or remove, if it can say (nullopt: any, e.g. a name matching a
+  // pattern): what lets a sink or a selector skip looking in the header blocks for the others.
+  virtual std::optional<std::vector<std::string>> headers_touched() const = 0;
 };
 
 // A source's interceptors, in order; shared by its io threads.
 class InterceptorChain {
  public:
-  explicit InterceptorChain(std::vector<std::unique_ptr<Interceptor>> interceptors)
-      : interceptors_(std::move(interceptors)) {}
+  explicit InterceptorChain(std::vector<std::unique_ptr<Interceptor>> interceptors);
   bool empty() const { return interceptors_.empty(); }
   size_t size() const { return interceptors_.size(); }
   // Applies them to `builder`'s last event; false: it was filtered out (and is dropped from the
@@ -67,6 +69,7 @@ class InterceptorChain {
 
  private:
   std::vector<std::unique_ptr<Interceptor>> interceptors_;
+  std::shared_ptr<const std::vector<std::string>> touched_;  // every one's headers_touched(); null: any
 };
 
 }  // namespace sluice

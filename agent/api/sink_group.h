@@ -31,6 +31,11 @@ class SinkGroup {
   virtual void settled(size_t member, bool delivered, Clock::time_point now) = 0;
   // Member `member` was let take and found its channel empty: it has nothing to settle.
   virtual void took_nothing(size_t /*member*/) {}
+  // Member `member` does not run (it did not start at a reload): never chosen to take.
+  virtual void leave(size_t member) = 0;
+  // The group is replaced (a reload changed it): its members still running (draining a channel a
+  // reload removed, or one kept with its previous settings) take as if in no group.
+  virtual void dissolve() = 0;
   // sluice_sinkgroup_* families; any thread.
   virtual void write_metrics(MetricsWriter& writer) const = 0;
 };

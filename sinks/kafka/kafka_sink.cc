@@ -138,7 +138,9 @@ void KafkaSink::run() {
     if (take.empty()) {
       group_.took_nothing();
       producer_->poll(window_.empty() ? 0 : 10);
-      if (draining_.load() && window_.empty()) break;
+      // In a group, what another member took may still come back to the channel (its delivery
+      // failed): done once the channel holds nothing, taken or not.
+      if (draining_.load() && window_.empty() && (!group_ || channel_.counters().events_held == 0)) break;
       continue;
     }
     probe_->taken(take.events);

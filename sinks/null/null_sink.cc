@@ -41,7 +41,8 @@ void NullSink::start() {
       Take take = channel_.take(batch_size_, Clock::now() + std::chrono::milliseconds(100));
       if (take.empty()) {
         group_.took_nothing();
-        if (draining_.load()) break;
+        // In a group, what another member took may still come back to the channel.
+        if (draining_.load() && (!group_ || channel_.counters().events_held == 0 || Clock::now() >= deadline_)) break;
         continue;
       }
       group_.settled(true);  // it never fails

@@ -117,3 +117,11 @@ TEST_CASE("reload plan: a sink group added, changed or removed rebuilds its sink
   ReloadPlan removed = plan_reload(parse(grouped), parse(kRunning));
   CHECK(removed.keep_sink == std::vector<bool>{false, false});
 }
+
+TEST_CASE("reload plan: one sink of a group changed rebuilds every sink of the group", "[agent][reload][sinkgroups]") {
+  const std::string grouped = kRunning +
+                              "a.sinkgroups = g\na.sinkgroups.g.sinks = k1 k2\n"
+                              "a.sinkgroups.g.processor.type = load_balance\n";
+  const ReloadPlan plan = plan_reload(parse(grouped), parse(replaced(grouped, "k1.topic = t", "k1.topic = u")));
+  CHECK(plan.keep_sink == std::vector<bool>{false, false});
+}

@@ -145,6 +145,34 @@ TEST_CASE("multiplexing reads the headers interceptors set, removed or blank one
                         {"interceptors.r.type", "remove_header"},
                         {"interceptors.r.withName", "dc"}}),
                   {"<13>a: x"}) == std::vector<int>{0});
+  // Severity set by an interceptor is the one that counts, not the parsed one; removed, the default.
+  const std::map<std::string, std::string> by_severity{{"selector.type", "multiplexing"},
+                                                       {"selector.header", "Severity"},
+                                                       {"selector.mapping.3", "c1"},
+                                                       {"selector.default", "c3"}};
+  auto severity_with = [&](std::map<std::string, std::string> more) {
+    more.insert(by_severity.begin(), by_severity.end());
+    return more;
+  };
+  CHECK(routes_of(severity_with({{"interceptors", "s"},
+                                 {"interceptors.s.type", "static"},
+                                 {"interceptors.s.key", "Severity"},
+                                 {"interceptors.s.value", "3"},
+                                 {"interceptors.s.preserveExisting", "false"}}),
+                  {"<14>a: x", "<11>a: x"}) == std::vector<int>{1, 1});
+  CHECK(routes_of(severity_with({{"interceptors", "r"},
+                                 {"interceptors.r.type", "remove_header"},
+                                 {"interceptors.r.matching", "Sev.*"}}),
+                  {"<11>a: x"}) == std::vector<int>{0});
+  CHECK(routes_of(severity_with({{"interceptors", "r"},
+                                 {"interceptors.r.type", "remove_header"},
+                                 {"interceptors.r.withName", "Severity"}}),
+                  {"<11>a: x"}) == std::vector<int>{0});
+  CHECK(routes_of(severity_with({{"interceptors", "d"},
+                                 {"interceptors.d.type", "static"},
+                                 {"interceptors.d.key", "dc"},
+                                 {"interceptors.d.value", "ams"}}),
+                  {"<11>a: x", "<14>a: x"}) == std::vector<int>{1, 0});
   // The default header name is Flume's.
   CHECK(routes_of({{"selector.type", "multiplexing"},
                    {"selector.mapping.x", "c1"},

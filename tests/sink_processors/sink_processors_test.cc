@@ -125,3 +125,19 @@ TEST_CASE("what a sink group's processor refuses, naming the key", "[sink_proces
   CHECK(refusal(sink_processors::kDefaultProcessorSpec, {}, {"k1"}).empty());
   CHECK(make(sink_processors::kDefaultProcessorSpec, {}, {"k1"}) == nullptr);  // a sink alone
 }
+
+TEST_CASE(
+    "failover: only the retry's take brings a set-aside sink back, one that left is never chosen, a dissolved "
+    "group lets every sink take",
+    "[sink_processors]") {
+  const auto g = make(sink_processors::kFailoverProcessorSpec, {{"priority.k1", "3"}, {"priority.k2", "2"}});
+  g->settled(0, false, t0);
+  g->settled(0, true, t0 + 1s);  // a take from before it was set aside, delivered late: proves nothing
+  CHECK(takers(*g, t0 + 1s) == std::vector<bool>{false, true, false});
+  g->leave(1);  // k2 did not start at a reload: k3 takes
+  CHECK(takers(*g, t0 + 1s) == std::vector<bool>{false, false, true});
+  g->settled(1, false, t0 + 1s);  // nothing it says counts
+  CHECK(!g->may_take(1, t0 + 60s));
+  g->dissolve();
+  CHECK(takers(*g, t0 + 1s) == std::vector<bool>{true, true, true});
+}
