@@ -22,6 +22,8 @@ std::optional<EventField> event_field_from_name(std::string_view name) {
   if (lower == "timestamp") return EventField::timestamp;
   if (lower == "clientip" || lower == "client_ip") return EventField::client_ip;
   if (lower == "clienthostname" || lower == "client_hostname") return EventField::client_host;
+  if (lower == "priority") return EventField::priority;
+  if (lower == "version") return EventField::version;
   return std::nullopt;
 }
 
@@ -31,6 +33,8 @@ int64_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
     case EventField::severity: return e.severity;
     case EventField::port: return e.port;
     case EventField::timestamp: return e.timestamp_ms;
+    case EventField::priority: return e.facility * 8 + e.severity;
+    case EventField::version: return e.version;
     default: return -1;
   }
 }
@@ -75,6 +79,12 @@ static std::optional<std::string_view> field_value(const char* bytes, const Even
     case EventField::client_ip: value = {bytes + e.client_offset, e.client_ip_length}; break;
     case EventField::client_host: value = {bytes + e.client_offset + e.client_ip_length, e.client_host_length}; break;
     case EventField::none: return std::nullopt;
+    case EventField::priority:
+      if (e.status == EventStatus::invalid) return std::nullopt;  // the line had none
+      [[fallthrough]];
+    case EventField::version:
+      if (*f == EventField::version && e.version == 0) return std::nullopt;
+      [[fallthrough]];
     default: {
       const auto [end, ec] = std::to_chars(scratch, scratch + 24, EventBatch::numeric_field(e, *f));
       return std::string_view(scratch, ec == std::errc() ? static_cast<size_t>(end - scratch) : 0);
@@ -122,6 +132,9 @@ std::vector<std::pair<std::string, std::string>> EventBatch::all_headers(const E
   out.emplace_back("timestamp", std::to_string(e.timestamp_ms));
   out.emplace_back("Facility", std::to_string(e.facility));
   out.emplace_back("Severity", std::to_string(e.severity));
+  // Flume 1.11's syslog sources also carry the PRI and RFC 5424's VERSION as written.
+  if (e.status != EventStatus::invalid) out.emplace_back("priority", std::to_string(e.facility * 8 + e.severity));
+  if (e.version) out.emplace_back("version", std::to_string(e.version));
   if (e.status != EventStatus::ok)
     out.emplace_back("flume.syslog.status", e.status == EventStatus::invalid ? "Invalid" : "Incomplete");
   if (e.host.length) out.emplace_back("host", text(e, e.host));
@@ -157,6 +170,10 @@ std::optional<std::string_view> EventBatchBuilder::last_header(std::string_view 
       f = EventField::severity;
     else if (name == "timestamp")
       f = EventField::timestamp;
+    else if (name == "priority")
+      f = EventField::priority;
+    else if (name == "version")
+      f = EventField::version;
   }
   return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
 }

@@ -67,10 +67,12 @@ enum class EventField : uint8_t {
   port,
   timestamp,
   client_ip,
-  client_host
+  client_host,
+  priority,  // the PRI (Flume's "priority" header): absent in a line without one
+  version    // RFC 5424's VERSION (Flume's "version" header): absent in an RFC 3164 line
 };
 // "host", "app", "procid", "msgid", "Facility", "Severity", "port", "timestamp", "clientIP",
-// "clientHostname" (any case, a few synonyms); nullopt for anything else.
+// "clientHostname", "priority", "version" (any case, a few synonyms); nullopt for anything else.
 std::optional<EventField> event_field_from_name(std::string_view name);
 
 // A header name a sink reads (keyField, topicHeader, kafka.headers, ...), resolved once: the

@@ -6,7 +6,8 @@ namespace sluice {
 namespace {
 
 // Flume's names of the parsed fields an event carries as headers.
-constexpr std::string_view kFieldHeaders[] = {"host", "Facility", "Severity", "timestamp", "flume.syslog.status"};
+constexpr std::string_view kFieldHeaders[] = {"host",    "Facility",  "Severity",           "priority",
+                                              "version", "timestamp", "flume.syslog.status"};
 
 }  // namespace
 

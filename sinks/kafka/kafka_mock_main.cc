@@ -20,10 +20,11 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"sluice-kafka-mock: an in-memory Kafka cluster (librdkafka's mock) on loopback"};
-  std::string topic = "ApacheLog", bootstrap_file;
+  std::vector<std::string> topics{"ApacheLog"};
+  std::string bootstrap_file;
   int partitions = 10, brokers = 1;
-  app.add_option("--topic", topic, "Topic to create")->capture_default_str();
-  app.add_option("--partitions", partitions, "Partitions of the topic")
+  app.add_option("--topic", topics, "Topic to create (repeat for several)")->capture_default_str();
+  app.add_option("--partitions", partitions, "Partitions of each topic")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   app.add_option("--brokers", brokers, "Brokers in the cluster")->check(CLI::Range(1, 16))->capture_default_str();
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
 
   try {
     sluice::kafka::MockCluster cluster(brokers);
-    cluster.create_topic(topic, partitions);
+    for (const std::string& topic : topics) cluster.create_topic(topic, partitions);
     std::thread controller;
     if (!control.empty()) {
       ::unlink(control.c_str());

@@ -373,7 +373,7 @@ TEST_CASE("targets parse as host:port", "[loadgen]") {
   CHECK_THROWS(parse_target("localhost:0"));
 }
 
-TEST_CASE("--priorities: the template's events take each PRI in turn, each of --size bytes", "[loadgen]") {
+TEST_CASE("the --priorities option: the template's events take each PRI in turn, each of --size bytes", "[loadgen]") {
   sluice::loadgen::EventFormat format;
   format.priorities = {134, 3, 131};
   sluice::loadgen::EventWriter writer(format, 1);

@@ -1,0 +1,316 @@
+// Sluice against Apache Flume 1.11 itself (its jars from Maven Central: bash .ci/install-java
+// --flume): both run the same properties file — syslog TCP sources with interceptors, both channel
+// selectors, both sink processors, Kafka sinks writing Flume's Avro event — each into its own
+// topics of one Apache Kafka 4.4 (Flume 1.11's Java client does not speak to librdkafka's mock),
+// fed the same lines; then every topic of one is compared with the same topic of
+// the other: keys, bodies and the decoded headers, except where Flume's output is not
+// deterministic (the time an interceptor stamps: its shape), and except which sink of a
+// load_balance group delivered an event (their union).
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <librdkafka/rdkafka.h>
+#include "sinks/kafka/topic_reader.h"
+
+#include "tests/support/eventually.h"
+#include "tests/support/kafka_cluster.h"
+#include "tests/support/process.h"
+
+using namespace sluice::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Lines every source gets, in this order: both syslog formats, each severity that routes, what
+// each interceptor acts on, and a line without a priority.
+const std::vector<std::string> kLines{
+    "<11>Dec  4 05:00:00 web01 app[42]: login failed user=alice at=2026-12-04 05:00",
+    "<14>Dec  4 05:00:01 web01 app[42]: GET /index.html 200 user=bob at=2026-12-04 05:01",
+    "<13>Dec  4 05:00:02 web02 cron: healthcheck ok",
+    "<15>Dec  4 05:00:03 web02 sshd: password=hunter2 accepted for carol",
+    "<134>Dec  4 05:00:04 lb01 haproxy: 10.0.0.1:5000 [04/Dec/2026:05:00:04] fe be/s1 0/0/1/2/3 200 512",
+    "<165>1 2026-12-04T05:00:05.123Z mymachine.example.com evntslog 42 ID47 - an RFC 5424 event user=dave",
+    "<11>Dec  4 05:00:06 db01 postgres[7]: ERROR: deadlock detected",
+    "<14>Dec  4 05:00:07 web01 app[42]: healthcheck from monitor",
+};
+
+// The file both agents run (agent "d"), on `ports` (four sources), writing to `bootstrap`, each
+// sink's topic its name after `prefix`.
+std::string agent_file(const std::vector<uint16_t>& ports, const std::string& bootstrap, const std::string& prefix) {
+  std::ostringstream f;
+  f << "d.sources = si sm sr sl\n"
+       "d.channels = ci cm1 cm2 cm3 cr1 cr2 cg cl\n"
+       "d.sinks = ki km1 km2 km3 kr1 kr2 kg1 kg2 kl1 kl2\n"
+       "d.sinkgroups = g l\n"
+       "d.sinkgroups.g.sinks = kg1 kg2\n"
+       "d.sinkgroups.g.processor.type = failover\n"
+       "d.sinkgroups.g.processor.priority.kg1 = 10\n"
+       "d.sinkgroups.g.processor.priority.kg2 = 5\n"
+       "d.sinkgroups.l.sinks = kl1 kl2\n"
+       "d.sinkgroups.l.processor.type = load_balance\n"
+       "d.sinkgroups.l.processor.backoff = true\n"
+       "d.sinkgroups.l.processor.selector = round_robin\n";
+  const char* names[] = {"si", "sm", "sr", "sl"};
+  for (size_t i = 0; i < 4; ++i)
+    f << "d.sources." << names[i] << ".type = syslogtcp\nd.sources." << names[i] << ".host = 127.0.0.1\nd.sources."
+      << names[i] << ".port = " << ports[i] << "\n";
+  // Every interceptor Flume ships in its core, in one chain.
+  f << "d.sources.si.channels = ci\n"
+       "d.sources.si.interceptors = ts h dc rm sr rf rx\n"
+       "d.sources.si.interceptors.ts.type = timestamp\n"
+       "d.sources.si.interceptors.ts.headerName = ingest\n"
+       "d.sources.si.interceptors.h.type = host\n"
+       "d.sources.si.interceptors.h.hostHeader = agent\n"
+       "d.sources.si.interceptors.dc.type = static\n"
+       "d.sources.si.interceptors.dc.key = dc\n"
+       "d.sources.si.interceptors.dc.value = ams1\n"
+       "d.sources.si.interceptors.rm.type = remove_header\n"
+       "d.sources.si.interceptors.rm.withName = Facility\n"
+       "d.sources.si.interceptors.sr.type = search_replace\n"
+       "d.sources.si.interceptors.sr.searchPattern = password=\\\\S+\n"
+       "d.sources.si.interceptors.sr.replaceString = password=***\n"
+       "d.sources.si.interceptors.rf.type = regex_filter\n"
+       "d.sources.si.interceptors.rf.regex = healthcheck\n"
+       "d.sources.si.interceptors.rf.excludeEvents = true\n"
+       "d.sources.si.interceptors.rx.type = regex_extractor\n"
+       "d.sources.si.interceptors.rx.regex = user=(\\\\w+) at=(\\\\d{4}-\\\\d{2}-\\\\d{2} \\\\d{2}:\\\\d{2})\n"
+       "d.sources.si.interceptors.rx.serializers = u t\n"
+       "d.sources.si.interceptors.rx.serializers.u.name = key\n"
+       "d.sources.si.interceptors.rx.serializers.t.name = at_ms\n"
+       "d.sources.si.interceptors.rx.serializers.t.type = "
+       "org.apache.flume.interceptor.RegexExtractorInterceptorMillisSerializer\n"
+       "d.sources.si.interceptors.rx.serializers.t.pattern = yyyy-MM-dd HH:mm\n"
+       // Multiplexing on Severity: errors, the default, and an optional copy of the informational.
+       "d.sources.sm.channels = cm1 cm2 cm3\n"
+       "d.sources.sm.selector.type = multiplexing\n"
+       "d.sources.sm.selector.header = Severity\n"
+       "d.sources.sm.selector.mapping.3 = cm1\n"
+       "d.sources.sm.selector.optional.6 = cm3\n"
+       "d.sources.sm.selector.default = cm2\n"
+       // Replicating with an optional channel, and into a failover group's channel.
+       "d.sources.sr.channels = cr1 cr2 cg\n"
+       "d.sources.sr.selector.type = replicating\n"
+       "d.sources.sr.selector.optional = cr2\n"
+       "d.sources.sl.channels = cl\n";
+  const std::vector<std::pair<std::string, std::string>> sinks{
+      {"ki", "ci"},   {"km1", "cm1"}, {"km2", "cm2"}, {"km3", "cm3"}, {"kr1", "cr1"},
+      {"kr2", "cr2"}, {"kg1", "cg"},  {"kg2", "cg"},  {"kl1", "cl"},  {"kl2", "cl"}};
+  for (const char* channel : {"ci", "cm1", "cm2", "cm3", "cr1", "cr2", "cg", "cl"})
+    f << "d.channels." << channel << ".type = memory\n";
+  for (const auto& [sink, channel] : sinks) {
+    const std::string k = "d.sinks." + sink;
+    // Each sink its own topic (the load_balance pair one: which of them delivered is not compared).
+    const std::string topic = sink == "kl2" ? "kl1" : sink;
+    f << k << ".type = org.apache.flume.sink.kafka.KafkaSink\n"
+      << k << ".channel = " << channel << "\n"
+      << k << ".kafka.bootstrap.servers = " << bootstrap << "\n"
+      << k << ".kafka.topic = " << prefix << topic << "\n"
+      << k << ".kafka.flumeBatchSize = 10\n"
+      << k << ".kafka.producer.acks = 1\n"
+      << k << ".kafka.producer.linger.ms = 5\n"
+      << k << ".useFlumeEventFormat = true\n";
+  }
+  return f.str();
+}
+
+const std::vector<std::string> kTopics{"ki", "km1", "km2", "km3", "kr1", "kr2", "kg1", "kg2", "kl1"};
+
+// Flume's AvroFlumeEvent (record {headers: map<string>, body: bytes}) decoded, its headers as
+// "name=value" lines, sorted.
+struct FlumeEvent {
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+int64_t read_long(std::string_view& in) {
+  uint64_t value = 0;
+  for (int shift = 0; !in.empty() && shift < 64; shift += 7) {
+    const auto byte = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    value |= uint64_t{byte & 0x7fu} << shift;
+    if (!(byte & 0x80)) break;
+  }
+  return static_cast<int64_t>(value >> 1) ^ -static_cast<int64_t>(value & 1);
+}
+
+std::string read_bytes(std::string_view& in) {
+  const auto length = static_cast<size_t>(read_long(in));
+  REQUIRE(length <= in.size());
+  std::string out(in.substr(0, length));
+  in.remove_prefix(length);
+  return out;
+}
+
+FlumeEvent decode(std::string_view in) {
+  FlumeEvent event;
+  while (true) {
+    int64_t count = read_long(in);
+    if (count == 0) break;
+    if (count < 0) {  // a block with its size in bytes
+      count = -count;
+      read_long(in);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      std::string name = read_bytes(in);
+      event.headers[name] = read_bytes(in);
+    }
+  }
+  event.body = read_bytes(in);
+  CHECK(in.empty());
+  return event;
+}
+
+// One event as compared: key, body and headers, with the values Flume does not make
+// deterministic replaced by their shape.
+std::string comparable(const std::string& key, const FlumeEvent& event) {
+  std::string out = "key=" + key + " body=" + event.body + " headers:";
+  for (const auto& [name, value] : event.headers) {
+    std::string shown = value;
+    if (name == "ingest")
+      shown = value.size() == 13 && value.find_first_not_of("0123456789") == std::string::npos
+                  ? "<ms now>"
+                  : "<not ms: " + value + ">";
+    out += " " + name + "=" + shown;
+  }
+  return out;
+}
+
+std::multiset<std::string> landed(const std::string& bootstrap, const std::string& topic) {
+  std::multiset<std::string> events;
+  sluice::kafka::TopicReader reader(bootstrap, topic);
+  reader.read_all([&](int32_t, int64_t, int64_t,
+                      std::string_view payload) { events.insert(comparable(reader.key(), decode(payload))); },
+                  sluice::kafka::ReadOptions{.idle = 500ms, .timeout = 30s});
+  return events;
+}
+
+// Every topic of the file under both prefixes, one partition each, in one request.
+void create_topics(const std::string& bootstrap) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  REQUIRE(rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error) == RD_KAFKA_CONF_OK);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  REQUIRE(rk);
+  std::vector<rd_kafka_NewTopic_t*> topics;
+  for (const char* prefix : {"flume-", "sluice-"})
+    for (const std::string& topic : kTopics)
+      topics.push_back(rd_kafka_NewTopic_new((prefix + topic).c_str(), 1, 1, error, sizeof error));
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, topics.data(), topics.size(), nullptr, queue);
+  rd_kafka_event_t* result = rd_kafka_queue_poll(queue, 60000);
+  REQUIRE(result);
+  size_t count = 0;
+  const rd_kafka_topic_result_t** created =
+      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(result), &count);
+  CHECK(count == topics.size());
+  for (size_t i = 0; i < count; ++i) {
+    INFO(rd_kafka_topic_result_name(created[i]) << ": " << rd_kafka_err2str(rd_kafka_topic_result_error(created[i])));
+    CHECK(rd_kafka_topic_result_error(created[i]) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  rd_kafka_event_destroy(result);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy_array(topics.data(), topics.size());
+  rd_kafka_destroy(rk);
+}
+
+void send_lines(const std::vector<uint16_t>& ports) {
+  for (const uint16_t port : ports) {
+    const int fd = connect_loopback(port);
+    REQUIRE(fd >= 0);
+    std::string all;
+    for (const std::string& line : kLines) all += line + "\n";
+    REQUIRE(::write(fd, all.data(), all.size()) == static_cast<ssize_t>(all.size()));
+    ::close(fd);
+  }
+}
+
+bool listening(const std::vector<uint16_t>& ports) {
+  for (const uint16_t port : ports) {
+    try {
+      ::close(connect_loopback(port));
+    } catch (const std::exception&) {
+      return false;  // not yet
+    }
+  }
+  return true;
+}
+
+// Messages in every topic under `prefix`.
+size_t stored(const std::string& bootstrap, const std::string& prefix) {
+  size_t total = 0;
+  for (const std::string& topic : kTopics) {
+    sluice::kafka::TopicReader reader(bootstrap, prefix + topic);
+    for (const auto& p : reader.offsets(10s)) total += static_cast<size_t>(p.high - p.low);
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[flume]") {
+  const std::string jars = std::string(SLUICE_SOURCE_DIR) + "/build/java/flume";
+  REQUIRE(std::ifstream(jars + "/flume-ng-node-1.11.0.jar").good());  // bash .ci/install-java --flume
+  TempDir dir;
+  KafkaCluster& kafka = KafkaCluster::shared({.nodes = 1});
+  create_topics(kafka.bootstrap());
+  const std::vector<uint16_t> flume_ports = free_ports(4), sluice_ports = free_ports(4);
+  std::ofstream(dir.file("flume.properties")) << agent_file(flume_ports, kafka.bootstrap(), "flume-");
+  std::ofstream(dir.file("sluice.properties")) << agent_file(sluice_ports, kafka.bootstrap(), "sluice-");
+  std::ofstream(dir.file("log4j2.properties"))
+      << "status = warn\nappender.file.type = File\nappender.file.name = file\nappender.file.fileName = "
+      << dir.file("flume-app.log")
+      << "\nappender.file.layout.type = PatternLayout\nrootLogger.level = INFO\nrootLogger.appenderRef.file.ref = "
+         "file\n";
+  ChildProcess flume(
+      {"/usr/bin/env", "java", "-Xmx256m", "-Xms64m", "-Dlog4j.configurationFile=" + dir.file("log4j2.properties"),
+       "-cp", jars + "/*", "org.apache.flume.node.Application", "-f", dir.file("flume.properties"), "-n", "d"},
+      dir.file("flume.log"));
+  ChildProcess sluice({bin("sluice"), "-f", dir.file("sluice.properties"), "-n", "d"}, dir.file("sluice.log"));
+  const bool sluice_up = eventually([&] { return listening(sluice_ports); }, 20s);
+  const bool flume_up = eventually([&] { return listening(flume_ports); }, 90s);
+  if (!sluice_up || !flume_up)
+    std::cerr << "sluice's log:\n"
+              << read_file(dir.file("sluice.log")) << "\nFlume's log:\n"
+              << read_file(dir.file("flume.log")) << read_file(dir.file("flume-app.log")) << "\n";
+  REQUIRE(sluice_up);
+  REQUIRE(flume_up);
+  send_lines(flume_ports);
+  send_lines(sluice_ports);
+  // What lands: si 6 (two filtered), sm 8 + 3 optional copies, sr 8 twice + 8 through the group, sl 8.
+  constexpr size_t kExpected = 6 + 11 + 24 + 8;
+  const bool sluice_stored = eventually([&] { return stored(kafka.bootstrap(), "sluice-") >= kExpected; }, 30s);
+  const bool flume_stored = eventually([&] { return stored(kafka.bootstrap(), "flume-") >= kExpected; }, 60s);
+  if (!sluice_stored || !flume_stored)
+    std::cerr << "sluice's log:\n"
+              << read_file(dir.file("sluice.log")) << "\nFlume's log:\n"
+              << read_file(dir.file("flume-app.log")) << "\n";
+  REQUIRE(sluice_stored);
+  REQUIRE(flume_stored);
+  for (const std::string& topic : kTopics) {
+    INFO("topic " << topic);
+    const std::multiset<std::string> by_flume = landed(kafka.bootstrap(), "flume-" + topic);
+    const std::multiset<std::string> by_sluice = landed(kafka.bootstrap(), "sluice-" + topic);
+    std::string only_flume, only_sluice;
+    for (const std::string& e : by_flume)
+      if (!by_sluice.count(e)) only_flume += "\n  " + e;
+    for (const std::string& e : by_sluice)
+      if (!by_flume.count(e)) only_sluice += "\n  " + e;
+    INFO("only Flume's:" << only_flume << "\nonly Sluice's:" << only_sluice);
+    CHECK(by_flume == by_sluice);
+    CHECK(by_sluice.size() == (topic == "ki"                      ? 6
+                               : topic == "km1"                   ? 2
+                               : topic == "km2"                   ? 6
+                               : topic == "km3"                   ? 3
+                               : topic == "kg2"                   ? 0
+                               : topic == "kl1" || topic == "kr1" ? 8
+                                                                  : 8));
+  }
+}
