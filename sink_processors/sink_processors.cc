@@ -274,7 +274,7 @@ class LoadBalanceGate final : public GateBase {
 
  private:
   bool taking_locked(size_t i, Clock::time_point now) const override {
-    return dissolved_ || !backoff_ || now >= members_[i].retry_at;
+    return !members_[i].absent && (dissolved_ || !backoff_ || now >= members_[i].retry_at);
   }
 
   const bool backoff_;

@@ -32,7 +32,7 @@ NullSink::~NullSink() {
 
 void NullSink::start() {
   thread_ = std::thread([this] {
-    while (true) {
+    while (!retiring_.load()) {
       if (!group_.may_take()) {  // another sink of its group takes now
         if (draining_.load() && (channel_.counters().events_held == 0 || Clock::now() >= deadline_)) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polls its group, as a take would wait
@@ -58,16 +58,15 @@ void NullSink::start() {
 
 void NullSink::stop(Deadline deadline) {
   if (!thread_.joinable()) return;
-  deadline_ = deadline;
-  draining_.store(true);
+  if (!retiring_.load()) {
+    deadline_ = deadline;
+    draining_.store(true);
+  }
   thread_.join();
 }
 
-// It commits each take at once: nothing is in flight between takes; the next one is its last.
-void NullSink::retire(Deadline) {
-  deadline_ = Clock::now();
-  draining_.store(true);
-}
+// It commits each take at once: nothing is in flight between takes; the take in hand is its last.
+void NullSink::retire(Deadline) { retiring_.store(true); }
 
 SinkCounters NullSink::counters() const {
   SinkCounters c;

@@ -29,6 +29,8 @@ class NullSink final : public Sink {
   const SinkGroupMember group_;
   std::thread thread_;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> retiring_{false};  // a reload replaced it: it ends after the take in hand
+  // Written before draining_ is set (stop() once, never after retire()), read after it is seen.
   Deadline deadline_ = Deadline::max();
   std::atomic<uint64_t> events_{0}, batches_{0};
   PipelineLatency latency_;

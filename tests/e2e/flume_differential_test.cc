@@ -40,6 +40,7 @@ const std::vector<std::string> kLines{
     "<165>1 2026-12-04T05:00:05.123Z mymachine.example.com evntslog 42 ID47 - an RFC 5424 event user=dave",
     "<11>Dec  4 05:00:06 db01 postgres[7]: ERROR: deadlock detected",
     "<14>Dec  4 05:00:07 web01 app[42]: healthcheck from monitor",
+    "a line without a priority user=erin at=2026-12-04 05:08",
 };
 
 // The file both agents run (agent "d"), on `ports` (four sources), writing to `bootstrap`, each
@@ -169,8 +170,17 @@ FlumeEvent decode(std::string_view in) {
 }
 
 // One event as compared: key, body and headers, with the values Flume does not make
-// deterministic replaced by their shape.
-std::string comparable(const std::string& key, const FlumeEvent& event) {
+// deterministic replaced by their shape, and without what Sluice sets differently on purpose (a
+// line without a PRI is user.notice in Sluice, Facility and Severity 0 in Flume, its timestamp
+// header is the time it arrived, where Flume sets none, and it has no priority, where Flume repeats
+// the previous line's, an upstream bug: README, "Coming from Flume").
+std::string comparable(const std::string& key, FlumeEvent event) {
+  if (event.headers.count("flume.syslog.status") && event.headers["flume.syslog.status"] == "Invalid") {
+    event.headers.erase("Facility");
+    event.headers.erase("Severity");
+    event.headers.erase("timestamp");
+    event.headers.erase("priority");
+  }
   std::string out = "key=" + key + " body=" + event.body + " headers:";
   for (const auto& [name, value] : event.headers) {
     std::string shown = value;
@@ -261,7 +271,9 @@ TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[
   TempDir dir;
   KafkaCluster& kafka = KafkaCluster::shared({.nodes = 1});
   create_topics(kafka.bootstrap());
-  const std::vector<uint16_t> flume_ports = free_ports(4), sluice_ports = free_ports(4);
+  const std::vector<uint16_t> ports = free_ports(8);  // one call: eight distinct ports
+  const std::vector<uint16_t> flume_ports(ports.begin(), ports.begin() + 4),
+      sluice_ports(ports.begin() + 4, ports.end());
   std::ofstream(dir.file("flume.properties")) << agent_file(flume_ports, kafka.bootstrap(), "flume-");
   std::ofstream(dir.file("sluice.properties")) << agent_file(sluice_ports, kafka.bootstrap(), "sluice-");
   std::ofstream(dir.file("log4j2.properties"))
@@ -284,8 +296,8 @@ TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[
   REQUIRE(flume_up);
   send_lines(flume_ports);
   send_lines(sluice_ports);
-  // What lands: si 6 (two filtered), sm 8 + 3 optional copies, sr 8 twice + 8 through the group, sl 8.
-  constexpr size_t kExpected = 6 + 11 + 24 + 8;
+  // What lands: si 7 (two filtered), sm 9 + 3 optional copies, sr 9 twice + 9 through the group, sl 9.
+  constexpr size_t kExpected = 7 + 12 + 27 + 9;
   const bool sluice_stored = eventually([&] { return stored(kafka.bootstrap(), "sluice-") >= kExpected; }, 30s);
   const bool flume_stored = eventually([&] { return stored(kafka.bootstrap(), "flume-") >= kExpected; }, 60s);
   if (!sluice_stored || !flume_stored)
@@ -305,12 +317,11 @@ TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[
       if (!by_flume.count(e)) only_sluice += "\n  " + e;
     INFO("only Flume's:" << only_flume << "\nonly Sluice's:" << only_sluice);
     CHECK(by_flume == by_sluice);
-    CHECK(by_sluice.size() == (topic == "ki"                      ? 6
-                               : topic == "km1"                   ? 2
-                               : topic == "km2"                   ? 6
-                               : topic == "km3"                   ? 3
-                               : topic == "kg2"                   ? 0
-                               : topic == "kl1" || topic == "kr1" ? 8
-                                                                  : 8));
+    CHECK(by_sluice.size() == (topic == "ki"    ? 7
+                               : topic == "km1" ? 2
+                               : topic == "km2" ? 7
+                               : topic == "km3" ? 3
+                               : topic == "kg2" ? 0
+                                                : 9));
   }
 }
