@@ -296,6 +296,18 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
   const auto index_of = [&](const std::string& channel) {
     return static_cast<size_t>(component_named(next.channels, channel) - next.channels.data());
   };
+  // The running sink of next's sink `i`'s name stays, with its settings, if its channel stays.
+  const auto keep_previous = [&](size_t i) {
+    const std::string& channel = next.sinks[i].channels.front();
+    for (size_t o = 0; o < config_.sinks.size(); ++o)
+      if (config_.sinks[o].name == next.sinks[i].name && kept_channels.count(config_.sinks[o].channels.front()) &&
+          config_.sinks[o].channels.front() == channel) {
+        keep_sink[o] = true;
+        applied.sinks[i] = config_.sinks[o];
+        spdlog::warn("reload: sink {} goes on with its previous settings", next.sinks[i].name);
+      }
+  };
+  std::set<std::string> not_started;
   for (size_t i = 0; i < sinks.size(); ++i) {
     if (!sinks[i]) continue;
     const std::string& channel = next.sinks[i].channels.front();
@@ -307,19 +319,39 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       spdlog::error("reload: sink {} did not start: {}", next.sinks[i].name, e.what());
       sinks[i].reset();
       failed = true;
-      // Its group goes on without it (an old sink kept with its previous settings below is in
-      // the group replaced, which is dissolved: it takes alone).
-      for (const config::ComponentConfig& g : next.sinkgroups)
-        if (const auto at = std::find(g.channels.begin(), g.channels.end(), next.sinks[i].name);
-            at != g.channels.end() && groups.count(g.name) && groups[g.name])
-          groups[g.name]->leave(static_cast<size_t>(at - g.channels.begin()));
-      for (size_t o = 0; o < config_.sinks.size(); ++o)
-        if (config_.sinks[o].name == next.sinks[i].name && kept_channels.count(config_.sinks[o].channels.front()) &&
-            config_.sinks[o].channels.front() == channel) {
-          keep_sink[o] = true;  // the running one stays, with its settings
-          applied.sinks[i] = config_.sinks[o];
-          spdlog::warn("reload: sink {} goes on with its previous settings", next.sinks[i].name);
-        }
+      not_started.insert(next.sinks[i].name);
+      keep_previous(i);
+    }
+  }
+  // A rebuilt sink group one of whose new sinks did not start keeps its previous settings whole:
+  // its other new sinks stop again, its running ones go on in the group they ran in.
+  for (const config::ComponentConfig& g : next.sinkgroups) {
+    if (!groups.count(g.name) ||
+        std::none_of(g.channels.begin(), g.channels.end(), [&](const auto& s) { return not_started.count(s) > 0; }))
+      continue;
+    spdlog::warn("reload: sink group {} keeps its previous settings: one of its new sinks did not start", g.name);
+    for (const std::string& member : g.channels) {
+      const auto i = static_cast<size_t>(component_named(next.sinks, member) - next.sinks.data());
+      if (!sinks[i]) continue;  // did not start: kept above, if it can be
+      sinks[i]->stop(Clock::now());
+      depart(*sinks[i]);
+      sinks[i].reset();
+      keep_previous(i);
+    }
+    groups.erase(g.name);
+    const auto in_applied = std::find_if(applied.sinkgroups.begin(), applied.sinkgroups.end(),
+                                         [&](const config::ComponentConfig& c) { return c.name == g.name; });
+    const config::ComponentConfig* before = component_named(config_.sinkgroups, g.name);
+    if (!before) {
+      applied.sinkgroups.erase(in_applied);
+      continue;
+    }
+    *in_applied = *before;
+    // A member of the group as it ran that is not running any more is never chosen.
+    for (size_t m = 0; m < before->channels.size(); ++m) {
+      const config::ComponentConfig* old = component_named(config_.sinks, before->channels[m]);
+      if (sink_groups_[g.name] && (!old || !keep_sink[static_cast<size_t>(old - config_.sinks.data())]))
+        sink_groups_[g.name]->leave(m);
     }
   }
   std::vector<Sink*> retiring;

@@ -382,3 +382,27 @@ TEST_CASE(
                   sluice::kafka::ReadOptions{});
   CHECK(by_header == std::map<std::string, uint64_t>{{"dc=after", 20000}, {"dc=before", 20000}});
 }
+
+TEST_CASE("a failover group one of whose new sinks cannot start at reload keeps running as it was",
+          "[e2e][reload][sinkgroups]") {
+  Pipeline p;
+  p.start_broker();
+  const std::string base = ten_sink_config(p.bootstrap(), {"acks = 1"}) +
+                           "t.sinkgroups = g\nt.sinkgroups.g.sinks = k3 k4\nt.sinkgroups.g.processor.type = failover\n"
+                           "t.sinkgroups.g.processor.priority.k3 = 10\nt.sinkgroups.g.processor.priority.k4 = 5\n";
+  p.start_agent(base, "t", {"--metrics", "127.0.0.1:0"});
+  // The standby's producer cannot be made: the group is rebuilt, then falls back whole.
+  const std::string broken = base +
+                             "t.sinks.k4.kafka.producer.security.protocol = ssl\n"
+                             "t.sinks.k4.kafka.producer.ssl.ca.location = /nonexistent/ca.pem\n";
+  CHECK(reload_to(p, broken, "failed"));
+  CHECK_THAT(p.agent_log(), Catch::Contains("reload: sink k4 did not start") &&
+                                Catch::Contains("sink group g keeps its previous settings"));
+  REQUIRE(p.send_until_stored(20000, 20000));
+  // The standby still stands by: the group it runs in is the one it ran in, k3 active.
+  CHECK(p.metric("sluice_sinkgroup_sink_active{group=\"g\",sink=\"k3\"}") == 1);
+  CHECK(p.metric("sluice_sinkgroup_sink_active{group=\"g\",sink=\"k4\"}") == 0);
+  CHECK(p.metric("sluice_sink_events_sent_total{sink=\"k4\"}") == 0);
+  CHECK(p.stop_agent(30s) == 0);
+  check_every_event_once(p, 20000);
+}
