@@ -1,7 +1,6 @@
 #include "agent/source_interceptors.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "agent/component_registry.h"
 
@@ -36,10 +35,7 @@ std::shared_ptr<const InterceptorChain> take_interceptors(config::ComponentConfi
     }
     if (interceptor.type.empty())
       source.fail(prefix + "type", "is missing: every interceptor listed in interceptors needs a type");
-    // Flume's aliases are any case; class names are as written.
-    if (interceptor.type.find('.') == std::string::npos)
-      std::transform(interceptor.type.begin(), interceptor.type.end(), interceptor.type.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    interceptor.type = config::flume_type(interceptor.type);
     if (interceptor.type == kMorphline)
       source.fail(prefix + "type",
                   "the morphline interceptor runs Kite morphlines, Java code Sluice does not embed: not supported "

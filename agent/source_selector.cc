@@ -1,7 +1,6 @@
 #include "agent/source_selector.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "agent/component_registry.h"
 
@@ -28,10 +27,7 @@ std::shared_ptr<const ChannelSelector> take_selector(config::ComponentConfig& so
     }
   }
   std::erase_if(source.properties, [&](const auto& entry) { return entry.first.starts_with(kPrefix); });
-  // Flume's names are any case; class names are as written.
-  if (selector.type.find('.') == std::string::npos)
-    std::transform(selector.type.begin(), selector.type.end(), selector.type.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  selector.type = config::flume_type(selector.type);
   const ComponentSpec* spec = nullptr;
   try {
     spec = &find_component(selector);

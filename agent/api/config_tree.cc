@@ -31,6 +31,13 @@ std::string_view kind_singular(Kind kind) {
   return "?";
 }
 
+std::string flume_type(std::string type) {
+  if (type.find('.') == std::string::npos)
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return type;
+}
+
 SourceLocation ComponentConfig::where(std::string_view property) const {
   auto it = properties.find(std::string(property));
   return it != properties.end() ? it->second.where : type_where;
@@ -130,10 +137,7 @@ void assemble_sink_groups(AgentConfig& config, const std::string& prefix, const 
     } else if (property == "processor.type") {
       g->type = e->value;
       g->type_where = e->where;
-      // Flume's names are any case (it upper-cases them); class names are as written.
-      if (g->type.find('.') == std::string::npos)
-        std::transform(g->type.begin(), g->type.end(), g->type.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      g->type = flume_type(g->type);
     } else if (property.starts_with("processor.")) {
       g->properties[std::string(property.substr(std::string_view("processor.").size()))] =
           PropertyValue{e->value, e->where};

@@ -20,6 +20,8 @@ enum class Kind { source, channel, sink, interceptor, selector, sink_group };
 
 std::string_view kind_plural(Kind kind);    // "sources"
 std::string_view kind_singular(Kind kind);  // "source"
+// A type as Flume reads it: its aliases in any case (made lower case here), class names as written.
+std::string flume_type(std::string type);
 
 struct PropertyValue {
   std::string value;
