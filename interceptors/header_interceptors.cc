@@ -23,6 +23,13 @@ void set_unless_kept(InterceptedEvent& event, const std::string& name, bool pres
   event.set_header(name, value());
 }
 
+// What an interceptor that sets `name` to the same value for every event of a read looks at of
+// the event: nothing, or with preserveExisting whether it has that header (Interceptor::uniform_but_for).
+std::vector<std::string> looks_at(const std::string& name, bool preserve_existing) {
+  if (!preserve_existing) return {};
+  return {name};
+}
+
 // timestamp --------------------------------------------------------------------------------
 
 struct TimestampConfig {
@@ -53,6 +60,9 @@ class TimestampInterceptor final : public Interceptor {
     return true;
   }
   std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.header_name}}; }
+  std::optional<std::vector<std::string>> uniform_but_for() const override {
+    return looks_at(config_.header_name, config_.preserve_existing);
+  }
 
  private:
   const TimestampConfig config_;
@@ -112,6 +122,9 @@ class HostInterceptor final : public Interceptor {
     return true;
   }
   std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.host_header}}; }
+  std::optional<std::vector<std::string>> uniform_but_for() const override {
+    return looks_at(config_.host_header, config_.preserve_existing);
+  }
 
  private:
   const HostConfig config_;
@@ -140,6 +153,9 @@ class StaticInterceptor final : public Interceptor {
     return true;
   }
   std::optional<std::vector<std::string>> headers_touched() const override { return {{config_.key}}; }
+  std::optional<std::vector<std::string>> uniform_but_for() const override {
+    return looks_at(config_.key, config_.preserve_existing);
+  }
 
  private:
   const StaticConfig config_;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -233,13 +234,13 @@ EventBatch EventBatch::without_tracker() const {
 }
 
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)
-    : storage_(std::make_unique<EventStorage>()), expected_events_(expected_events), expected_bytes_(expected_bytes) {
-  storage_->events.reserve(expected_events_);
-  storage_->bytes.reserve(expected_bytes_);
+    : storage_(std::make_unique<EventStorage>()), reservation_{expected_events, expected_bytes} {
+  storage_->events.reserve(reservation_.events);
+  storage_->bytes.reserve(reservation_.bytes);
 }
 
 EventRecord& EventBatchBuilder::append(std::string_view frame) {
-  if (storage_->events.empty()) storage_->arrived_at = Clock::now();  // one clock read per batch
+  if (empty()) storage_->arrived_at = Clock::now();  // one clock read per batch
   auto& bytes = storage_->bytes;
   const size_t offset = bytes.size();
   bytes.insert(bytes.end(), frame.begin(), frame.end());
@@ -261,8 +262,13 @@ void EventBatchBuilder::set_last_headers(std::string_view block, bool body_rewri
   if (block.empty() && !body_rewritten) return;
   const size_t index = storage_->events.size() - 1;
   const uint32_t offset = block.empty() ? 0 : append_to_last(block);
-  if (storage_->headers.size() <= index) storage_->headers.resize(index + 1);
-  storage_->headers[index] = HeaderBlock{offset, static_cast<uint32_t>(block.size()), body_rewritten ? 1u : 0u};
+  const HeaderBlock header{offset, static_cast<uint32_t>(block.size()), body_rewritten ? 1u : 0u};
+  if (storage_->headers.size() == index)  // every event has one (a chain that sets a header)
+    storage_->headers.push_back(header);
+  else {
+    storage_->headers.resize(index + 1);
+    storage_->headers[index] = header;
+  }
 }
 
 void EventBatchBuilder::drop_last() {
@@ -270,19 +276,48 @@ void EventBatchBuilder::drop_last() {
   storage_->bytes.resize(storage_->events.back().offset);
   storage_->events.pop_back();
   if (storage_->headers.size() > index) storage_->headers.resize(index);
-  if (routes_.size() > index) routes_.resize(index);
+  if (routes_.size() >= size() + 1) routes_.resize(size());  // its route, if it had one
 }
 
 void EventBatchBuilder::set_last_route(uint8_t route) {
-  const size_t index = storage_->events.size() - 1;
-  if (routes_.size() <= index) routes_.resize(index + 1, 0);
-  routes_[index] = route;
+  const size_t arrival = size() - 1;
+  if (routes_.size() == arrival)  // a selector routes every event: no fill
+    routes_.push_back(route);
+  else {
+    if (routes_.size() < arrival) routes_.resize(arrival + 1, 0);
+    routes_[arrival] = route;
+  }
+  if (route == 0) return;
+  // Into its route's storage: its frame, all appended for it, and its header block.
+  if (aside_.size() <= route) aside_.resize(route + 1u);
+  AsideRoute& aside = aside_[route];
+  if (!aside.storage) aside.storage = std::make_unique<EventStorage>();
+  EventStorage& from = *storage_;
+  EventStorage& to = *aside.storage;
+  const size_t index = from.events.size() - 1;
+  const EventRecord& e = from.events.back();
+  const size_t length = from.bytes.size() - e.offset;
+  EventRecord& moved = to.events.emplace_back(e);
+  moved.offset = static_cast<uint32_t>(to.bytes.size());
+  to.bytes.insert(to.bytes.end(), from.bytes.begin() + e.offset, from.bytes.end());
+  if (index < from.headers.size()) {
+    to.headers.resize(to.events.size() - 1);  // those before it that had none
+    to.headers.push_back(from.headers[index]);
+    from.headers.resize(index);
+  }
+  from.bytes.resize(e.offset);
+  from.events.pop_back();
+  ++aside_events_;
+  aside_bytes_ += length;
 }
 
 bool EventBatchBuilder::last_header_is_parsed(std::string_view name) const {
   const size_t index = storage_->events.size() - 1;
-  return !(index < storage_->headers.size() && blocks_may_name(name, block_names_)) &&
-         !named_by_source(header_names_.get(), name);
+  // Asked per event with the same name: what does not depend on the event is worked out once.
+  if (!parsed_query_ || parsed_query_->name != name)
+    parsed_query_ = ParsedQuery{std::string(name), blocks_may_name(name, block_names_),
+                                named_by_source(header_names_.get(), name).has_value()};
+  return !(index < storage_->headers.size() && parsed_query_->in_blocks) && !parsed_query_->by_source;
 }
 
 std::optional<std::string_view> EventBatchBuilder::last_event_header(std::string_view name, char* scratch) const {
@@ -299,50 +334,42 @@ std::optional<std::string_view> EventBatchBuilder::last_event_header(std::string
 
 RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
   RoutedBatch routed;
-  const size_t events = storage_->events.size();
-  routes_.resize(events, 0);  // events nothing was said of take route 0
-  std::vector<uint32_t> counts(std::max<size_t>(routes, 1), 0);
-  for (const uint8_t route : routes_) ++counts[route];
-  routed.route_ends.resize(counts.size());
-  uint32_t end = 0;
-  size_t routes_used = 0;
-  for (size_t r = 0; r < counts.size(); ++r) {
-    routes_used += counts[r] != 0;
-    routed.route_ends[r] = end += counts[r];
+  routed.parts.resize(std::max<size_t>(routes, 1));
+  if (aside_events_ == 0) {  // every event in route 0's storage, in the order it arrived
+    routes_.clear();
+    routed.parts[0] = seal();
+    return routed;
   }
-  if (routes_used > 1) {
-    // Stable: each route's events in the order they arrived.
-    std::vector<uint32_t> next(counts.size());
-    for (size_t r = 1; r < counts.size(); ++r) next[r] = routed.route_ends[r - 1];
-    routed.original_index.resize(events);
-    for (uint32_t i = 0; i < events; ++i) routed.original_index[next[routes_[i]]++] = i;
-    reorder(routed.original_index);
-  }
+  // Sealed order: route by route, each route's events in the order they arrived.
+  const size_t events = size();
+  routes_.resize(events, 0);  // events nothing was said of took route 0
+  std::vector<uint32_t> starts(routed.parts.size() + 1, 0);
+  for (const uint8_t route : routes_) ++starts[route + 1];
+  for (size_t r = 1; r < starts.size(); ++r) starts[r] += starts[r - 1];
+  std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
+  routed.original_index.resize(events);
+  for (uint32_t i = 0; i < events; ++i) routed.original_index[next[routes_[i]]++] = i;
   routes_.clear();
-  routed.batch = seal();
-  return routed;
-}
-
-void EventBatchBuilder::reorder(const std::vector<uint32_t>& order) {
-  // An event's bytes are its frame and all appended for it, up to the next event's frame: every
-  // offset in its record and header block is relative to its frame, so it moves as a whole.
-  EventStorage& s = *storage_;
-  std::vector<char> bytes(s.bytes.size());
-  std::vector<EventRecord> events(s.events.size());
-  std::vector<HeaderBlock> headers(s.headers.empty() ? 0 : s.events.size());
-  uint32_t offset = 0;
-  for (size_t j = 0; j < order.size(); ++j) {
-    const uint32_t i = order[j];
-    EventRecord& e = events[j] = s.events[i];
-    const size_t end = i + 1 < s.events.size() ? s.events[i + 1].offset : s.bytes.size();
-    std::memcpy(bytes.data() + offset, s.bytes.data() + e.offset, end - e.offset);
-    e.offset = offset;
-    offset += static_cast<uint32_t>(end - s.events[i].offset);
-    if (i < s.headers.size()) headers[j] = s.headers[i];
+  // Every part answers to the batch's acknowledger, from where its route starts in sealed order.
+  const std::shared_ptr<CommitTracker> acknowledger = storage_->acknowledger;
+  const Clock::time_point arrived_at = storage_->arrived_at;
+  for (size_t r = 1; r < aside_.size() && r < routed.parts.size(); ++r) {
+    AsideRoute& aside = aside_[r];
+    if (!aside.storage || aside.storage->events.empty()) continue;
+    aside.storage->acknowledger = acknowledger;
+    aside.storage->acknowledger_base = starts[r];
+    aside.storage->arrived_at = arrived_at;
+    routed.parts[r] = seal_storage(aside.storage, aside.reservation);
   }
-  s.bytes = std::move(bytes);
-  s.events = std::move(events);
-  s.headers = std::move(headers);
+  aside_events_ = 0;
+  aside_bytes_ = 0;
+  if (!storage_->events.empty()) {
+    routed.parts[0] = seal_storage(storage_, reservation_);
+  } else {  // nothing of route 0: its storage stays, as a new batch's, answering nobody yet
+    storage_->acknowledger.reset();
+    storage_->acknowledger_base = 0;
+  }
+  return routed;
 }
 
 void EventBatchBuilder::set_acknowledger(std::shared_ptr<CommitTracker> acknowledger) {
@@ -350,23 +377,28 @@ void EventBatchBuilder::set_acknowledger(std::shared_ptr<CommitTracker> acknowle
 }
 
 EventBatch EventBatchBuilder::seal() {
+  if (aside_events_ != 0)
+    throw std::logic_error("EventBatchBuilder::seal() with events of other routes: seal_routed()");
+  return seal_storage(storage_, reservation_);
+}
+
+EventBatch EventBatchBuilder::seal_storage(std::unique_ptr<EventStorage>& storage, Reservation& reservation) const {
   EventBatch batch;
   batch.begin_ = 0;
-  batch.end_ = storage_->events.size();
-  batch.bytes_ = storage_->bytes.size();  // frames and what parsing appended to them
-  expected_events_ = batch.end_ + batch.end_ / 4;
-  expected_bytes_ = storage_->bytes.size() + storage_->bytes.size() / 4;
+  batch.end_ = storage->events.size();
+  batch.bytes_ = storage->bytes.size();  // frames and what parsing appended to them
+  reservation = {batch.end_ + batch.end_ / 4, storage->bytes.size() + storage->bytes.size() / 4};
   // A batch much smaller than the reservation it was built in (one that follows a large batch)
   // gives the rest back, at the cost of copying its own few bytes: what a channel holds stays
   // within about twice its events' bytes, whatever order batch sizes come in.
-  if (storage_->bytes.capacity() > 2 * storage_->bytes.size() + 256) storage_->bytes.shrink_to_fit();
-  if (storage_->events.capacity() > 2 * storage_->events.size() + 4) storage_->events.shrink_to_fit();
-  storage_->header_names = header_names_;
-  storage_->header_block_names = block_names_;
-  batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage_));
-  storage_ = std::make_unique<EventStorage>();
-  storage_->events.reserve(expected_events_);
-  storage_->bytes.reserve(expected_bytes_);
+  if (storage->bytes.capacity() > 2 * storage->bytes.size() + 256) storage->bytes.shrink_to_fit();
+  if (storage->events.capacity() > 2 * storage->events.size() + 4) storage->events.shrink_to_fit();
+  storage->header_names = header_names_;
+  storage->header_block_names = block_names_;
+  batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage));
+  storage = std::make_unique<EventStorage>();
+  storage->events.reserve(reservation.events);
+  storage->bytes.reserve(reservation.bytes);
   return batch;
 }
 

@@ -259,14 +259,14 @@ class EventBatch {
   bool answers_ = true;  // its commits reach the storage's acknowledger
 };
 
-// A sealed batch whose events a channel selector sent different ways (channel_selector.h):
-// the events of each route lie together, in the order they arrived, route by route.
+// A sealed batch whose events a channel selector sent different ways (channel_selector.h): a
+// part per route, each its route's events in the order they arrived (empty if none took it).
+// Taken one after the other, route by route, the parts are the batch in "sealed order": what
+// their commits report to the source's acknowledger (each part's storage has its base there).
 struct RoutedBatch {
-  EventBatch batch;
-  // Route r's events are [route_ends[r - 1], route_ends[r]) (from 0 for route 0).
-  std::vector<uint32_t> route_ends;
-  // When the events were reordered to lie together: the builder's index of each (what an
-  // acknowledger registered them by); empty when they kept their order.
+  std::vector<EventBatch> parts;
+  // When that order is not the order they arrived in: the builder's index of each event (what
+  // an acknowledger registered them by), in sealed order; empty when it is.
   std::vector<uint32_t> original_index;
 };
 
@@ -277,7 +277,10 @@ class EventBatchBuilder {
  public:
   explicit EventBatchBuilder(size_t expected_events = 0, size_t expected_bytes = 0);
 
-  // Copies the frame in and returns its record for the parser to fill in.
+  // Copies the frame in and returns its record for the parser to fill in. An event is made by
+  // append(), what fills it in (append_to_last, set_last_headers, drop_last), and last
+  // set_last_route(): after that, last() and the others that name "the last event" no longer
+  // mean it.
   EventRecord& append(std::string_view frame);
   // Copies bytes that belong to the last appended event (a composed body, the client's
   // address) after it; returns their offset relative to that event's frame.
@@ -301,30 +304,35 @@ class EventBatchBuilder {
     const EventRecord& e = storage_->events.back();
     return {storage_->bytes.data() + e.offset, storage_->bytes.size() - e.offset};
   }
-  void set_header_names(std::shared_ptr<const HeaderNames> names) { header_names_ = std::move(names); }
+  void set_header_names(std::shared_ptr<const HeaderNames> names) {
+    header_names_ = std::move(names);
+    parsed_query_.reset();
+  }
   // What its batches' header blocks may name (EventStorage::header_block_names).
   const std::shared_ptr<const std::vector<std::string>>& header_block_names() const { return block_names_; }
   void set_header_block_names(std::shared_ptr<const std::vector<std::string>> names) {
     block_names_ = std::move(names);
+    parsed_query_.reset();
   }
   // The batch being built reports its commits to `acknowledger` (EventStorage::acknowledger).
   void set_acknowledger(std::shared_ptr<CommitTracker> acknowledger);
-  size_t size() const { return storage_->events.size(); }
-  bool empty() const { return storage_->events.empty(); }
+  // The events appended so far (set aside for their routes or not).
+  size_t size() const { return storage_->events.size() + aside_events_; }
+  bool empty() const { return size() == 0; }
   // The bytes stored so far: frames and what was appended to them.
-  uint64_t bytes() const { return storage_->bytes.size(); }
+  uint64_t bytes() const { return storage_->bytes.size() + aside_bytes_; }
 
-  // Hands the events over as an immutable batch and starts a new, empty one.
+  // Hands the events over as an immutable batch and starts a new, empty one. Only while no event
+  // took a route other than 0 (else seal_routed(); a logic_error otherwise).
   EventBatch seal();
 
   // The last appended event goes the way of route `route` (of a channel selector's; 0 for every
-  // event of which nothing is said).
+  // event of which nothing is said). An event of a route other than 0 moves at once into a
+  // storage of its route's own (its bytes copied while they are hot): the batch is sealed into a
+  // part per route without copying the others.
   void set_last_route(uint8_t route);
-  uint8_t last_route() const {
-    return routes_.size() == storage_->events.size() && !routes_.empty() ? routes_.back() : 0;
-  }
-  // seal(), the events of each of `routes` routes brought together: their bytes are copied into
-  // route order once, if the batch has events of more than one route.
+  uint8_t last_route() const { return routes_.size() == size() && !routes_.empty() ? routes_.back() : 0; }
+  // Hands the events over as a part per route (of `routes`), and starts a new, empty batch.
   RoutedBatch seal_routed(size_t routes);
   // The last appended event's header `name` as a sink would read it (EventBatch::header()):
   // what its header block says, else its parsed field.
@@ -335,15 +343,34 @@ class EventBatchBuilder {
   bool last_header_is_parsed(std::string_view name) const;
 
  private:
-  // Moves the storage's events (and their bytes and headers) into the order `order` gives.
-  void reorder(const std::vector<uint32_t>& order);
+  // What a new storage is reserved for: a little more than the last one sealed held.
+  struct Reservation {
+    size_t events = 0;
+    size_t bytes = 0;
+  };
+  // The storage of the events of route r > 0 (made when the first such event comes).
+  struct AsideRoute {
+    std::unique_ptr<EventStorage> storage;
+    Reservation reservation;
+  };
+  // `storage` as a sealed batch, with the builder's header names; `storage` starts anew.
+  EventBatch seal_storage(std::unique_ptr<EventStorage>& storage, Reservation& reservation) const;
 
-  std::unique_ptr<EventStorage> storage_;
+  std::unique_ptr<EventStorage> storage_;  // route 0's events (every event, without a selector)
+  Reservation reservation_;
+  std::vector<AsideRoute> aside_;  // by route; [0] unused
+  size_t aside_events_ = 0;
+  uint64_t aside_bytes_ = 0;
   std::vector<uint8_t> routes_;  // per event, while a selector routes them (else empty)
   std::shared_ptr<const HeaderNames> header_names_;
   std::shared_ptr<const std::vector<std::string>> block_names_;
-  size_t expected_events_;
-  size_t expected_bytes_;
+  // last_header_is_parsed()'s answer for the name last asked, but for the event's own block.
+  struct ParsedQuery {
+    std::string name;
+    bool in_blocks;  // header blocks may name it
+    bool by_source;  // one of the source's header names
+  };
+  mutable std::optional<ParsedQuery> parsed_query_;
 };
 
 }  // namespace sluice

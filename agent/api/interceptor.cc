@@ -1,6 +1,7 @@
 #include "agent/api/interceptor.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace sluice {
 namespace {
@@ -49,8 +50,22 @@ void InterceptedEvent::set_body(std::string_view body) {
   body_rewritten_ = true;
 }
 
+// Chains are told apart by a number, not their address: a reload's new chain may take an old one's.
+std::atomic<uint64_t> chains_made{0};
+
 InterceptorChain::InterceptorChain(std::vector<std::unique_ptr<Interceptor>> interceptors)
-    : interceptors_(std::move(interceptors)) {
+    : interceptors_(std::move(interceptors)), id_(++chains_made) {
+  uniform_ = true;
+  for (const auto& interceptor : interceptors_) {
+    const std::optional<std::vector<std::string>> looks_for = interceptor->uniform_but_for();
+    if (!looks_for) uniform_ = false;
+    if (!uniform_) break;
+    looks_for_.insert(looks_for_.end(), looks_for->begin(), looks_for->end());
+    // A header a syslog event carries may or may not be there: not the same for every event.
+    for (const std::string& name : *looks_for)
+      if (std::find(std::begin(kFieldHeaders), std::end(kFieldHeaders), name) != std::end(kFieldHeaders))
+        uniform_ = false;
+  }
   auto touched = std::make_shared<std::vector<std::string>>();
   for (const auto& interceptor : interceptors_) {
     std::optional<std::vector<std::string>> names = interceptor->headers_touched();
@@ -60,16 +75,48 @@ InterceptorChain::InterceptorChain(std::vector<std::unique_ptr<Interceptor>> int
   touched_ = std::move(touched);
 }
 
+bool InterceptorChain::uniform_for(const HeaderNames* source_names) const {
+  if (!uniform_) return false;
+  if (!source_names || looks_for_.empty()) return true;
+  for (const std::string& name : looks_for_)
+    if (name == source_names->port || name == source_names->client_ip || name == source_names->client_host)
+      return false;
+  return true;
+}
+
 bool InterceptorChain::apply(EventBatchBuilder& builder, int64_t now_ms) const {
   if (builder.header_block_names() != touched_) builder.set_header_block_names(touched_);
-  thread_local HeaderWriter headers;
-  headers.clear();
-  InterceptedEvent event(builder, headers, now_ms);
-  for (const auto& interceptor : interceptors_)
-    if (!interceptor->intercept(event)) {
+  // A uniform chain's block, made for the first event of a read, is every other event's too.
+  struct MadeBlock {
+    uint64_t chain = 0;
+    int64_t now_ms = 0;
+    bool kept = true;
+    std::string block;
+  };
+  thread_local MadeBlock made;
+  const bool uniform = uniform_for(builder.header_names());
+  if (uniform && made.chain == id_ && made.now_ms == now_ms) {
+    if (!made.kept) {
       builder.drop_last();
       return false;
     }
+    builder.set_last_headers(made.block);
+    return true;
+  }
+  thread_local HeaderWriter headers;
+  headers.clear();
+  InterceptedEvent event(builder, headers, now_ms);
+  bool kept = true;
+  for (const auto& interceptor : interceptors_)
+    if (!interceptor->intercept(event)) {
+      kept = false;
+      break;
+    }
+  if (uniform && !event.body_rewritten()) made = {id_, now_ms, kept, headers.block()};
+  if (!kept) {
+    builder.drop_last();
+    return false;
+  }
   builder.set_last_headers(headers.block(), event.body_rewritten());
   return true;
 }

@@ -55,6 +55,11 @@ class Interceptor {
   // The headers it may set or remove, if it can say (nullopt: any, e.g. a name matching a
   // pattern): what lets a sink or a selector skip looking in the header blocks for the others.
   virtual std::optional<std::vector<std::string>> headers_touched() const = 0;
+  // When what it does is the same for every event read at the same time (now_ms) but for
+  // whether the event has some headers (preserveExisting): those headers' names (none: it
+  // looks at nothing of the event). nullopt (the default): it reads the event, or draws at
+  // random. What lets a chain of such interceptors make one header block per read.
+  virtual std::optional<std::vector<std::string>> uniform_but_for() const { return std::nullopt; }
 };
 
 // A source's interceptors, in order; shared by its io threads.
@@ -69,7 +74,14 @@ class InterceptorChain {
 
  private:
   std::vector<std::unique_ptr<Interceptor>> interceptors_;
+  // True when the chain makes the same header block for every event of a read (each of
+  // uniform_but_for(), and no header they look for can come with an event).
+  bool uniform_for(const HeaderNames* source_names) const;
+
   std::shared_ptr<const std::vector<std::string>> touched_;  // every one's headers_touched(); null: any
+  bool uniform_ = false;                                     // every one is uniform_but_for() something
+  std::vector<std::string> looks_for_;                       // the headers they look for
+  const uint64_t id_;                                        // unique among chains: names the thread's cached block
 };
 
 }  // namespace sluice

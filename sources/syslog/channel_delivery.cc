@@ -27,14 +27,10 @@ uint8_t ChannelDelivery::commits_expected(uint8_t route) const {
 
 bool ChannelDelivery::deliver(RoutedBatch routed) {
   const std::vector<ChannelRoute>& routes = selector_->routes();
-  if (routes.size() == 1) return deliver_route(routes.front(), std::move(routed.batch));
+  if (routes.size() == 1) return deliver_route(routes.front(), std::move(routed.parts.front()));
   bool everywhere = true;
-  uint32_t begin = 0;
-  for (size_t r = 0; r < routes.size(); ++r) {
-    const uint32_t end = routed.route_ends[r];
-    if (end > begin) everywhere = deliver_route(routes[r], routed.batch.slice(begin, end - begin)) && everywhere;
-    begin = end;
-  }
+  for (size_t r = 0; r < routes.size() && r < routed.parts.size(); ++r)
+    if (!routed.parts[r].empty()) everywhere = deliver_route(routes[r], std::move(routed.parts[r])) && everywhere;
   return everywhere;
 }
 

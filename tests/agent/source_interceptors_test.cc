@@ -89,6 +89,77 @@ TEST_CASE("timestamp, host and static set their header, keeping an existing one 
   CHECK(kept.header(0, "timestamp") != "1700000000000");  // the syslog header's time stays
 }
 
+TEST_CASE("a chain that sets the same headers on every event makes their block once per read", "[interceptors]") {
+  const auto chain_of = [](std::map<std::string, std::string> properties) {
+    config::ComponentConfig source = test::component(config::Kind::source, "r", "syslogtcp", properties);
+    return take_interceptors(source);
+  };
+  // Timestamp and a static header kept if present: the same for every event of a read.
+  const auto uniform = chain_of({{"interceptors", "t s"},
+                                 {"interceptors.t.type", "timestamp"},
+                                 {"interceptors.s.type", "static"},
+                                 {"interceptors.s.key", "dc"},
+                                 {"interceptors.s.value", "ams"}});
+  const auto other = chain_of({{"interceptors", "s"},
+                               {"interceptors.s.type", "static"},
+                               {"interceptors.s.key", "dc"},
+                               {"interceptors.s.value", "fra"}});
+  // A static header the event may have (host): looked for per event.
+  const auto per_event = chain_of({{"interceptors", "s"},
+                                   {"interceptors.s.type", "static"},
+                                   {"interceptors.s.key", "host"},
+                                   {"interceptors.s.value", "other"}});
+  EventBatchBuilder builder;
+  syslog::EventDecoder decoder(0);
+  const auto add = [&](const std::string& line, const InterceptorChain& chain, int64_t now_ms) {
+    uint64_t invalid_utf8 = 0;
+    decoder.decode(line, false, syslog::Charset::utf8, syslog::ParseClock::at(now_ms), builder, invalid_utf8);
+    CHECK(chain.apply(builder, now_ms));
+  };
+  add(kLine, *uniform, 1000);
+  add(kLine, *other, 1000);  // another chain between two events of the same read
+  add(kLine, *uniform, 1000);
+  add(kLine, *uniform, 2000);  // the next read
+  add(kLine, *per_event, 2000);
+  add("<13>no host here", *per_event, 2000);
+  add(kLine, *uniform, 2000);
+  const EventBatch batch = builder.seal();
+  char scratch[24];
+  const auto header = [&](size_t i, std::string_view name) {
+    return std::string(batch.header(batch[i], name, scratch).value_or("<none>"));
+  };
+  CHECK(header(0, "dc") == "ams");
+  CHECK(header(1, "dc") == "fra");
+  CHECK(header(2, "dc") == "ams");
+  CHECK(header(0, "timestamp") == "1000");
+  CHECK(header(2, "timestamp") == "1000");
+  CHECK(header(3, "timestamp") == "2000");
+  CHECK(header(4, "host") == "web01");
+  CHECK(header(5, "host") == "other");
+  CHECK(header(6, "timestamp") == "2000");
+  CHECK(header(6, "dc") == "ams");
+
+  // A static header kept if present whose name is the source's clientIP header: per event.
+  EventBatchBuilder named;
+  named.set_header_names(std::make_shared<HeaderNames>(HeaderNames{"", "dc", ""}));
+  const auto kept = chain_of({{"interceptors", "s"},
+                              {"interceptors.s.type", "static"},
+                              {"interceptors.s.key", "dc"},
+                              {"interceptors.s.value", "ams"}});
+  for (const bool with_client : {false, true}) {
+    uint64_t invalid_utf8 = 0;
+    decoder.decode(kLine, false, syslog::Charset::utf8, syslog::ParseClock::at(1000), named, invalid_utf8);
+    if (with_client) {
+      named.last().client_offset = named.append_to_last("10.1.2.3");
+      named.last().client_ip_length = 8;
+    }
+    CHECK(kept->apply(named, 1000));
+  }
+  const EventBatch with_names = named.seal();
+  CHECK(std::string(with_names.header(with_names[0], "dc", scratch).value_or("<none>")) == "ams");
+  CHECK(std::string(with_names.header(with_names[1], "dc", scratch).value_or("<none>")) == "10.1.2.3");
+}
+
 TEST_CASE("the UUID interceptor gives every event its own version-4 UUID", "[interceptors]") {
   const Made made = intercept({{"interceptors", "u"},
                                {"interceptors.u.type", "org.apache.flume.sink.solr.morphline.UUIDInterceptor$Builder"},

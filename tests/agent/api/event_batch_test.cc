@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -149,25 +150,34 @@ TEST_CASE("a routed batch brings each route's events together, in arrival order,
       headers.set("dc", "ams");
       builder.set_last_headers(headers.block());
     }
+    if (sent[i].first == "<11>dropped") {
+      builder.drop_last();  // an interceptor filtered it out, before it was routed
+      continue;
+    }
     builder.set_last_route(sent[i].second);
     CHECK(builder.last_route() == sent[i].second);
   }
-  builder.drop_last();  // an interceptor's filter takes its route with it
+  CHECK(builder.size() == 5);
   RoutedBatch routed = builder.seal_routed(3);
-  CHECK(routed.route_ends == std::vector<uint32_t>{2, 4, 5});
+  REQUIRE(routed.parts.size() == 3);
   CHECK(routed.original_index == std::vector<uint32_t>{1, 4, 0, 2, 3});
-  const EventBatch& batch = routed.batch;
-  CHECK(raws(batch) == std::vector<std::string>{"<13>one", "<13>four", "<11>zero", "<11>two", "<14>three"});
-  CHECK(batch.bytes() == (7 + 8 + 8 + 7 + 9) + 5 * 8 + [&] {
+  CHECK(raws(routed.parts[0]) == std::vector<std::string>{"<13>one", "<13>four"});
+  CHECK(raws(routed.parts[1]) == std::vector<std::string>{"<11>zero", "<11>two"});
+  CHECK(raws(routed.parts[2]) == std::vector<std::string>{"<14>three"});
+  const size_t block = [&] {
     HeaderWriter h;
     h.set("dc", "ams");
     return h.block().size();
-  }());
+  }();
+  CHECK(routed.parts[0].bytes() == 7 + 8 + 2 * 8);
+  CHECK(routed.parts[1].bytes() == 8 + 7 + 2 * 8 + block);
+  CHECK(routed.parts[2].bytes() == 9 + 8);
   // What was appended after each frame moved with it; the header block too.
   char scratch[24];
-  CHECK(batch.header(batch[3], "dc", scratch) == std::optional<std::string_view>("ams"));
-  CHECK(!batch.header(batch[2], "dc", scratch));
-  CHECK(batch.slice(2, 2).bytes() == 8 + 8 + 7 + 8 + batch.header_block(batch[3]).size());
+  const EventBatch& errors = routed.parts[1];
+  CHECK(errors.header(errors[1], "dc", scratch) == std::optional<std::string_view>("ams"));
+  CHECK(!errors.header(errors[0], "dc", scratch));
+  CHECK(errors.raw(errors[1]) == "<11>two");
   CHECK(builder.empty());
 
   // One route only: nothing moves.
@@ -176,13 +186,54 @@ TEST_CASE("a routed batch brings each route's events together, in arrival order,
   builder.append("<13>b");
   builder.set_last_route(1);
   RoutedBatch one = builder.seal_routed(2);
-  CHECK(one.route_ends == std::vector<uint32_t>{0, 2});
-  CHECK(one.original_index.empty());
+  CHECK(one.parts[0].empty());
+  CHECK(raws(one.parts[1]) == std::vector<std::string>{"<13>a", "<13>b"});
+  CHECK(one.original_index == std::vector<uint32_t>{0, 1});
   // Nothing said of the routes: all route 0.
   builder.append("<13>c");
   RoutedBatch plain = builder.seal_routed(1);
-  CHECK(plain.route_ends == std::vector<uint32_t>{1});
-  CHECK(raws(plain.batch) == std::vector<std::string>{"<13>c"});
+  REQUIRE(plain.parts.size() == 1);
+  CHECK(raws(plain.parts[0]) == std::vector<std::string>{"<13>c"});
+  CHECK(plain.original_index.empty());
+}
+
+TEST_CASE("routed parts report commits to the acknowledger in sealed order", "[event_batch]") {
+  struct Recording : CommitTracker {
+    std::vector<std::pair<size_t, size_t>> commits;
+    void committed(size_t first, size_t count) override { commits.emplace_back(first, count); }
+  };
+  const auto recording = std::make_shared<Recording>();
+  EventBatchBuilder builder;
+  builder.set_acknowledger(recording);
+  for (const uint8_t route : {1, 0, 1, 1, 0}) {
+    builder.append("<13>x");
+    builder.set_last_route(route);
+  }
+  RoutedBatch routed = builder.seal_routed(2);
+  CHECK(routed.original_index == std::vector<uint32_t>{1, 4, 0, 2, 3});
+  routed.parts[1].slice(1, 2).report_commit();
+  routed.parts[0].report_commit();
+  CHECK(recording->commits == std::vector<std::pair<size_t, size_t>>{{3, 2}, {0, 2}});
+  CHECK(routed.parts[1].arrived_at() == routed.parts[0].arrived_at());
+
+  // A batch all of whose events took route 1 leaves route 0's storage empty: the next batch's
+  // events do not answer to this batch's acknowledger.
+  builder.append("<13>y");
+  builder.set_last_route(1);
+  RoutedBatch aside = builder.seal_routed(2);
+  CHECK(aside.parts[0].empty());
+  builder.append("<13>z");
+  const EventBatch next = builder.seal();
+  recording->commits.clear();
+  next.report_commit();
+  CHECK(recording->commits.empty());
+  CHECK_THROWS_AS(
+      [&] {
+        builder.append("<13>w");
+        builder.set_last_route(1);
+        return builder.seal();
+      }(),
+      std::logic_error);
 }
 
 TEST_CASE("a copy without the acknowledger shares the storage and reports no commit, nor do its slices",
