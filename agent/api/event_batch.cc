@@ -234,10 +234,7 @@ EventBatch EventBatch::without_tracker() const {
 }
 
 EventBatchBuilder::EventBatchBuilder(size_t expected_events, size_t expected_bytes)
-    : storage_(std::make_unique<EventStorage>()), reservation_{expected_events, expected_bytes} {
-  storage_->events.reserve(reservation_.events);
-  storage_->bytes.reserve(reservation_.bytes);
-}
+    : reservation_{expected_events, expected_bytes}, storage_(new_storage(reservation_)) {}
 
 EventRecord& EventBatchBuilder::append(std::string_view frame) {
   if (empty()) storage_->arrived_at = Clock::now();  // one clock read per batch
@@ -281,17 +278,16 @@ void EventBatchBuilder::drop_last() {
 
 void EventBatchBuilder::set_last_route(uint8_t route) {
   const size_t arrival = size() - 1;
-  if (routes_.size() == arrival)  // a selector routes every event: no fill
-    routes_.push_back(route);
-  else {
-    if (routes_.size() < arrival) routes_.resize(arrival + 1, 0);
-    routes_[arrival] = route;
-  }
+  // Once per event: a second call would move whichever event is last in route 0's storage.
+  if (routes_.size() > arrival) throw std::logic_error("EventBatchBuilder::set_last_route() twice for an event");
+  if (routes_.size() < arrival) routes_.resize(arrival, 0);  // those before it nothing was said of
+  routes_.push_back(route);
   if (route == 0) return;
-  // Into its route's storage: its frame, all appended for it, and its header block.
+  // Into its route's storage: its frame, all appended for it, and its header block. Made when
+  // the route's first event of a batch comes: a route that takes none holds no reservation.
   if (aside_.size() <= route) aside_.resize(route + 1u);
   AsideRoute& aside = aside_[route];
-  if (!aside.storage) aside.storage = std::make_unique<EventStorage>();
+  if (!aside.storage) aside.storage = new_storage(aside.reservation);
   EventStorage& from = *storage_;
   EventStorage& to = *aside.storage;
   const size_t index = from.events.size() - 1;
@@ -344,11 +340,21 @@ RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
   const size_t events = size();
   routes_.resize(events, 0);  // events nothing was said of took route 0
   std::vector<uint32_t> starts(routed.parts.size() + 1, 0);
-  for (const uint8_t route : routes_) ++starts[route + 1];
-  for (size_t r = 1; r < starts.size(); ++r) starts[r] += starts[r - 1];
-  std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
-  routed.original_index.resize(events);
-  for (uint32_t i = 0; i < events; ++i) routed.original_index[next[routes_[i]]++] = i;
+  for (const uint8_t route : routes_) {
+    // A route the selector does not have: its events would stay aside into the next batch.
+    if (route >= routed.parts.size()) throw std::logic_error("EventBatchBuilder::seal_routed(): a route out of range");
+    ++starts[route + 1];
+  }
+  size_t routes_taken = 0;
+  for (size_t r = 1; r < starts.size(); ++r) {
+    routes_taken += starts[r] != 0;
+    starts[r] += starts[r - 1];
+  }
+  if (routes_taken > 1) {  // else they lie in the order they arrived
+    std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
+    routed.original_index.resize(events);
+    for (uint32_t i = 0; i < events; ++i) routed.original_index[next[routes_[i]]++] = i;
+  }
   routes_.clear();
   // Every part answers to the batch's acknowledger, from where its route starts in sealed order.
   const std::shared_ptr<CommitTracker> acknowledger = storage_->acknowledger;
@@ -359,12 +365,13 @@ RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
     aside.storage->acknowledger = acknowledger;
     aside.storage->acknowledger_base = starts[r];
     aside.storage->arrived_at = arrived_at;
-    routed.parts[r] = seal_storage(aside.storage, aside.reservation);
+    routed.parts[r] = seal_storage(aside.storage, aside.reservation);  // made again by its next event
   }
   aside_events_ = 0;
   aside_bytes_ = 0;
   if (!storage_->events.empty()) {
     routed.parts[0] = seal_storage(storage_, reservation_);
+    storage_ = new_storage(reservation_);
   } else {  // nothing of route 0: its storage stays, as a new batch's, answering nobody yet
     storage_->acknowledger.reset();
     storage_->acknowledger_base = 0;
@@ -379,7 +386,9 @@ void EventBatchBuilder::set_acknowledger(std::shared_ptr<CommitTracker> acknowle
 EventBatch EventBatchBuilder::seal() {
   if (aside_events_ != 0)
     throw std::logic_error("EventBatchBuilder::seal() with events of other routes: seal_routed()");
-  return seal_storage(storage_, reservation_);
+  EventBatch batch = seal_storage(storage_, reservation_);
+  storage_ = new_storage(reservation_);
+  return batch;
 }
 
 EventBatch EventBatchBuilder::seal_storage(std::unique_ptr<EventStorage>& storage, Reservation& reservation) const {
@@ -396,10 +405,14 @@ EventBatch EventBatchBuilder::seal_storage(std::unique_ptr<EventStorage>& storag
   storage->header_names = header_names_;
   storage->header_block_names = block_names_;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage));
-  storage = std::make_unique<EventStorage>();
+  return batch;
+}
+
+std::unique_ptr<EventStorage> EventBatchBuilder::new_storage(const Reservation& reservation) {
+  auto storage = std::make_unique<EventStorage>();
   storage->events.reserve(reservation.events);
   storage->bytes.reserve(reservation.bytes);
-  return batch;
+  return storage;
 }
 
 }  // namespace sluice

@@ -265,8 +265,9 @@ class EventBatch {
 // their commits report to the source's acknowledger (each part's storage has its base there).
 struct RoutedBatch {
   std::vector<EventBatch> parts;
-  // When that order is not the order they arrived in: the builder's index of each event (what
-  // an acknowledger registered them by), in sealed order; empty when it is.
+  // When that order is not the order they arrived in (they took more than one route): the
+  // builder's index of each event (what an acknowledger registered them by), in sealed order;
+  // empty when it is.
   std::vector<uint32_t> original_index;
 };
 
@@ -353,12 +354,14 @@ class EventBatchBuilder {
     std::unique_ptr<EventStorage> storage;
     Reservation reservation;
   };
-  // `storage` as a sealed batch, with the builder's header names; `storage` starts anew.
+  // `storage` (left null) as a sealed batch, with the builder's header names; `reservation`
+  // becomes what its successor is reserved for.
   EventBatch seal_storage(std::unique_ptr<EventStorage>& storage, Reservation& reservation) const;
+  static std::unique_ptr<EventStorage> new_storage(const Reservation& reservation);
 
+  Reservation reservation_;                // declared before storage_: made with it
   std::unique_ptr<EventStorage> storage_;  // route 0's events (every event, without a selector)
-  Reservation reservation_;
-  std::vector<AsideRoute> aside_;  // by route; [0] unused
+  std::vector<AsideRoute> aside_;          // by route; [0] unused
   size_t aside_events_ = 0;
   uint64_t aside_bytes_ = 0;
   std::vector<uint8_t> routes_;  // per event, while a selector routes them (else empty)
