@@ -1,7 +1,10 @@
 // sluice: syslog over TCP in, Kafka out. Usage mirrors `flume-ng agent -f FILE -n AGENT`. Each
 // command is a file of agent/cli/; this only wires them to the command line.
 
+#include <librdkafka/rdkafka.h>
 #include <CLI/CLI.hpp>
+
+#include <string>
 
 #include "agent/cli/commands.h"
 
@@ -10,7 +13,9 @@ int main(int argc, char** argv) {
   CLI::App app{"sluice " SLUICE_VERSION ": syslog over TCP into Apache Kafka, configured like Flume"};
   RunOptions run;
   add_run_options(app, run);
-  app.set_version_flag("-V,--version", "sluice " SLUICE_VERSION);
+  // The librdkafka it runs with: linked in (or, built with SLUICE_SYSTEM_RDKAFKA, the shared one loaded).
+  app.set_version_flag("-V,--version",
+                       std::string("sluice " SLUICE_VERSION " (librdkafka ") + rd_kafka_version_str() + ")");
   bool man_page = false;
   app.add_flag("--print-man-page", man_page, "Print this manual as roff (man sluice)")->group("");
   ConfigCommand config;

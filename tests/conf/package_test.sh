@@ -21,7 +21,18 @@ for f in /etc/sluice/agent.properties /etc/sluice/agent.yaml /etc/default/sluice
   grep -qx "$f" "$scratch/control/conffiles" || fail "$f is not a conffile"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in librdkafka1 libuv1 adduser; do [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"; done
+for lib in libuv1 adduser; do [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"; done
+# librdkafka is linked in (unless built with -DSLUICE_SYSTEM_RDKAFKA=ON): no package of it needed,
+# and none of the programs loads one.
+if [ "${2:-}" != system-rdkafka ]; then
+  [[ "$depends" != *librdkafka* ]] || fail "Depends names librdkafka: $depends"
+  for program in sluice sluice-loadgen sluice-kafka-mock; do
+    ! ldd "$scratch/root/usr/bin/$program" | grep -q rdkafka || fail "$program loads a shared librdkafka"
+  done
+  pinned=$(sed -n 's/^version=\([^-]*\).*/\1/p' "$(dirname "$0")/../../.ci/librdkafka.pin")
+  "$scratch/root/usr/bin/sluice" --version | grep -qF "(librdkafka $pinned)" ||
+    fail "sluice --version does not name librdkafka $pinned: $("$scratch/root/usr/bin/sluice" --version)"
+fi
 grep -q "adduser --system" "$scratch/control/postinst" || fail "postinst does not create the user"
 file "$scratch/root/usr/bin/sluice" | grep -q "stripped" || fail "binaries are not stripped"
 "$scratch/root/usr/bin/sluice" --version | grep -q "sluice" || fail "the unpacked agent does not run"

@@ -82,7 +82,9 @@ TEST_CASE("a broker stopped and restarted with its data under load on three node
   });
   const std::string& report = run.report;
   INFO(report);
-  CHECK(run.client_errors > 0);  // the producers saw the broker go
+  // Not asked: that the producers report an error. A broker stopped with SIGTERM hands its
+  // leadership over before it closes its connections, and librdkafka since 2.10 (KIP-951: the new
+  // leader named in the answer) moves on without raising one; a killed broker does (above).
   CHECK(missing_in(report) == 0);
   CHECK(duplicates_in(report) == 0);
 }

@@ -11,14 +11,16 @@
 #   tests/kafka/cluster.sh wait DIR NODE                 # until a node restarted with --no-wait is up
 #   tests/kafka/cluster.sh consume DIR TOPIC MAX [TIMEOUT_MS]   # Kafka's own console consumer
 #   tests/kafka/cluster.sh produce DIR TOPIC FILE [MECHANISM]   # Kafka's own console producer: "key<TAB>value"
-#                                                        # lines; with MECHANISM (PLAIN, SCRAM-SHA-512) over SASL_SSL
+#                                                        # lines; with MECHANISM (PLAIN, SCRAM-SHA-512/256) over SASL_SSL
+#   tests/kafka/cluster.sh dump-log DIR TOPIC            # Kafka's DumpLogSegments on node 1's logs of the topic:
+#                                                        # each batch's header (codec, count, producer id)
 #   tests/kafka/cluster.sh stop DIR                      # every node by PID; SIGKILL after 20 s
 #
 # start: one combined broker + controller per node on free loopback ports, each with its own
 # log directory under DIR/node-N and a small heap; three nodes replicate 3 ways with
 # min.insync.replicas 2. Waits (at most 150 s in all) until every node has started, then writes
 # DIR/bootstrap (PLAINTEXT host:port,...) and, with --sasl, DIR/bootstrap.sasl (a SASL_SSL
-# listener with SCRAM-SHA-512 and PLAIN, user "sluice", password "sluice-secret", CA in
+# listener with SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN, user "sluice", password "sluice-secret", CA in
 # DIR/ca.pem). If a node does not start, what was started is stopped and it fails. With --owner,
 # a watchdog stops the cluster once that process is gone (a test program that crashed or was
 # killed at its timeout). Each node's PID is in DIR/node-N/pid and is checked against the node's
@@ -179,8 +181,9 @@ num.io.threads=4
 PROPS
     if [ -n "$sasl" ]; then
       cat >>"$node_dir/server.properties" <<PROPS
-sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN
+sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_sluice="sluice-secret";
 listener.name.sasl_ssl.ssl.keystore.type=PEM
 listener.name.sasl_ssl.ssl.keystore.location=$dir/broker-keystore.pem
@@ -200,7 +203,8 @@ logger.state.level = WARN
 LOG
     echo "-Xmx$heap -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -Dlog4j2.configurationFile=$node_dir/log4j2.properties -Dkafka.logs.dir=$node_dir" >"$node_dir/jvm-options"
     local -a scram=()
-    [ -n "$sasl" ] && scram=(--add-scram 'SCRAM-SHA-512=[name="sluice",password="sluice-secret"]')
+    [ -n "$sasl" ] && scram=(--add-scram 'SCRAM-SHA-512=[name="sluice",password="sluice-secret"]'
+                             --add-scram 'SCRAM-SHA-256=[name="sluice",password="sluice-secret"]')
     java_cp kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$node_dir/server.properties" "${scram[@]}" \
       >"$node_dir/format.log" 2>&1 || die "format of node $n failed: $(cat "$node_dir/format.log")"
   done
@@ -312,6 +316,10 @@ case "${1:-}" in
     java_cp org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" --topic "$3" "${security[@]}" \
       --producer-property acks=all --reader-property parse.key=true \
       --reader-property "key.separator=$(printf '\t')" <"$4" ;;
+  dump-log)  # the segments node 1 wrote for the topic's partitions, as Kafka's own tool reads them
+    segments=("$2/node-1/data/$3-"*/*.log)
+    [ -e "${segments[0]}" ] || die "node 1 has no log of $3"
+    java_cp org.apache.kafka.tools.DumpLogSegments --files "$(IFS=,; echo "${segments[*]}")" ;;
   stop) stop_cluster "$2" ;;
-  *) sed -n '2,25p' "$0"; exit 2 ;;
+  *) sed -n '2,27p' "$0"; exit 2 ;;
 esac

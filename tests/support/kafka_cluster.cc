@@ -91,4 +91,8 @@ std::string KafkaCluster::console_consume(const std::string& topic, int max, std
   return script({"consume", dir_.path(), topic, std::to_string(max), std::to_string(timeout.count())}, timeout + 60s);
 }
 
+std::string KafkaCluster::dump_log(const std::string& topic) const {
+  return script({"dump-log", dir_.path(), topic}, 90s);
+}
+
 }  // namespace sluice::test

@@ -14,7 +14,7 @@ class KafkaCluster {
  public:
   struct Options {
     int nodes = 1;
-    bool sasl = false;  // also a SASL_SSL listener: SCRAM-SHA-512 user sluice / sluice-secret
+    bool sasl = false;  // also a SASL_SSL listener: PLAIN, SCRAM-SHA-512/256 user sluice / sluice-secret
   };
   // The cluster of these options for this test program, started at the first call.
   static KafkaCluster& shared(Options options);
@@ -42,6 +42,9 @@ class KafkaCluster {
   void console_produce(const std::string& topic, const std::string& file, const std::string& sasl_mechanism = "") const;
   // Kafka's own kafka-console-consumer: the payloads of up to `max` messages, one per line.
   std::string console_consume(const std::string& topic, int max, std::chrono::milliseconds timeout) const;
+  // Kafka's DumpLogSegments on node 1's segments of the topic: a line per record batch
+  // ("baseOffset: ... count: ... compresscodec: snappy ..."), as the broker stored it.
+  std::string dump_log(const std::string& topic) const;
 
  private:
   std::string script(const std::vector<std::string>& args, std::chrono::milliseconds timeout) const;
