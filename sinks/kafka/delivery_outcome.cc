@@ -5,7 +5,12 @@
 namespace sluice::kafka {
 namespace {
 
+// UNKNOWN_TOPIC_ID (KIP-516): a topic deleted (and perhaps made again) under a producer that
+// addresses it by id. By number: Debian 12's librdkafka 2.0.2 (SLUICE_SYSTEM_RDKAFKA) has no name for it.
+constexpr int kUnknownTopicId = 100;
+
 DeliveryError kind_of(rd_kafka_resp_err_t err) {
+  if (err == kUnknownTopicId) return DeliveryError::unknown_topic;
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR: return DeliveryError::none;
     case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
@@ -24,6 +29,7 @@ DeliveryError kind_of(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE: return DeliveryError::too_large;
     case RD_KAFKA_RESP_ERR_INVALID_MSG:
+    // KIP-467: the broker refused records of the batch (its per-record errors), the rest stored.
     case RD_KAFKA_RESP_ERR_INVALID_RECORD: return DeliveryError::invalid_message;
     case RD_KAFKA_RESP_ERR__FATAL:
     case RD_KAFKA_RESP_ERR__GAPLESS_GUARANTEE:

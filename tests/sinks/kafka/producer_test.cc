@@ -67,6 +67,8 @@ TEST_CASE("every delivery error has its name, and librdkafka's codes fold into t
   CHECK(report_of(RD_KAFKA_RESP_ERR__PURGE_QUEUE).error == DeliveryError::purged);
   CHECK(report_of(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE).error == DeliveryError::too_large);
   CHECK(report_of(RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION).error == DeliveryError::invalid_topic);
+  CHECK(report_of(RD_KAFKA_RESP_ERR_INVALID_RECORD).error == DeliveryError::invalid_message);  // KIP-467
+  CHECK(report_of(100 /* UNKNOWN_TOPIC_ID */).error == DeliveryError::unknown_topic);
   CHECK(report_of(RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION).error == DeliveryError::unknown_partition);
   CHECK(report_of(RD_KAFKA_RESP_ERR__FATAL).error == DeliveryError::producer_fatal);
   CHECK(report_of(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).possibly_persisted);
