@@ -29,7 +29,7 @@ if [ "${2:-}" != system-rdkafka ]; then
   for program in sluice sluice-loadgen sluice-kafka-mock; do
     ! ldd "$scratch/root/usr/bin/$program" | grep -q rdkafka || fail "$program loads a shared librdkafka"
   done
-  pinned=$(sed -n 's/^version=\([^-]*\).*/\1/p' "$(dirname "$0")/../../.ci/librdkafka.pin")
+  pinned=$(sed -n 's/^version=\([^-+~]*\).*/\1/p' "$(dirname "$0")/../../.ci/librdkafka.pin")
   "$scratch/root/usr/bin/sluice" --version | grep -qF "(librdkafka $pinned)" ||
     fail "sluice --version does not name librdkafka $pinned: $("$scratch/root/usr/bin/sluice" --version)"
 fi
