@@ -20,6 +20,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Lines that keep a sink's producer from being made: valid as a file (--check passes it), but
+// librdkafka refuses a CA file that is not there.
+std::string unstartable_producer(const std::string& sink) {
+  return "t.sinks." + sink + ".kafka.producer.security.protocol = ssl\n" + "t.sinks." + sink +
+         ".kafka.producer.ssl.ca.location = /nonexistent/ca.pem\n";
+}
+
 double reloads(const Pipeline& p, const std::string& result) {
   return p.metric("sluice_config_reloads_total{result=\"" + result + "\"}");
 }
@@ -187,11 +194,7 @@ TEST_CASE("a sink whose producer cannot be made at reload leaves the running one
   p.start_broker();
   const std::string base = ten_sink_config(p.bootstrap(), {"acks = 1"});
   p.start_agent(base, "t", {"--metrics", "127.0.0.1:0"});
-  // Valid as a file (--check passes it), but librdkafka refuses to create the producer: a CA
-  // file that is not there.
-  const std::string broken = base +
-                             "t.sinks.k3.kafka.producer.security.protocol = ssl\n"
-                             "t.sinks.k3.kafka.producer.ssl.ca.location = /nonexistent/ca.pem\n";
+  const std::string broken = base + unstartable_producer("k3");
   CHECK(reload_to(p, broken, "failed"));
   CHECK_THAT(p.agent_log(), Catch::Contains("reload: sink k3 did not start") &&
                                 Catch::Contains("sink k3 goes on with its previous settings"));
@@ -392,9 +395,7 @@ TEST_CASE("a failover group one of whose new sinks cannot start at reload keeps 
                            "t.sinkgroups.g.processor.priority.k3 = 10\nt.sinkgroups.g.processor.priority.k4 = 5\n";
   p.start_agent(base, "t", {"--metrics", "127.0.0.1:0"});
   // The standby's producer cannot be made: the group is rebuilt, then falls back whole.
-  const std::string broken = base +
-                             "t.sinks.k4.kafka.producer.security.protocol = ssl\n"
-                             "t.sinks.k4.kafka.producer.ssl.ca.location = /nonexistent/ca.pem\n";
+  const std::string broken = base + unstartable_producer("k4");
   CHECK(reload_to(p, broken, "failed"));
   CHECK_THAT(p.agent_log(), Catch::Contains("reload: sink k4 did not start") &&
                                 Catch::Contains("sink group g keeps its previous settings"));
