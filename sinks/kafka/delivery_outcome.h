@@ -12,8 +12,8 @@ namespace sluice::kafka {
 enum class DeliveryError : uint8_t {
   none = 0,
   timed_out,   // message.timeout.ms passed (e.g. broker down that long)
-  purged,      // dropped from librdkafka's queue at the shutdown deadline
-  queue_full,  // never enqueued: the shutdown deadline passed while the queue was full
+  purged,      // dropped from librdkafka's queue: at the shutdown deadline, or from a stalled producer
+  queue_full,  // never enqueued: the shutdown deadline passed, or the producer stalled, while the queue was full
   unknown_topic,
   invalid_topic,      // a name Kafka refuses (e.g. '/' or ':' in it)
   unknown_partition,  // the topic has no such partition

@@ -26,13 +26,14 @@ std::string KafkaEnvironment::resolve_bootstrap(const std::string& bootstrap) co
   return bootstrap;
 }
 
-std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& settings, bool shared) {
-  if (!shared) return std::make_shared<Producer>(settings);
-  std::string key;
+std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& settings, bool shared,
+                                                     std::chrono::milliseconds stall_limit) {
+  if (!shared) return std::make_shared<Producer>(settings, stall_limit);
+  std::string key = "stall limit=" + std::to_string(stall_limit.count()) + "\n";
   for (const auto& [name, setting] : settings) key += name + "=" + setting.value + "\n";
   std::lock_guard lock(mutex_);
-  if (auto existing = producers_[key].lock(); existing && !existing->fatal()) return existing;
-  auto created = std::make_shared<Producer>(settings);
+  if (auto existing = producers_[key].lock(); existing && !existing->needs_replacing()) return existing;
+  auto created = std::make_shared<Producer>(settings, stall_limit);
   producers_[key] = created;
   return created;
 }

@@ -7,6 +7,7 @@
 // (require_topic) → start() creates the embedded cluster and its topics → sinks start and ask
 // for producers → the agent destroys the environment after every sink has stopped.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,9 +29,10 @@ class KafkaEnvironment {
   // "embedded" → the embedded cluster's address; anything else unchanged.
   std::string resolve_bootstrap(const std::string& bootstrap) const;
   // A producer for these settings: when `shared`, the one already made for identical settings
-  // unless it has had a fatal error. Any thread (sinks replace fatal producers from theirs).
-  // Throws ConfigError if librdkafka cannot create one.
-  std::shared_ptr<Producer> producer(const ProducerSettings& settings, bool shared);
+  // unless it needs replacing (a fatal error, a stalled partition). Any thread (sinks replace
+  // producers from theirs). Throws ConfigError if librdkafka cannot create one.
+  std::shared_ptr<Producer> producer(const ProducerSettings& settings, bool shared,
+                                     std::chrono::milliseconds stall_limit);
 
   MockCluster* embedded() const { return embedded_.get(); }
 

@@ -42,10 +42,12 @@ constexpr auto kRetryBackoffMax = 10s;
 // At the shutdown deadline, how much longer requests already in flight may take to be answered
 // before they are purged too (their events then go back to the channel as possibly persisted).
 constexpr auto kInFlightGrace = 1s;
-// Between new producers after fatal errors: doubling from 1 s to a minute.
+// Between new producers (after fatal errors, stalled partitions): doubling from 1 s to a minute.
 constexpr std::chrono::milliseconds kProducerBackoffMin = 1s;
 constexpr int kTopicException = 17;  // Kafka's TOPIC_EXCEPTION: an invalid topic name
 constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
+// A stalled producer's other partitions get this long to send what waits for them.
+constexpr std::chrono::milliseconds kStalledFlush = 1s;
 
 }  // namespace
 
@@ -92,7 +94,8 @@ void KafkaSink::start() {
   producer_settings_ = config_.producer;
   producer_settings_["bootstrap.servers"] =
       ProducerSetting{env_->resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
-  std::atomic_store(&producer_, env_->producer(producer_settings_, config_.share_producer));
+  std::atomic_store(&producer_,
+                    env_->producer(producer_settings_, config_.share_producer, config_.stalled_partition_timeout));
   thread_ = std::thread([this] { run(); });
   const auto idempotence = producer_settings_.find("enable.idempotence");
   const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
@@ -111,7 +114,8 @@ void KafkaSink::start() {
 void KafkaSink::run() {
   while (true) {
     settle_finished();
-    if (window_.empty() && producer_->fatal()) replace_fatal_producer();
+    if (producer_->stalled() && !stop_deadline_.passed()) release_stalled_producer();  // its takes settle...
+    if (window_.empty() && !retiring_.load() && producer_->needs_replacing()) replace_producer();  // ...then
     if (stop_deadline_.passed()) {
       if (window_.empty()) break;
       enforce_deadline();
@@ -124,7 +128,7 @@ void KafkaSink::run() {
       continue;
     }
     const auto now = Clock::now();
-    if (window_.size() >= max_in_flight_ || !window_back_.empty() || now < resume_at_ || producer_->fatal()) {
+    if (window_.size() >= max_in_flight_ || !window_back_.empty() || now < resume_at_ || producer_->needs_replacing()) {
       producer_->poll(10);  // serves delivery reports while the window is full, failed or backing off
       continue;
     }
@@ -173,16 +177,23 @@ void KafkaSink::roll_back_window() {
   window_back_.clear();
 }
 
-// librdkafka's remedy for a fatal error is a new producer. What the old one held has been
-// settled by now (acks >= 1: rolled back; acks = 0: counted as lost when it is destroyed).
-void KafkaSink::replace_fatal_producer() {
+// librdkafka's remedy for a fatal error, and ours for a stalled partition, is a new producer.
+// What the old one held has been settled by now (acks >= 1: rolled back; acks = 0: counted as
+// lost when it is destroyed).
+// Before the deadline: a second (no more than is left) to send what can be sent.
+void KafkaSink::release_stalled_producer() {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline_.get() - Clock::now());
+  producer_->release_stalled(std::clamp(left, std::chrono::milliseconds(0), kStalledFlush));
+}
+
+void KafkaSink::replace_producer() {
   std::string reason;
-  if (!producer_->fatal(&reason)) return;
+  if (!producer_->needs_replacing(&reason)) return;
   // Not yet (the backoff) or not any more (stopping): the loop polls and asks again.
   if (Clock::now() < next_producer_at_ || stop_deadline_.passed()) return;
   std::shared_ptr<Producer> fresh;
   try {
-    fresh = env_->producer(producer_settings_, config_.share_producer);
+    fresh = env_->producer(producer_settings_, config_.share_producer, config_.stalled_partition_timeout);
   } catch (const config::ConfigError& e) {
     spdlog::error("sink {}: cannot create a new Kafka producer: {}; retrying in {} s", name_, e.what(),
                   producer_backoff_.count() / 1000);

@@ -11,7 +11,8 @@
 //        │                └─ refused (queue full at the shutdown deadline, retriable): rollback
 //        └── channel empty: poll librdkafka, wait up to 100 ms for the next batch
 //
-// A producer with a fatal error (idempotence) is replaced by a new one once its take is settled.
+// A producer with a fatal error (idempotence) or a stalled partition (stall_watch.h) is replaced
+// by a new one once its takes are settled.
 // Lifecycle: built (config checked with librdkafka) → start() (producer created, thread
 // started) → stop(deadline) (drain the channel until the deadline, purge, flush, count what
 // could not be delivered).
@@ -66,7 +67,8 @@ class KafkaSink final : public Sink {
   void roll_back(Take back);
   void roll_back_window();
   void put_back(Take back);  // into the channel's front, counted as rolled back
-  void replace_fatal_producer();
+  void release_stalled_producer();
+  void replace_producer();
   // Which header lookups a batch needs (EventBatch::may_have): none, for a batch whose events
   // have no header blocks and names that are no parsed field.
   void prepare_lookups(const EventBatch& batch);

@@ -133,6 +133,15 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "Share one librdkafka producer with the other sinks whose producer settings are identical: fewer connections and "
      "threads, but one librdkafka broker thread then compresses and sends for all of them (the seed's 10 sinks: 2.6M "
      "events/s shared, 3.7M with one producer each, on 2 cores)."},
+    {"stalledPartitionTimeout", &C::stalled_partition_timeout, "30s",
+     "A partition whose messages wait this long with none sent and none in flight, while a broker is up and the "
+     "partition's leader is not a broker that is down, is stalled: the producer gets a second to send the rest, what "
+     "still waits in it goes back to the channel (acks >= 1; with acks = 0 it is counted as lost after hand-over, "
+     "and what it had not taken yet goes back) and a new producer takes over (counted: "
+     "sluice_sink_producer_restarts_total). librdkafka "
+     "can keep a partition from its new leader after an outage until its producer is made again (issue 5430). Read "
+     "from librdkafka's statistics, so statistics.interval.ms = 0 turns it off; so does 0.",
+     {.min = 0, .max = 86'400'000}},
     {"format", config::one_of(&C::format, {{"body", PayloadFormat::body}, {"raw", PayloadFormat::raw}, {"json", PayloadFormat::json}}),
      "body",
      "What each Kafka message holds: body (the line without PRI, version, timestamp and hostname, or what the source's "

@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,7 +44,8 @@ struct KafkaSinkConfig {
   bool flume_event_format = false;  // useFlumeEventFormat: Flume's Avro event (headers and body)
   std::vector<RecordHeaderField> headers;
   bool share_producer = false;
-  ProducerSettings producer;  // librdkafka names, mapped from kafka.* and legacy keys
+  std::chrono::milliseconds stalled_partition_timeout{};  // 0: never replace a producer for a stall
+  ProducerSettings producer;                              // librdkafka names, mapped from kafka.* and legacy keys
 
   std::string acks;                // as librdkafka will see it
   bool wait_for_delivery = false;  // acks != 0 or producer.type = sync

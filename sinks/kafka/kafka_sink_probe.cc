@@ -38,8 +38,8 @@ void KafkaSinkProbe::possibly_duplicated(uint64_t events) {
 void KafkaSinkProbe::producer_replaced(const std::string& reason) {
   const uint64_t restarts = producer_restarts_.fetch_add(1) + 1;
   spdlog::error(
-      "sink {}: the Kafka producer had a fatal error ({}); what it held went back to the channel (acks >= "
-      "1) and a new producer takes over (restart {})",
+      "sink {}: the Kafka producer {}; what it held went back to the channel (acks >= 1) and a new producer "
+      "takes over (restart {})",
       sink_name_, reason, restarts);
 }
 
@@ -73,8 +73,8 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
   for (const auto& [reason, count] : c.failed_by_reason)
     w.counter(metric_names::kSinkDeliveryErrorsTotal, "Events whose delivery failed, by reason (each attempt counts).",
               {{"sink", sink_name_}, {"reason", reason}}, count);
-  w.counter(metric_names::kSinkProducerRestartsTotal, "New Kafka producers made after fatal errors.", l,
-            c.producer_restarts);
+  w.counter(metric_names::kSinkProducerRestartsTotal,
+            "New Kafka producers made after fatal errors or a stalled partition.", l, c.producer_restarts);
   w.counter(metric_names::kSinkTopicHeaderMissingTotal,
             "kafka.topic %{header}s an event lacked (an empty string in its place, as Flume).", l,
             topic_header_missing_.load(std::memory_order_relaxed));

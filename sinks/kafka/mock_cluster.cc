@@ -65,6 +65,12 @@ void MockCluster::set_topic_error(const std::string& topic, int error_code) {
   rd_kafka_mock_topic_set_error(cluster_, topic.c_str(), static_cast<rd_kafka_resp_err_t>(error_code));
 }
 
+void MockCluster::set_partition_leader(const std::string& topic, int32_t partition, int32_t broker) {
+  if (rd_kafka_mock_partition_set_leader(cluster_, topic.c_str(), partition, broker))
+    throw std::runtime_error("embedded kafka: cannot set the leader of " + topic + " [" + std::to_string(partition) +
+                             "] to " + std::to_string(broker));
+}
+
 std::string MockCluster::apply_command(const std::string& command) {
   std::istringstream words(command);
   std::string verb;

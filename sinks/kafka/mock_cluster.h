@@ -30,6 +30,8 @@ class MockCluster {
   void set_broker_rtt(int32_t broker, int rtt_ms);
   // The next `count` requests of Kafka API `api_key` (0 = Produce) fail with `error_code`.
   void push_request_errors(int16_t api_key, int count, int error_code);
+  // The partition's leader from now on: a broker id, or -1 for none (its broker stays up).
+  void set_partition_leader(const std::string& topic, int32_t partition, int32_t broker);
   // Metadata answers `error_code` for the topic from now on (0 clears it).
   void set_topic_error(const std::string& topic, int error_code);
 

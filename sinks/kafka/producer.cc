@@ -11,7 +11,6 @@
 #include <thread>
 
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include "agent/api/log_limiter.h"
 
@@ -66,25 +65,8 @@ void on_log(const rd_kafka_t*, int level, const char* facility, const char* text
     spdlog::warn("librdkafka {}: {}{}", facility, text, *note);
 }
 
-// librdkafka's statistics JSON (YAML is a superset of JSON): broker state and round-trip time.
 int on_statistics(rd_kafka_t*, char* json, size_t, void* opaque) {
-  std::vector<BrokerStats> brokers;
-  try {
-    const YAML::Node root = YAML::Load(json);
-    for (const auto& entry : root["brokers"]) {
-      const YAML::Node b = entry.second;
-      if (b["nodeid"].as<int>(-1) < 0) continue;  // bootstrap pseudo-brokers
-      BrokerStats s;
-      s.name = b["name"].as<std::string>("");
-      s.up = b["state"].as<std::string>("") == "UP";
-      s.rtt_avg_seconds = b["rtt"]["avg"].as<double>(0) / 1e6;
-      s.rtt_p99_seconds = b["rtt"]["p99"].as<double>(0) / 1e6;
-      brokers.push_back(std::move(s));
-    }
-  } catch (const YAML::Exception&) {
-    return 0;  // a statistics report we cannot read changes nothing
-  }
-  static_cast<Producer*>(opaque)->set_broker_stats(std::move(brokers));
+  if (auto stats = parse_statistics(json)) static_cast<Producer*>(opaque)->observe(std::move(*stats));
   return 0;  // librdkafka frees the JSON
 }
 
@@ -109,7 +91,8 @@ uint64_t client_errors() { return g_client_errors.load(std::memory_order_relaxed
 
 void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destroy(build_conf(settings)); }
 
-Producer::Producer(const ProducerSettings& settings) {
+Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit)
+    : stall_watch_(stall_limit) {
   rd_kafka_conf_t* conf = build_conf(settings);
   rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery_report);
   rd_kafka_conf_set_error_cb(conf, &on_error);
@@ -190,7 +173,7 @@ size_t Producer::produce(const std::string& topic, int32_t partition, std::span<
     }
     batch.resize(retry);
     if (batch.empty()) break;
-    if (until.passed()) {
+    if (until.passed() || stalled()) {  // a stalled partition may never make room
       for (size_t i = 0; i < batch.size(); ++i) messages[origin[i]].refusal = RD_KAFKA_RESP_ERR__QUEUE_FULL;
       refused += batch.size();
       break;
@@ -223,7 +206,7 @@ size_t Producer::produce_each(rd_kafka_topic_t* rkt, int32_t partition, std::spa
           RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       rd_kafka_headers_destroy(headers);  // not taken: still ours
-      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || until.passed()) {
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || until.passed() || stalled()) {
         message.refusal = err;
         ++refused;
         break;
@@ -253,6 +236,27 @@ bool Producer::fatal(std::string* reason) const {
   return err != RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+bool Producer::needs_replacing(std::string* reason) const {
+  if (fatal(reason)) {
+    if (reason) *reason = "had a fatal error (" + *reason + ")";
+    return true;
+  }
+  if (!stalled()) return false;
+  if (reason) {
+    std::lock_guard lock(stats_mutex_);
+    *reason = "left a partition stalled (" + stall_reason_ + ")";
+  }
+  return true;
+}
+
+// What waits for a stalled partition never leaves without the purge; what waits for the others
+// is given time to be sent first, so that little of it is sent again.
+void Producer::release_stalled(std::chrono::milliseconds flush_for) {
+  if (!stalled()) return;
+  if (!flushed_.exchange(true)) flush(static_cast<int>(flush_for.count()));
+  purge(false);
+}
+
 int Producer::queue_length() const { return rd_kafka_outq_len(rk_); }
 
 std::vector<BrokerStats> Producer::broker_stats() const {
@@ -260,9 +264,19 @@ std::vector<BrokerStats> Producer::broker_stats() const {
   return broker_stats_;
 }
 
-void Producer::set_broker_stats(std::vector<BrokerStats> stats) {
+void Producer::observe(ProducerStatistics stats) {
   std::lock_guard lock(stats_mutex_);
-  broker_stats_ = std::move(stats);
+  if (!stalled()) {
+    if (auto verdict = stall_watch_.observe(Clock::now(), stats)) {
+      spdlog::error(
+          "kafka producer: partition {}; a new producer takes over (librdkafka can keep a partition "
+          "from its leader after an outage)",
+          *verdict);
+      stall_reason_ = std::move(*verdict);
+      stalled_.store(true, std::memory_order_relaxed);
+    }
+  }
+  broker_stats_ = std::move(stats.brokers);
 }
 
 }  // namespace sluice::kafka

@@ -6,6 +6,8 @@
 // DeliveryTracker has been told the outcome. Outcomes arrive from poll()/flush(), on whichever
 // thread calls them. Destroying a Producer purges what it still holds and tells the trackers.
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +20,8 @@
 #include "agent/api/config_error.h"
 #include "agent/api/deadline.h"
 #include "sinks/kafka/delivery_outcome.h"
+#include "sinks/kafka/stall_watch.h"
+#include "sinks/kafka/statistics.h"
 
 struct rd_kafka_s;
 struct rd_kafka_topic_s;
@@ -63,14 +67,6 @@ struct OutgoingMessage {
   int refusal = 0;
 };
 
-// From librdkafka's statistics (statistics.interval.ms), per broker.
-struct BrokerStats {
-  std::string name;
-  bool up = false;
-  double rtt_avg_seconds = 0;
-  double rtt_p99_seconds = 0;
-};
-
 struct ProduceOptions {
   bool copy_payloads = false;  // librdkafka copies them (their memory is reused once produce returns)
   bool with_headers = false;   // the messages carry headers: produced one call each (rd_kafka_producev)
@@ -82,8 +78,9 @@ class Producer {
   // ConfigError "<file:line>: <key>: <librdkafka's message>".
   static void validate(const ProducerSettings& settings);
 
-  // Creates the handle: librdkafka starts connecting to bootstrap.servers now.
-  explicit Producer(const ProducerSettings& settings);
+  // Creates the handle: librdkafka starts connecting to bootstrap.servers now. A partition
+  // stalled for `stall_limit` (StallWatch; 0: never) makes the producer stalled().
+  explicit Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit = {});
   ~Producer();
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
@@ -109,10 +106,20 @@ class Producer {
   void purge(bool in_flight);
   // A fatal error (idempotent producer): every later produce fails; make a new producer.
   bool fatal(std::string* reason = nullptr) const;
+  // A partition stalled while the cluster answers (stall_watch.h): only a new producer helps.
+  bool stalled() const { return stalled_.load(std::memory_order_relaxed); }
+  // fatal() or stalled(): what it holds should be given back and a new producer made.
+  bool needs_replacing(std::string* reason = nullptr) const;
+  // Once stalled: sends what it can for up to flush_for (once per producer, whichever of its sinks
+  // calls first), then drops what still waits (purge(false)) on every call, what its sinks
+  // produced meanwhile too, so that their takes settle and go back to the channel (acks >= 1) and
+  // they can replace it. produce() takes nothing more once it is stalled and its queue is full.
+  void release_stalled(std::chrono::milliseconds flush_for);
   int queue_length() const;
   // The latest statistics librdkafka reported (empty before the first report).
   std::vector<BrokerStats> broker_stats() const;
-  void set_broker_stats(std::vector<BrokerStats> stats);
+  // A statistics report: broker state for the metrics, partitions for the stall watch.
+  void observe(ProducerStatistics stats);
 
  private:
   rd_kafka_topic_s* topic_handle(const std::string& topic);
@@ -120,8 +127,12 @@ class Producer {
                       const StopDeadline& until, int flags);
 
   rd_kafka_s* rk_ = nullptr;
-  mutable std::mutex stats_mutex_;
+  mutable std::mutex stats_mutex_;  // guards broker_stats_, stall_watch_, stall_reason_
   std::vector<BrokerStats> broker_stats_;
+  StallWatch stall_watch_;
+  std::string stall_reason_;
+  std::atomic<bool> stalled_{false};
+  std::atomic<bool> flushed_{false};
   std::mutex topics_mutex_;
   std::map<std::string, rd_kafka_topic_s*> topics_;
 };

@@ -263,9 +263,10 @@ TEST_CASE("the broker stopped for 30 s under load with spillablememory: everythi
   std::string report;
   p.verify(report);  // the verdict: nothing missing, a duplicate only where the sink counted one
   INFO(report << p.agent_log());
-  std::fprintf(stderr, "outage: spilled %.0f, possibly duplicated %.0f; %s",
+  std::fprintf(stderr, "outage: spilled %.0f, possibly duplicated %.0f, new producers %.0f; %s",
                p.metric("sluice_channel_events_spilled_total"),
-               p.metric("sluice_sink_events_possibly_duplicated_total"), report.c_str());
+               p.metric("sluice_sink_events_possibly_duplicated_total"),
+               p.metric("sluice_sink_producer_restarts_total"), report.c_str());
   CHECK(missing_in(report) == 0);
   CHECK(duplicates_in(report) <= p.metric("sluice_sink_events_possibly_duplicated_total"));
   CHECK(p.stop_agent(30s) == std::optional<int>(0));

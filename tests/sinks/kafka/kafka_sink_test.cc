@@ -454,6 +454,32 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);  // exactly once
 }
 
+TEST_CASE("a partition stalled while its broker is up makes a new producer and its events are delivered once",
+          "[kafka][sink][faults]") {
+  // Partition 0 has no leader while its broker answers: librdkafka holds its messages, none sent,
+  // none in flight, as it does for a partition it keeps from its leader (stall_watch.h).
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 2);
+  cluster.set_partition_leader("t", 0, -1);
+  SinkUnderTest t(cluster, {{"key", "0"}, {"kafka.producer.acks", "all"}, {"stalledPartitionTimeout", "1s"}});
+  auto& [channel, shared, context, sink] = t;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 100; ++i) lines.push_back("<13>event " + std::to_string(i));
+  EventBatch batch = parsed_batch(lines);
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return kafka_counters(*sink).producer_restarts >= 1; }, 20s));
+  CHECK(failed_for(*sink, "purged") >= 100);  // given back, not lost
+  CHECK(eventually([&] { return channel.counters().events_held == 100; }, 10s));
+  CHECK(sink->counters().events_sent == 0);
+  cluster.set_partition_leader("t", 0, 1);
+  CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
+  sink->stop(Clock::now() + 10s);
+  CHECK(channel.counters().events_held == 0);
+  const std::multiset<std::string> landed = read_topic(cluster, "t");
+  CHECK(landed.size() == 100);
+  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);
+}
+
 TEST_CASE(
     "with Kafka down and librdkafka's queue full, stop returns by its deadline and what was not taken goes back "
     "to the channel (acks=0)",

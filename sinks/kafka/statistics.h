@@ -1,0 +1,41 @@
+#pragma once
+// The parts of librdkafka's statistics (a JSON report every statistics.interval.ms) that Sluice
+// reads: broker state and round-trip times for the metrics, and per partition what waits and
+// what was sent, for the stall watch (stall_watch.h).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::kafka {
+
+struct BrokerStats {
+  int32_t id = -1;
+  std::string name;
+  bool up = false;
+  double rtt_avg_seconds = 0;
+  double rtt_p99_seconds = 0;
+};
+
+struct PartitionStats {
+  std::string topic;
+  int32_t partition = 0;  // a real partition: librdkafka's unassigned queue (-1) is left out
+  int32_t leader = -1;    // the broker librdkafka takes for its leader; -1: none
+  int64_t queued = 0;     // waiting to be sent (msgq_cnt + xmit_msgq_cnt)
+  int64_t in_flight = 0;  // sent, awaiting the broker's answer (msgs_inflight)
+  int64_t sent = 0;       // ever transmitted (txmsgs)
+};
+
+struct ProducerStatistics {
+  std::vector<BrokerStats> brokers;  // the cluster's brokers (bootstrap pseudo-brokers left out)
+  std::vector<PartitionStats> partitions;
+  bool any_broker_up() const;
+  // Whether `id` is a broker of the report that is not up (an unknown id is not).
+  bool broker_down(int32_t id) const;
+};
+
+// nullopt if the report cannot be read (it then changes nothing).
+std::optional<ProducerStatistics> parse_statistics(const char* json);
+
+}  // namespace sluice::kafka
