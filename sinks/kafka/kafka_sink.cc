@@ -48,6 +48,9 @@ constexpr int kTopicException = 17;  // Kafka's TOPIC_EXCEPTION: an invalid topi
 constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
 // A stalled producer's other partitions get this long to send what waits for them.
 constexpr std::chrono::milliseconds kStalledFlush = 1s;
+// Stalls this close together lengthen the limit for the next producer, up to kStallLimitMax.
+constexpr std::chrono::milliseconds kStallMemory = 30min;
+constexpr std::chrono::milliseconds kStallLimitMax = 10min;
 
 }  // namespace
 
@@ -83,7 +86,8 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       batch_size_(config_.batch_size),
       probe_(std::make_shared<KafkaSinkProbe>(name_)),
       max_in_flight_(config_.takes_in_flight),
-      group_(std::move(group)) {}
+      group_(std::move(group)),
+      stall_limit_(config_.stalled_partition_timeout) {}
 
 KafkaSink::~KafkaSink() {
   if (thread_.joinable()) stop(Clock::now());
@@ -94,8 +98,7 @@ void KafkaSink::start() {
   producer_settings_ = config_.producer;
   producer_settings_["bootstrap.servers"] =
       ProducerSetting{env_->resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
-  std::atomic_store(&producer_,
-                    env_->producer(producer_settings_, config_.share_producer, config_.stalled_partition_timeout));
+  std::atomic_store(&producer_, env_->producer(producer_settings_, config_.share_producer, stall_limit_));
   thread_ = std::thread([this] { run(); });
   const auto idempotence = producer_settings_.find("enable.idempotence");
   const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
@@ -186,6 +189,17 @@ void KafkaSink::release_stalled_producer() {
   producer_->release_stalled(std::clamp(left, std::chrono::milliseconds(0), kStalledFlush));
 }
 
+// A partition that truly has no leader (its only replica's broker gone) stalls every new producer
+// too: each stall soon after the last doubles the limit (to kStallLimitMax), so that the purges that
+// come with it thin out while the rest flows; a stall long after the last starts from the setting.
+void KafkaSink::lengthen_stall_limit() {
+  const auto now = Clock::now();
+  const bool soon_after = last_stall_at_ != Clock::time_point{} && now - last_stall_at_ < kStallMemory;
+  stall_limit_ = soon_after ? std::min(stall_limit_ * 2, std::max(kStallLimitMax, config_.stalled_partition_timeout))
+                            : config_.stalled_partition_timeout;
+  last_stall_at_ = now;
+}
+
 void KafkaSink::replace_producer() {
   std::string reason;
   if (!producer_->needs_replacing(&reason)) return;
@@ -193,7 +207,8 @@ void KafkaSink::replace_producer() {
   if (Clock::now() < next_producer_at_ || stop_deadline_.passed()) return;
   std::shared_ptr<Producer> fresh;
   try {
-    fresh = env_->producer(producer_settings_, config_.share_producer, config_.stalled_partition_timeout);
+    if (producer_->stalled()) lengthen_stall_limit();
+    fresh = env_->producer(producer_settings_, config_.share_producer, stall_limit_);
   } catch (const config::ConfigError& e) {
     spdlog::error("sink {}: cannot create a new Kafka producer: {}; retrying in {} s", name_, e.what(),
                   producer_backoff_.count() / 1000);

@@ -69,6 +69,7 @@ class KafkaSink final : public Sink {
   void put_back(Take back);  // into the channel's front, counted as rolled back
   void release_stalled_producer();
   void replace_producer();
+  void lengthen_stall_limit();
   // Which header lookups a batch needs (EventBatch::may_have): none, for a batch whose events
   // have no header blocks and names that are no parsed field.
   void prepare_lookups(const EventBatch& batch);
@@ -111,6 +112,8 @@ class KafkaSink final : public Sink {
   std::vector<Take> window_back_;
   Clock::time_point in_flight_at_{}, give_up_at_{};   // past the stop deadline: when to purge in flight, give up
   std::chrono::milliseconds producer_backoff_{1000};  // between new producers after fatal errors
+  std::chrono::milliseconds stall_limit_;             // the next producer's stall watch (lengthen_stall_limit)
+  Clock::time_point last_stall_at_{};                 // when a stalled producer was last replaced
   Clock::time_point next_producer_at_{};
 };
 

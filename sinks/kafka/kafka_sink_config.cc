@@ -140,7 +140,8 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "and what it had not taken yet goes back) and a new producer takes over (counted: "
      "sluice_sink_producer_restarts_total). librdkafka "
      "can keep a partition from its new leader after an outage until its producer is made again (issue 5430). Read "
-     "from librdkafka's statistics, so statistics.interval.ms = 0 turns it off; so does 0.",
+     "from librdkafka's statistics, so statistics.interval.ms = 0 turns it off; so does 0. A stall within 30 min of "
+     "the last doubles the limit for the next producer (to 10 min): a partition that truly has no leader.",
      {.min = 0, .max = 86'400'000}},
     {"format", config::one_of(&C::format, {{"body", PayloadFormat::body}, {"raw", PayloadFormat::raw}, {"json", PayloadFormat::json}}),
      "body",

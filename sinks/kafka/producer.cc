@@ -253,8 +253,11 @@ bool Producer::needs_replacing(std::string* reason) const {
 // is given time to be sent first, so that little of it is sent again.
 void Producer::release_stalled(std::chrono::milliseconds flush_for) {
   if (!stalled()) return;
-  if (!flushed_.exchange(true)) flush(static_cast<int>(flush_for.count()));
-  purge(false);
+  if (!flushing_.exchange(true)) {
+    flush(static_cast<int>(flush_for.count()));
+    flushed_.store(true);
+  }
+  if (flushed_.load()) purge(false);  // not while a sharing sink still flushes
 }
 
 int Producer::queue_length() const { return rd_kafka_outq_len(rk_); }

@@ -132,7 +132,7 @@ class Producer {
   StallWatch stall_watch_;
   std::string stall_reason_;
   std::atomic<bool> stalled_{false};
-  std::atomic<bool> flushed_{false};
+  std::atomic<bool> flushing_{false}, flushed_{false};
   std::mutex topics_mutex_;
   std::map<std::string, rd_kafka_topic_s*> topics_;
 };

@@ -36,6 +36,9 @@ std::optional<ProducerStatistics> parse_statistics(const char* json) {
         const YAML::Node p = entry.second;
         const int32_t partition = p["partition"].as<int32_t>(-1);
         if (partition < 0) continue;  // the unassigned queue: no partition known yet (e.g. a missing topic)
+        // Asked for but not in the cluster's metadata (a topic that does not exist yet): librdkafka
+        // fails its messages as an unknown topic or partition, not a stall.
+        if (p["unknown"].as<bool>(false)) continue;
         stats.partitions.push_back({.topic = name,
                                     .partition = partition,
                                     .leader = p["leader"].as<int32_t>(-1),

@@ -20,7 +20,7 @@ struct BrokerStats {
 
 struct PartitionStats {
   std::string topic;
-  int32_t partition = 0;  // a real partition: librdkafka's unassigned queue (-1) is left out
+  int32_t partition = 0;  // a real partition: the unassigned queue (-1) and unknown ones are left out
   int32_t leader = -1;    // the broker librdkafka takes for its leader; -1: none
   int64_t queued = 0;     // waiting to be sent (msgq_cnt + xmit_msgq_cnt)
   int64_t in_flight = 0;  // sent, awaiting the broker's answer (msgs_inflight)

@@ -480,6 +480,26 @@ TEST_CASE("a partition stalled while its broker is up makes a new producer and i
   CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);
 }
 
+TEST_CASE("a pinned partition of a topic that does not exist is an unknown topic, not a stall",
+          "[kafka][sink][faults]") {
+  // librdkafka lists the partition asked for (unknown: not in the metadata) until it gives up on
+  // the topic after topic.metadata.propagation.max.ms; longer than the stall limit here.
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_topic_error("t", 3 /* UNKNOWN_TOPIC_OR_PART */);
+  SinkUnderTest t(
+      cluster,
+      {{"key", "0"}, {"stalledPartitionTimeout", "1s"}, {"kafka.producer.topic.metadata.propagation.max.ms", "4000"}});
+  auto& [channel, shared, context, sink] = t;
+  EventBatch batch = parsed_batch({"<13>one", "<13>two"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return failed_for(*sink, "unknown_topic") >= 2; }, 20s));
+  CHECK(kafka_counters(*sink).producer_restarts == 0);
+  CHECK(failed_for(*sink, "purged") == 0);
+  sink->stop(Clock::now() + 2s);
+  CHECK(channel.counters().events_held == 2);
+}
+
 TEST_CASE(
     "with Kafka down and librdkafka's queue full, stop returns by its deadline and what was not taken goes back "
     "to the channel (acks=0)",

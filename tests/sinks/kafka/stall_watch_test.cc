@@ -25,6 +25,8 @@ constexpr const char* kReport = R"({
     "logs": {"topic": "logs", "partitions": {
       "0": {"partition": 0, "leader": 1, "msgq_cnt": 7, "xmit_msgq_cnt": 3, "msgs_inflight": 0, "txmsgs": 120},
       "1": {"partition": 1, "leader": -1, "msgq_cnt": 0, "xmit_msgq_cnt": 0, "msgs_inflight": 2, "txmsgs": 9},
+      "4": {"partition": 4, "leader": -1, "msgq_cnt": 5, "xmit_msgq_cnt": 0, "msgs_inflight": 0, "txmsgs": 0,
+            "unknown": true},
       "-1": {"partition": -1, "leader": -1, "msgq_cnt": 50, "xmit_msgq_cnt": 0, "msgs_inflight": 0, "txmsgs": 0}
     }}
   }
@@ -45,7 +47,8 @@ ProducerStatistics report(PartitionStats partition, bool broker_up = true) {
 
 }  // namespace
 
-TEST_CASE("statistics: brokers without bootstrap, partitions without the unassigned queue", "[kafka][stall]") {
+TEST_CASE("statistics: brokers without bootstrap, partitions without the unassigned queue or unknown ones",
+          "[kafka][stall]") {
   const auto stats = parse_statistics(kReport);
   REQUIRE(stats);
   REQUIRE(stats->brokers.size() == 1);
