@@ -180,9 +180,6 @@ void KafkaSink::roll_back_window() {
   window_back_.clear();
 }
 
-// librdkafka's remedy for a fatal error, and ours for a stalled partition, is a new producer.
-// What the old one held has been settled by now (acks >= 1: rolled back; acks = 0: counted as
-// lost when it is destroyed).
 // Before the deadline: a second (no more than is left) to send what can be sent.
 void KafkaSink::release_stalled_producer() {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline_.get() - Clock::now());
@@ -200,6 +197,9 @@ void KafkaSink::lengthen_stall_limit() {
   last_stall_at_ = now;
 }
 
+// librdkafka's remedy for a fatal error, and ours for a stalled partition, is a new producer.
+// What the old one held has been settled by now (acks >= 1: rolled back; acks = 0: counted as
+// lost when it is destroyed).
 void KafkaSink::replace_producer() {
   std::string reason;
   if (!producer_->needs_replacing(&reason)) return;

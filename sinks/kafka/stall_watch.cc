@@ -8,8 +8,10 @@ std::optional<std::string> StallWatch::observe(Clock::time_point now, const Prod
   if (limit_.count() == 0) return std::nullopt;
   const bool cluster_answers = stats.any_broker_up();
   std::optional<std::string> verdict;
+  std::map<std::pair<std::string, int32_t>, Track> seen;  // a partition no longer reported is forgotten
   for (const PartitionStats& p : stats.partitions) {
-    Track& track = tracks_[{p.topic, p.partition}];
+    Track& track = seen[{p.topic, p.partition}];
+    if (const auto before = tracks_.find({p.topic, p.partition}); before != tracks_.end()) track = before->second;
     const bool moved = track.sent >= 0 && p.sent != track.sent;  // first seen: the count starts now
     track.sent = p.sent;
     // A leader that is down (a broker the agent cannot reach, one that crashed): an outage of that
@@ -25,6 +27,7 @@ std::optional<std::string> StallWatch::observe(Clock::time_point now, const Prod
                             p.topic, p.partition, p.queued, stalled_for.count() / 1000,
                             p.leader >= 0 ? std::to_string(p.leader) : "none");
   }
+  tracks_.swap(seen);
   return verdict;
 }
 

@@ -5,8 +5,8 @@
 // can leave a partition so after an outage (a metadata update naming no leader is skipped and
 // the partition never finds its leader again: librdkafka issue 5430, seen with 2.14.2 against
 // Kafka 4.4 after a broker restart); only a new producer recovers it. A partition that truly
-// has no leader for that long looks the same: a new producer then changes nothing, and the
-// watch fires again no sooner than `limit` later.
+// has no leader for that long looks the same: a new producer then changes nothing, and its watch
+// fires again no sooner than its limit later (the sink lengthens it: KafkaSink::lengthen_stall_limit).
 //
 // Fed from librdkafka's statistics (statistics.interval.ms), so it sees nothing without them.
 
@@ -35,7 +35,7 @@ class StallWatch {
     std::optional<Clock::time_point> stalled_since;
   };
   const std::chrono::milliseconds limit_;
-  std::map<std::pair<std::string, int32_t>, Track> tracks_;
+  std::map<std::pair<std::string, int32_t>, Track> tracks_;  // the partitions of the last report
 };
 
 }  // namespace sluice::kafka

@@ -10,11 +10,11 @@ bool ProducerStatistics::any_broker_up() const {
   return std::any_of(brokers.begin(), brokers.end(), [](const BrokerStats& b) { return b.up; });
 }
 
-// YAML is a superset of JSON: yaml-cpp reads librdkafka's report.
 bool ProducerStatistics::broker_down(int32_t id) const {
   return std::any_of(brokers.begin(), brokers.end(), [&](const BrokerStats& b) { return b.id == id && !b.up; });
 }
 
+// YAML is a superset of JSON: yaml-cpp reads librdkafka's report.
 std::optional<ProducerStatistics> parse_statistics(const char* json) {
   ProducerStatistics stats;
   try {

@@ -312,6 +312,20 @@ std::multiset<std::string> read_topic(kafka::MockCluster& cluster, const std::st
   return landed;
 }
 
+// Every one of `n` distinct payloads landed in the topic exactly once.
+void check_landed_once(kafka::MockCluster& cluster, const std::string& topic, size_t n) {
+  const std::multiset<std::string> landed = read_topic(cluster, topic);
+  CHECK(landed.size() == n);
+  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == n);
+}
+
+// "<13>event 0" ... "<13>event n-1".
+std::vector<std::string> numbered_lines(int n) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i) lines.push_back("<13>event " + std::to_string(i));
+  return lines;
+}
+
 const kafka::KafkaSinkCounters kafka_counters(const Sink& sink) {
   return static_cast<const kafka::KafkaSink&>(sink).kafka_counters();
 }
@@ -440,18 +454,14 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   cluster.push_request_errors(0, 1, 45 /* OUT_OF_ORDER_SEQUENCE_NUMBER */);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
   auto& [channel, shared, context, sink] = t;
-  std::vector<std::string> lines;
-  for (int i = 0; i < 100; ++i) lines.push_back("<13>event " + std::to_string(i));
-  EventBatch batch = parsed_batch(lines);
+  EventBatch batch = parsed_batch(numbered_lines(100));
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
   sink->stop(Clock::now() + 10s);
   CHECK(kafka_counters(*sink).producer_restarts >= 1);
   CHECK(failed_for(*sink, "producer_fatal") + failed_for(*sink, "purged") > 0);
   CHECK(channel.counters().events_held == 0);
-  const std::multiset<std::string> landed = read_topic(cluster, "t");
-  CHECK(landed.size() == 100);
-  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);  // exactly once
+  check_landed_once(cluster, "t", 100);
 }
 
 TEST_CASE("a partition stalled while its broker is up makes a new producer and its events are delivered once",
@@ -463,9 +473,7 @@ TEST_CASE("a partition stalled while its broker is up makes a new producer and i
   cluster.set_partition_leader("t", 0, -1);
   SinkUnderTest t(cluster, {{"key", "0"}, {"kafka.producer.acks", "all"}, {"stalledPartitionTimeout", "1s"}});
   auto& [channel, shared, context, sink] = t;
-  std::vector<std::string> lines;
-  for (int i = 0; i < 100; ++i) lines.push_back("<13>event " + std::to_string(i));
-  EventBatch batch = parsed_batch(lines);
+  EventBatch batch = parsed_batch(numbered_lines(100));
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   CHECK(eventually([&] { return kafka_counters(*sink).producer_restarts >= 1; }, 20s));
   CHECK(failed_for(*sink, "purged") >= 100);  // given back, not lost
@@ -475,9 +483,7 @@ TEST_CASE("a partition stalled while its broker is up makes a new producer and i
   CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
   sink->stop(Clock::now() + 10s);
   CHECK(channel.counters().events_held == 0);
-  const std::multiset<std::string> landed = read_topic(cluster, "t");
-  CHECK(landed.size() == 100);
-  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 100);
+  check_landed_once(cluster, "t", 100);
 }
 
 TEST_CASE("a pinned partition of a topic that does not exist is an unknown topic, not a stall",
@@ -587,9 +593,7 @@ TEST_CASE("with maxTakesInFlight 4 a sink keeps four takes waiting for their rep
   cluster.set_broker_rtt(0, 0);
   CHECK(eventually([&] { return sink->counters().events_sent == 61; }, 20s));
   sink->stop(Clock::now() + 5s);
-  const std::multiset<std::string> landed = read_topic(cluster, "t");
-  CHECK(landed.size() == 61);
-  CHECK(std::set<std::string>(landed.begin(), landed.end()).size() == 61);
+  check_landed_once(cluster, "t", 61);
 }
 
 TEST_CASE("with maxTakesInFlight 3 and every take failing, the channel gets them back in the order taken",
