@@ -137,6 +137,10 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
   w.counter(names::kSinkEventsLostTotal,
             "acks=0: events handed over to librdkafka (counted as sent) whose delivery then failed: lost.", l,
             c.events_lost_after_handover);
+  w.counter(names::kSinkEventsPossiblyLostTotal,
+            "acks=0: events written to a broker connection in the second before it went down (a restart, a refused "
+            "produce): the broker may not have read them; an upper estimate, acks=0 asks for no answer.",
+            l, c.events_possibly_lost);
   w.counter(names::kSinkEventsPossiblyDuplicatedTotal,
             "Of the events rolled back, those the broker may have stored already (sent, then the answer was lost or "
             "purged): sending them again may duplicate them.",

@@ -56,6 +56,7 @@ constexpr FailureFamily kFailureFamilies[] = {
     {metric_names::kSinkDeliveryErrorsTotal, "delivery failed"},
     {metric_names::kSinkEventsDiscardedTotal, "discarded"},
     {metric_names::kSinkEventsLostTotal, "lost after hand-over"},
+    {metric_names::kSinkEventsPossiblyLostTotal, "possibly lost (acks=0)"},
     {metric_names::kSinkEventsPossiblyDuplicatedTotal, "possibly duplicated"},
     {metric_names::kSinkProducerRestartsTotal, "producer restarted"},
     {metric_names::kKafkaClientErrorsTotal, "Kafka client errors"},

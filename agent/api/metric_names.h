@@ -86,6 +86,7 @@ inline constexpr const char* kSinkEventsSentTotal = "sluice_sink_events_sent_tot
 inline constexpr const char* kSinkEventsDiscardedTotal = "sluice_sink_events_discarded_total";
 inline constexpr const char* kSinkEventsRolledBackTotal = "sluice_sink_events_rolled_back_total";
 inline constexpr const char* kSinkEventsLostTotal = "sluice_sink_events_lost_total";
+inline constexpr const char* kSinkEventsPossiblyLostTotal = "sluice_sink_events_possibly_lost_total";
 inline constexpr const char* kSinkEventsPossiblyDuplicatedTotal = "sluice_sink_events_possibly_duplicated_total";
 inline constexpr const char* kSinkBatchSeconds = "sluice_sink_batch_seconds";
 inline constexpr const char* kPipelineLatencySeconds = "sluice_pipeline_latency_seconds";
@@ -98,6 +99,12 @@ inline constexpr const char* kSinkProducerRestartsTotal = "sluice_sink_producer_
 inline constexpr const char* kSinkTopicHeaderMissingTotal = "sluice_sink_topic_header_missing_total";
 inline constexpr const char* kSinkPartitionHeaderUnusableTotal = "sluice_sink_partition_header_unusable_total";
 inline constexpr const char* kSinkKafkaQueueMessages = "sluice_sink_kafka_queue_messages";
+inline constexpr const char* kSinkDestinationServed = "sluice_sink_destination_served";
+inline constexpr const char* kSinkEventsAside = "sluice_sink_events_aside";
+inline constexpr const char* kSinkEventsSetAsideTotal = "sluice_sink_events_set_aside_total";
+inline constexpr const char* kSinkWindowUnblockedTotal = "sluice_sink_window_unblocked_total";
+inline constexpr const char* kSinkEventTopics = "sluice_sink_event_topics";
+inline constexpr const char* kSinkEventTopicsRefusedTotal = "sluice_sink_event_topics_refused_total";
 inline constexpr const char* kKafkaBrokerUp = "sluice_kafka_broker_up";
 inline constexpr const char* kKafkaBrokerRttAvgSeconds = "sluice_kafka_broker_rtt_avg_seconds";
 inline constexpr const char* kKafkaBrokerRttP99Seconds = "sluice_kafka_broker_rtt_p99_seconds";
@@ -186,6 +193,7 @@ inline constexpr std::array kFamilies = {
     Family{kSinkEventsDiscardedTotal, Exporter::sink},
     Family{kSinkEventsRolledBackTotal, Exporter::sink},
     Family{kSinkEventsLostTotal, Exporter::sink},
+    Family{kSinkEventsPossiblyLostTotal, Exporter::sink},
     Family{kSinkEventsPossiblyDuplicatedTotal, Exporter::sink},
     Family{kSinkBatchSeconds, Exporter::sink},
     Family{kPipelineLatencySeconds, Exporter::sink},
@@ -196,6 +204,12 @@ inline constexpr std::array kFamilies = {
     Family{kSinkTopicHeaderMissingTotal, Exporter::kafka_sink},
     Family{kSinkPartitionHeaderUnusableTotal, Exporter::kafka_sink},
     Family{kSinkKafkaQueueMessages, Exporter::kafka_sink},
+    Family{kSinkDestinationServed, Exporter::kafka_sink},
+    Family{kSinkEventsAside, Exporter::kafka_sink},
+    Family{kSinkEventsSetAsideTotal, Exporter::kafka_sink},
+    Family{kSinkWindowUnblockedTotal, Exporter::kafka_sink},
+    Family{kSinkEventTopics, Exporter::kafka_sink},
+    Family{kSinkEventTopicsRefusedTotal, Exporter::kafka_sink},
     Family{kKafkaBrokerUp, Exporter::kafka_sink},
     Family{kKafkaBrokerRttAvgSeconds, Exporter::kafka_sink},
     Family{kKafkaBrokerRttP99Seconds, Exporter::kafka_sink},

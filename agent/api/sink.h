@@ -18,6 +18,7 @@ struct SinkCounters {
   uint64_t events_rolled_back = 0;          // failed and put back into the channel for another attempt
   uint64_t events_possibly_duplicated = 0;  // of those, maybe stored already (sent, answer lost or purged)
   uint64_t events_lost_after_handover = 0;  // acks=0: of events_sent, not delivered after all
+  uint64_t events_possibly_lost = 0;        // acks=0: of events_sent, written to a connection that then went down
   int64_t events_queued = 0;                // handed to the sink's client (its Kafka producer), not yet sent
   DurationHistogram batch_seconds;          // take → committed (or rolled back)
   uint64_t batches = 0;
@@ -31,6 +32,7 @@ struct SinkCounters {
     events_rolled_back += c.events_rolled_back;
     events_possibly_duplicated += c.events_possibly_duplicated;
     events_lost_after_handover += c.events_lost_after_handover;
+    events_possibly_lost += c.events_possibly_lost;
     events_queued += c.events_queued;
     batch_seconds += c.batch_seconds;
     batches += c.batches;

@@ -32,7 +32,15 @@ struct DeliveryReport {
   // Failed, but the broker may have stored it: it had been sent (a request that timed out, a
   // retry purged at shutdown). Sending it again may duplicate it.
   bool possibly_persisted = false;
+  int32_t broker = -1;  // the broker it was sent to, if librdkafka says (acks=0: written to it)
+  int64_t tick = 0;     // when (write_tick(), recent_writes.h)
 };
+// librdkafka's codes for what the sink decides itself, before asking librdkafka (checked against
+// rdkafka.h where it is included).
+inline constexpr int kErrUnknownTopicOrPart = 3;   // RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+inline constexpr int kErrTopicException = 17;      // RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION: an invalid name
+inline constexpr int kErrUnknownPartition = -190;  // RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
+
 // A report for librdkafka error `code` (0: delivered).
 DeliveryReport report_of(int code, bool possibly_persisted = false);
 

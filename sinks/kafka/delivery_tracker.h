@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ class HandedOverTake final : public DeliveryTracker {
       std::lock_guard lock(mutex_);
       ++failures_[static_cast<int>(report.error)];
       if (last_text_.empty()) last_text_ = report.text;
+    } else {
+      probe_->written(report.broker, report.tick);  // (acks=0: written, not acknowledged)
     }
     release();
   }
@@ -84,6 +87,31 @@ void split_take(const Take& take, Leaves&& leaves, Take& leaving, Take& back) {
   }
 }
 
+// Splits a take by `part_of(i)`: 0 keeps event i in `kept`, k > 0 puts it in parts[k - 1] (which
+// must be there); each part keeps its events' order, in slices of the take's batches.
+template <class PartOf>
+void split_take_into(const Take& take, PartOf&& part_of, Take& kept, std::vector<Take>& parts) {
+  auto add_slice = [&](size_t part, EventBatch slice) {
+    Take& to = part == 0 ? kept : parts[part - 1];
+    to.events += slice.size();
+    to.bytes += slice.bytes();
+    to.batches.push_back(std::move(slice));
+  };
+  size_t index = 0;
+  for (const EventBatch& batch : take.batches) {
+    size_t run_start = 0, run_part = 0;
+    for (size_t i = 0; i < batch.size(); ++i, ++index) {
+      const size_t part = part_of(index);
+      if (i > 0 && part != run_part) {
+        add_slice(run_part, batch.slice(run_start, i - run_start));
+        run_start = i;
+      }
+      run_part = part;
+    }
+    if (!batch.empty()) add_slice(run_part, batch.slice(run_start, batch.size() - run_start));
+  }
+}
+
 // acks>=1: a take whose every message's outcome the sink waits for, one slot per message.
 // Heap-allocated and reference-counted like HandedOverTake (one reference per message, one for
 // the sink), because at shutdown the sink may stop waiting for a request stuck in flight: its
@@ -106,6 +134,12 @@ class AwaitedTake {
   void release() { drop_reference(); }
   // Set by the sink as it produces: what settle() needs once the sink's scratch is reused.
   std::vector<bool> topic_from_event;  // per message, when topicHeader applies
+  // acks=0 (in a sink group, whose takes wait for their reports too): told what was written where.
+  KafkaSinkProbe* written_to = nullptr;
+  // Where each message went, for a head of the window that waits only for partitions without a
+  // leader (KafkaSink::unblock_window): its partition, and its topic when not the sink's own.
+  std::vector<int32_t> partitions;
+  std::vector<std::optional<std::string>> topics;  // empty: every one the sink's own topic
   Clock::time_point taken_at;
 
  private:
@@ -129,6 +163,7 @@ class AwaitedTake {
     bool possibly_persisted = false;
   };
   void record(uint32_t index, const DeliveryReport& report) {
+    if (report.error == DeliveryError::none && written_to) written_to->written(report.broker, report.tick);
     if (report.error != DeliveryError::none) {
       outcomes_[index] = Outcome{report.error, report.possibly_persisted};
       std::lock_guard lock(mutex_);

@@ -24,14 +24,22 @@ std::unique_ptr<Sink> make_kafka_sink(const config::ComponentConfig& component, 
                                       BuildContext& context) {
   KafkaSinkConfig c = parse_kafka_sink_config(component);
   c.batch_size = batch_size_for(component, "batchSize", c.batch_size, channel);
-  // In a sink group a sink must be able to fail, or its group never fails over: an unreachable
-  // cluster fails its takes after 30 s unless message.timeout.ms says otherwise.
-  if (const auto timeout = c.producer.find("message.timeout.ms");
-      context.sink_group && timeout != c.producer.end() && timeout->second.where.line == 0)
-    timeout->second = {std::to_string(kGroupMessageTimeoutMs), {}, "message.timeout.ms (default in a sink group)"};
+  if (context.sink_group) {
+    // In a sink group a sink must be able to fail, or its group never fails over: an unreachable
+    // cluster fails its takes after 30 s unless message.timeout.ms says otherwise...
+    const auto timeout = c.producer.find("message.timeout.ms");
+    if (!c.producer.count("delivery.timeout.ms") && (timeout == c.producer.end() || timeout->second.where.line == 0))
+      c.producer["message.timeout.ms"] = {
+          std::to_string(kGroupMessageTimeoutMs), {}, "message.timeout.ms (default in a sink group)"};
+    // ...and with acks=0 a take is committed only once librdkafka has sent it (its delivery
+    // reports), not when it takes it: what a cluster that is down did not get goes back to the
+    // channel for the group's other sinks instead of waiting in librdkafka.
+    c.wait_for_delivery = true;
+  }
   std::shared_ptr<KafkaEnvironment> kafka = context.shared.get<KafkaEnvironment>();
   // Enough partitions for a pinned sink; ten for an unpinned one, like the seed's topic.
-  kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
+  if (c.topic_template.empty())
+    kafka->require_topic(c.bootstrap, c.topic, c.partition >= 0 ? static_cast<int>(c.partition) + 1 : 10);
   return std::make_unique<KafkaSink>(component.name, std::move(c), channel, std::move(kafka), context.sink_group);
 }
 
@@ -44,13 +52,27 @@ constexpr auto kRetryBackoffMax = 10s;
 constexpr auto kInFlightGrace = 1s;
 // Between new producers (after fatal errors, stalled partitions): doubling from 1 s to a minute.
 constexpr std::chrono::milliseconds kProducerBackoffMin = 1s;
-constexpr int kTopicException = 17;  // Kafka's TOPIC_EXCEPTION: an invalid topic name
 constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
 // A stalled producer's other partitions get this long to send what waits for them.
 constexpr std::chrono::milliseconds kStalledFlush = 1s;
 // Stalls this close together lengthen the limit for the next producer, up to kStallLimitMax.
 constexpr std::chrono::milliseconds kStallMemory = 30min;
 constexpr std::chrono::milliseconds kStallLimitMax = 10min;
+// The sink's own destination not served: how often the loop looks again, and how long before a sink
+// of a group says so to its group.
+constexpr int kNotServedPollMs = 50;
+constexpr auto kGroupPatience = 2s;
+// unblock_window(): a head of the window older than this, waiting only for partitions the cluster
+// says have no leader, makes the producer give back what it has not sent (once a second at most).
+constexpr auto kUnblockAfter = 1s;
+
+DestinationSettings destination_settings(const KafkaSinkConfig& c) {
+  return {.own_topic = c.topic_template.empty() ? c.topic : std::string(),
+          .pinned_partition = c.partition_header.empty() ? static_cast<int32_t>(c.partition) : -1,
+          .allowed_topics = c.allowed_topics.get(),
+          .max_topics = c.max_topics,
+          .create_event_topics = c.create_event_topics};
+}
 
 }  // namespace
 
@@ -87,7 +109,11 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       probe_(std::make_shared<KafkaSinkProbe>(name_)),
       max_in_flight_(config_.takes_in_flight),
       group_(std::move(group)),
-      stall_limit_(config_.stalled_partition_timeout) {}
+      stall_limit_(config_.stalled_partition_timeout),
+      destinations_(destination_settings(config_), probe_),
+      aside_(batch_size_) {
+  destinations_.set_busy([this](const std::string& topic) { return aside_.holds(topic); });
+}
 
 KafkaSink::~KafkaSink() {
   if (thread_.joinable()) stop(Clock::now());
@@ -99,6 +125,7 @@ void KafkaSink::start() {
   producer_settings_["bootstrap.servers"] =
       ProducerSetting{env_->resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
   std::atomic_store(&producer_, env_->producer(producer_settings_, config_.share_producer, stall_limit_));
+  use_producer();
   thread_ = std::thread([this] { run(); });
   const auto idempotence = producer_settings_.find("enable.idempotence");
   const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
@@ -119,41 +146,81 @@ void KafkaSink::run() {
     settle_finished();
     if (producer_->stalled() && !stop_deadline_.passed()) release_stalled_producer();  // its takes settle...
     if (window_.empty() && !retiring_.load() && producer_->needs_replacing()) replace_producer();  // ...then
-    if (stop_deadline_.passed()) {
+    if (stop_deadline_.passed() || retiring_.load()) {
+      // Stopping: what waits aside goes back to the channel; only what was sent is settled (past
+      // the deadline, or given up).
+      give_back_aside();
       if (window_.empty()) break;
-      enforce_deadline();
+      if (stop_deadline_.passed()) enforce_deadline();
       producer_->poll(10);
       continue;
     }
-    if (retiring_.load()) {  // a reload replaced this sink: only what it took is settled
-      if (window_.empty()) break;
-      producer_->poll(10);
-      continue;
-    }
-    const auto now = Clock::now();
-    if (window_.size() >= max_in_flight_ || !window_back_.empty() || now < resume_at_ || producer_->needs_replacing()) {
-      producer_->poll(10);  // serves delivery reports while the window is full, failed or backing off
-      continue;
-    }
-    if (!group_.may_take()) {  // another sink of its group takes now, or this one is set aside
-      // Stopping: done once its channel holds nothing more, taken or not, for the group.
-      if (draining_.load() && window_.empty() && channel_.counters().events_held == 0) break;
-      producer_->poll(10);
-      continue;
-    }
-    Take take = channel_.take(batch_size_, now + (window_.empty() ? kTakeWait : std::chrono::milliseconds(0)));
+    const Turn turn = next_turn();
+    if (turn == Turn::done) break;
+    if (turn == Turn::wait) continue;
+    Take take = channel_.take(batch_size_, Clock::now() + (window_.empty() ? kTakeWait : std::chrono::milliseconds(0)));
     if (take.empty()) {
       group_.took_nothing();
       producer_->poll(window_.empty() ? 0 : 10);
       // In a group, what another member took may still come back to the channel (its delivery
       // failed): done once the channel holds nothing, taken or not.
-      if (draining_.load() && window_.empty() && (!group_ || channel_.counters().events_held == 0)) break;
+      if (draining_.load() && window_.empty() && aside_.empty() && (!group_ || channel_.counters().events_held == 0))
+        break;
       continue;
     }
     probe_->taken(take.events);
     send(std::move(take));
     producer_->poll(0);
   }
+}
+
+// Before a take: the window has room, nothing failed waits to go back, no backoff, a producer that
+// works, what waits aside has had its chance, the sink's own destination is served, and its group
+// lets it take. Polls librdkafka (serving reports) whenever the answer is no; done when stopping
+// and nothing is left for it.
+KafkaSink::Turn KafkaSink::next_turn() {
+  destinations_.forget_take();  // what the cluster view says is asked again for each take
+  unblock_window();
+  if (window_.size() >= max_in_flight_ || !window_back_.empty() || Clock::now() < resume_at_ ||
+      producer_->needs_replacing()) {
+    producer_->poll(10);  // serves delivery reports while the window is full, failed or backing off
+    return Turn::wait;
+  }
+  send_aside();
+  probe_->aside_now(aside_.events());
+  probe_->event_topics(destinations_.topics_in_use());
+  if (window_.size() >= max_in_flight_) {
+    producer_->poll(0);
+    return Turn::wait;
+  }
+  std::string problem;
+  if (!destinations_.own_served(&problem)) {
+    probe_->destination_waiting(config_.topic, problem);
+    const auto now = Clock::now();
+    if (not_served_since_ == Clock::time_point{}) not_served_since_ = now;
+    // In a group, a sink whose cluster does not take its events (for longer than a start or a
+    // topic's creation takes) fails its turn: set aside, the group's other sinks take them (a
+    // failed take would have rolled back the same way).
+    if (group_ && now - not_served_since_ >= kGroupPatience && group_.may_take()) group_.settled(false);
+    if (draining_.load() && window_.empty() && aside_.empty() && channel_.counters().events_held == 0)
+      return Turn::done;
+    producer_->poll(kNotServedPollMs);
+    return Turn::wait;
+  }
+  probe_->destination_served();
+  not_served_since_ = {};
+  if (aside_.full()) {
+    producer_->poll(10);
+    return Turn::wait;
+  }
+  if (!group_.may_take()) {  // another sink of its group takes now, or this one is set aside
+    // Stopping: done once its channel holds nothing more, taken or not, for the group.
+    if (draining_.load() && window_.empty() && aside_.empty() && channel_.counters().events_held == 0)
+      return Turn::done;
+    producer_->poll(10);
+    return Turn::wait;
+  }
+  return Turn::take;
 }
 
 // The takes at the head of the window whose every report has come, in order.
@@ -197,6 +264,13 @@ void KafkaSink::lengthen_stall_limit() {
   last_stall_at_ = now;
 }
 
+// The producer in use, from now on: the topics in use are taken up with it, and with acks=0 the
+// sink hears of lost connections (what was written to them last is possibly lost).
+void KafkaSink::use_producer() {
+  destinations_.attach(producer_);
+  if (config_.acks == "0") producer_->add_watcher(probe_);
+}
+
 // librdkafka's remedy for a fatal error, and ours for a stalled partition, is a new producer.
 // What the old one held has been settled by now (acks >= 1: rolled back; acks = 0: counted as
 // lost when it is destroyed).
@@ -216,11 +290,13 @@ void KafkaSink::replace_producer() {
   next_producer_at_ = Clock::now() + producer_backoff_;
   producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
   if (!fresh) return;
+  producer_->remove_watcher(probe_.get());
   std::atomic_store(&producer_, std::move(fresh));
+  use_producer();
   probe_->producer_replaced(reason);
 }
 
-void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker) {
+void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e) {
   OutgoingMessage& m = messages_.emplace_back();
   if (config_.flume_event_format) {
     // The arena may still move as it grows: offsets now, pointers in produce_messages().
@@ -244,12 +320,11 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
     m.payload = payload.data();
     m.length = payload.size();
   }
-  m.tracker = tracker;
   if (lookups_.key) {
     // librdkafka copies keys, but only at produce(): numeric keys need a home until then.
     char* scratch = key_scratch_.emplace_back().data();
     const std::optional<std::string_view> key = batch.header(e, config_.key_header, scratch);
-    if (key && !key->empty()) {  // none: no key, librdkafka picks the partition
+    if (key && !key->empty()) {  // none: no key, the sink picks the partition
       m.key = key->data();
       m.key_length = key->size();
     }
@@ -263,6 +338,8 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
     }
     m.headers = std::span<const MessageHeader>(headers_.data() + first, headers_.size() - first);
   }
+  // The partition, when the sink's settings or the event choose it (-1: its key, or the sink, will).
+  m.partition = static_cast<int32_t>(config_.partition);
   if (!config_.partition_header.empty()) {
     // Without a usable header: defaultPartitionId (key), or the partitioner.
     m.partition = static_cast<int32_t>(config_.partition);
@@ -297,6 +374,12 @@ void KafkaSink::add_message(const EventBatch& batch, const EventRecord& e, Deliv
         }
       }
     }
+    // A name Kafka would refuse stays the event's (discarded as invalid_topic, without asking);
+    // another is the event's if the sink allows it, else the sink's own topic (counted).
+    if (topic && is_valid_topic_name(*topic)) {
+      topic = destinations_.topic_for_event(*topic);
+      if (!topic && !config_.topic_template.empty()) topic.emplace();  // no own topic to go to: discarded
+    }
     if (topic || !topics_.empty()) {
       topics_.resize(messages_.size() - 1);
       topics_.push_back(std::move(topic));
@@ -316,31 +399,116 @@ Destination KafkaSink::destination_of(size_t index) const {
 }
 
 size_t KafkaSink::produce_messages() {
-  const int32_t partition =
-      !config_.partition_header.empty() ? Producer::kPerMessage : static_cast<int32_t>(config_.partition);
   const bool copied = config_.format == PayloadFormat::json || config_.flume_event_format;
-  const ProduceOptions options{.copy_payloads = copied, .with_headers = !config_.headers.empty()};
   if (copied)
     for (OutgoingMessage& m : messages_) m.payload = json_.data() + reinterpret_cast<size_t>(m.payload);
-  if (topics_.empty()) return producer_->produce(config_.topic, partition, messages_, stop_deadline_, options);
-  topics_.resize(messages_.size());  // the messages after the last with a topic of its own: the sink's
-  // Per-event topics: one produce call per run of events bound for the same topic; events
-  // without the field go to the configured topic.
+  topics_.resize(topics_.empty() ? 0 : messages_.size());  // after the last with a topic of its own: the sink's
+  // One produce call per run of messages bound for the same topic, and refused or not (route()
+  // refused some already); a fixed partition when the run has one.
   const std::span<OutgoingMessage> all(messages_);
+  const auto topic_at = [&](size_t i) -> const std::string& {
+    return !topics_.empty() && topics_[i] ? *topics_[i] : config_.topic;
+  };
   size_t start = 0, refused = 0;
   for (size_t i = 1; i <= messages_.size(); ++i) {
-    if (i < messages_.size() && topics_[i] == topics_[start]) continue;
-    const std::string& topic = topics_[start] ? *topics_[start] : config_.topic;
+    if (i < messages_.size() && (messages_[i].refusal != 0) == (messages_[start].refusal != 0) &&
+        (topics_.empty() || topics_[i] == topics_[start]))
+      continue;
     const std::span<OutgoingMessage> run = all.subspan(start, i - start);
-    if (is_valid_topic_name(topic)) {
-      refused += producer_->produce(topic, partition, run, stop_deadline_, options);
-    } else {  // Kafka would refuse the name (e.g. "postfix/smtpd"): no need to ask it
-      for (OutgoingMessage& m : run) m.refusal = kTopicException;
+    if (run.front().refusal) {
       refused += run.size();
+    } else {
+      const std::string& topic = topic_at(start);
+      const bool one_partition = std::all_of(
+          run.begin(), run.end(), [&](const OutgoingMessage& m) { return m.partition == run.front().partition; });
+      const ProduceOptions options{.copy_payloads = copied,
+                                   .with_headers = !config_.headers.empty(),
+                                   .partition_count = destinations_.view(topic).partition_count()};
+      refused += producer_->produce(topic, one_partition ? run.front().partition : Producer::kPerMessage, run,
+                                    stop_deadline_, options);
     }
     start = i;
   }
   return refused;
+}
+
+// Each message's partition and fate. The sink's own topic with one partition for every message
+// (pinned: the seed's shape) is decided once; otherwise message by message, each topic's view
+// asked once per take.
+Take KafkaSink::route(Take take) {
+  const size_t n = messages_.size();
+  fates_.assign(n, Fate::produce);
+  const bool per_message = !topics_.empty() || !config_.partition_header.empty() || config_.partition < 0;
+  bool all_produced = true;
+  const std::string* last_topic = nullptr;
+  const TopicView* view = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    OutgoingMessage& m = messages_[i];
+    const std::string& topic = !topics_.empty() && i < topics_.size() && topics_[i] ? *topics_[i] : config_.topic;
+    if (!is_valid_topic_name(topic)) {  // Kafka would refuse the name (e.g. "postfix/smtpd"): no need to ask it
+      fates_[i] = Fate::refuse;
+      m.refusal = kErrTopicException;
+      all_produced = false;
+      continue;
+    }
+    if (i > 0 && !per_message) {  // the same topic and partition as the first: the same fate
+      fates_[i] = fates_[0];
+      m.partition = messages_[0].partition;
+      m.refusal = messages_[0].refusal;
+      continue;
+    }
+    if (!last_topic || *last_topic != topic) {
+      last_topic = &topic;
+      view = &destinations_.view(topic);
+    }
+    const Destinations::Decision d = destinations_.decide(
+        topic, *view, m.partition, std::string_view(m.key ? m.key : "", m.key_length), m.key != nullptr);
+    m.partition = d.partition;
+    fates_[i] = d.fate;
+    if (d.fate == Fate::refuse) m.refusal = d.refusal;
+    all_produced &= d.fate == Fate::produce;
+  }
+  if (all_produced) return take;
+  // What waits goes aside, one part per destination in the order taken; the rest stays.
+  std::vector<Take> parts;
+  std::vector<std::pair<std::string, int32_t>> part_destinations;
+  std::vector<size_t> part_of(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (fates_[i] != Fate::aside) continue;
+    std::pair<std::string, int32_t> destination{
+        !topics_.empty() && i < topics_.size() && topics_[i] ? *topics_[i] : config_.topic, messages_[i].partition};
+    const auto known = std::find(part_destinations.begin(), part_destinations.end(), destination);
+    part_of[i] = static_cast<size_t>(known - part_destinations.begin()) + 1;
+    if (known == part_destinations.end()) {
+      part_destinations.push_back(std::move(destination));
+      parts.emplace_back();
+    }
+  }
+  if (parts.empty()) return take;  // refused ones only: they stay, to be settled as refused
+  Take kept;
+  split_take_into(
+      take, [&](size_t i) { return part_of[i]; }, kept, parts);
+  const auto now = Clock::now();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const bool from_event = part_destinations[k].first != config_.topic || !config_.topic_template.empty();
+    probe_->set_aside(parts[k].events);
+    aside_.add({.topic = std::move(part_destinations[k].first),
+                .partition = part_destinations[k].second,
+                .topic_from_event = from_event,
+                .take = std::move(parts[k]),
+                .since = now});
+  }
+  // The messages that stay, in order (their payloads, keys and headers live in the scratch).
+  size_t kept_count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (fates_[i] == Fate::aside) continue;
+    messages_[kept_count] = messages_[i];
+    if (!topics_.empty()) topics_[kept_count] = i < topics_.size() ? std::move(topics_[i]) : std::nullopt;
+    ++kept_count;
+  }
+  messages_.resize(kept_count);
+  if (!topics_.empty()) topics_.resize(kept_count);
+  return kept;
 }
 
 void KafkaSink::send(Take take) {
@@ -351,6 +519,14 @@ void KafkaSink::send(Take take) {
   headers_.clear();
   headers_.reserve(take.events * config_.headers.size());
   key_scratch_.reserve(take.events * (!config_.key_header.empty() + config_.headers.size()));
+  for (const EventBatch& batch : take.batches) {
+    prepare_lookups(batch);
+    for (const EventRecord& e : batch) add_message(batch, e);
+  }
+  probe_->headers_missed(std::exchange(topic_header_missing_, 0), std::exchange(partition_header_unusable_, 0));
+  if (!topics_.empty()) topics_.resize(messages_.size());  // after the last with a topic of its own: the sink's
+  take = route(std::move(take));
+  if (take.empty()) return;  // all of it waits aside
   if (!config_.wait_for_delivery) {
     const auto taken_at = Clock::now();
     hand_over(std::move(take), taken_at);
@@ -359,21 +535,88 @@ void KafkaSink::send(Take take) {
   }
   AwaitedTake* awaited = AwaitedTake::create(std::move(take));
   awaited->taken_at = Clock::now();
-  size_t index = 0;
-  for (const EventBatch& batch : awaited->take().batches) {
-    prepare_lookups(batch);
-    for (const EventRecord& e : batch) add_message(batch, e, awaited->tracker(index++));
-  }
-  probe_->headers_missed(std::exchange(topic_header_missing_, 0), std::exchange(partition_header_unusable_, 0));
+  if (config_.acks == "0") awaited->written_to = probe_.get();
+  for (size_t i = 0; i < messages_.size(); ++i) messages_[i].tracker = awaited->tracker(i);
+  awaited->partitions.resize(messages_.size());
+  for (size_t i = 0; i < messages_.size(); ++i) awaited->partitions[i] = messages_[i].partition;
   if (!topics_.empty()) {
-    topics_.resize(messages_.size());  // the messages after the last with a topic of its own: the sink's
     awaited->topic_from_event.resize(topics_.size());
     for (size_t i = 0; i < topics_.size(); ++i) awaited->topic_from_event[i] = topics_[i].has_value();
+    awaited->topics = topics_;
   }
   window_.push_back(awaited);
   if (produce_messages() > 0)
     for (const OutgoingMessage& m : messages_)
       if (m.refusal) m.tracker->on_delivery(report_of(m.refusal));
+}
+
+// What waits aside and may go now goes, in the order taken, as long as the window has room;
+// what can never go (its topic is missing or refused) is settled as refused.
+void KafkaSink::send_aside() {
+  if (aside_.empty()) return;
+  const auto now = Clock::now();
+  std::vector<Take> ready;
+  std::vector<std::pair<AsideTake, int>> refused;  // and the refusal
+  aside_.take_out_if([&](AsideTake& entry) {
+    if (window_.size() + ready.size() >= max_in_flight_ && config_.wait_for_delivery) return false;
+    int refusal = 0;
+    switch (destinations_.fate_of_aside(entry.topic, entry.partition, &refusal)) {
+      case Fate::aside: return false;
+      case Fate::produce: ready.push_back(std::move(entry.take)); return true;
+      case Fate::refuse: refused.emplace_back(std::move(entry), refusal); return true;
+    }
+    return false;
+  });
+  for (auto& [entry, refusal] : refused) settle_refused_aside(std::move(entry), refusal, now);
+  for (Take& take : ready) send(std::move(take));  // routed again: a part may go aside again
+}
+
+// An aside part whose topic the cluster does not have (and the sink may not create) or refuses:
+// discarded when the topic came from the event (as a failed delivery would be), counted.
+void KafkaSink::settle_refused_aside(AsideTake entry, int refusal, Clock::time_point now) {
+  const DeliveryReport report = report_of(refusal);
+  uint64_t by_reason[kDeliveryErrorKinds] = {};
+  by_reason[static_cast<int>(report.error)] = entry.take.events;
+  const bool discard = classify(report.error, {.topic_from_event = entry.topic_from_event}) == ErrorClass::discard;
+  count_failures(by_reason, report.text, discard ? entry.take.events : 0, discard ? 0 : entry.take.events);
+  if (discard) {
+    probe_->discarded(entry.take.events);
+    channel_.commit(entry.take);
+    probe_->committed(entry.take, now);
+  } else {
+    roll_back(std::move(entry.take));
+  }
+}
+
+void KafkaSink::give_back_aside() {
+  if (aside_.empty()) return;
+  std::deque<AsideTake> all = aside_.take_all();
+  // The newest first, each to the channel's front: the oldest ends up in front.
+  for (auto it = all.rbegin(); it != all.rend(); ++it) put_back(std::move(it->take));
+}
+
+// A head of the window that waits only for messages whose partitions the cluster says have no
+// leader would wait for as long as that lasts, and every take behind it with it: librdkafka gives
+// back what it has not sent (all of the producer's: those of other partitions go back to the
+// channel too, unsent, and are taken again), and the take settles; taken again, the events of the
+// partition without a leader go aside.
+void KafkaSink::unblock_window() {
+  if (window_.empty()) return;
+  const auto now = Clock::now();
+  const AwaitedTake& head = *window_.front();
+  if (head.done() || now - head.taken_at < kUnblockAfter || now - last_unblock_ < kUnblockAfter) return;
+  bool waiting = false;
+  for (size_t i = 0; i < head.partitions.size(); ++i) {
+    if (head.answered(i)) continue;
+    const std::string& topic = !head.topics.empty() && head.topics[i] ? *head.topics[i] : config_.topic;
+    const TopicView& v = destinations_.view(topic);
+    if (v.known != TopicView::Known::exists || v.leader(head.partitions[i]) >= 0) return;  // it may yet be sent
+    waiting = true;
+  }
+  if (!waiting) return;
+  last_unblock_ = now;
+  probe_->unblocked();
+  producer_->purge(false);
 }
 
 // Shutting down and out of time: first what librdkafka has not sent is purged (it never
@@ -404,11 +647,7 @@ void KafkaSink::enforce_deadline() {
 // was full) or is discarded (retrying cannot help).
 void KafkaSink::hand_over(Take take, Clock::time_point taken_at) {
   auto* in_flight = new HandedOverTake(std::move(take), probe_);
-  for (const EventBatch& batch : in_flight->take().batches) {
-    prepare_lookups(batch);
-    for (const EventRecord& e : batch) add_message(batch, e, in_flight);
-  }
-  probe_->headers_missed(std::exchange(topic_header_missing_, 0), std::exchange(partition_header_unusable_, 0));
+  for (OutgoingMessage& m : messages_) m.tracker = in_flight;
   const size_t refused = produce_messages();
   if (refused == 0) {
     channel_.commit(in_flight->take());  // shares the batches: no copy of events
@@ -541,6 +780,8 @@ void KafkaSink::stop(Deadline deadline) {
         "sink {}: {} messages still in librdkafka at the shutdown deadline are purged (acks=0: counted as "
         "lost after hand-over; acks >= 1: already back in the channel)",
         name_, remaining);
+  destinations_.detach();
+  producer_->remove_watcher(probe_.get());
   std::atomic_store(&producer_, std::shared_ptr<Producer>());
   const SinkCounters c = counters();
   spdlog::info(

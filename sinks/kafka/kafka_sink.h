@@ -2,15 +2,21 @@
 // Kafka sink: one thread that takes batches from its channel and produces them through a
 // (possibly shared) librdkafka producer, without copying event bytes.
 //
-//   take(≤ batchSize) ──▶ produce_batch ──▶ acks=0:   commit what librdkafka took; the bytes stay
+//   take(≤ batchSize) ──▶ route ──▶ produce_batch ──▶ acks=0:   commit what librdkafka took; the bytes stay
 //        │                │                           alive until its delivery reports (HandedOverTake)
 //        │                │                 acks≥1:   up to maxTakesInFlight takes (AwaitedTake) wait
 //        │                │                           for their reports; the oldest settles first:
 //        │                │                           delivered → commit, failed → classify():
 //        │                │                           discard (counted) or rollback (retried)
-//        │                └─ refused (queue full at the shutdown deadline, retriable): rollback
+//        │         │      └─ refused (queue full at the shutdown deadline, retriable): rollback
+//        │         └─ partition not served yet (destinations.h): aside (aside_takes.h), sent once it is
 //        └── channel empty: poll librdkafka, wait up to 100 ms for the next batch
 //
+// Nothing is taken while the sink's own destination is not served (a topic being created, a
+// cluster not answered yet): its first events never meet a partition its leader does not serve.
+// In a sink group that counts as a failed take (the group turns to its other sinks), and there a
+// sink with acks=0 commits only once librdkafka has sent a take (its delivery reports), so that
+// what it held goes back to the channel for another sink when its cluster does not take it.
 // A producer with a fatal error (idempotence) or a stalled partition (stall_watch.h) is replaced
 // by a new one once its takes are settled.
 // Lifecycle: built (config checked with librdkafka) → start() (producer created, thread
@@ -28,6 +34,8 @@
 
 #include "agent/api/component_spec.h"
 #include "agent/api/sink.h"
+#include "sinks/kafka/aside_takes.h"
+#include "sinks/kafka/destinations.h"
 #include "sinks/kafka/kafka_environment.h"
 #include "sinks/kafka/kafka_sink_config.h"
 #include "sinks/kafka/kafka_sink_probe.h"
@@ -58,7 +66,17 @@ class KafkaSink final : public Sink {
 
  private:
   void run();
+  // Whether the loop takes now, waits (it polled meanwhile), or is done (stopping, nothing left).
+  enum class Turn { take, wait, done };
+  Turn next_turn();
   void send(Take take);
+  // Each message's destination and fate (destinations.h); what waits goes aside, the rest stays
+  // in `take` (returned), its messages_ and topics_ in the same order.
+  Take route(Take take);
+  void send_aside();  // what waits aside and may go now
+  void settle_refused_aside(AsideTake entry, int refusal, Clock::time_point now);
+  void give_back_aside();  // at a stop: back to the channel, in order
+  void unblock_window();   // the window's head waits only for partitions without a leader
   void hand_over(Take take, Clock::time_point taken_at);
   void settle_finished();
   void settle_front();
@@ -68,12 +86,13 @@ class KafkaSink final : public Sink {
   void roll_back_window();
   void put_back(Take back);  // into the channel's front, counted as rolled back
   void release_stalled_producer();
+  void use_producer();
   void replace_producer();
   void lengthen_stall_limit();
   // Which header lookups a batch needs (EventBatch::may_have): none, for a batch whose events
   // have no header blocks and names that are no parsed field.
   void prepare_lookups(const EventBatch& batch);
-  void add_message(const EventBatch& batch, const EventRecord& e, DeliveryTracker* tracker);
+  void add_message(const EventBatch& batch, const EventRecord& e);
   // Returns how many messages librdkafka did not take (their `refusal` says why).
   size_t produce_messages();
   Destination destination_of(size_t index) const;
@@ -97,6 +116,8 @@ class KafkaSink final : public Sink {
   std::vector<std::array<char, 24>> key_scratch_;   // numeric keys and header values, formatted
   std::vector<MessageHeader> headers_;              // kafka.headers of every message, in order
   std::vector<std::optional<std::string>> topics_;  // per-event topics (topicHeader, %{header}); none: topic
+  std::vector<Fate> fates_;                         // per message of the take being routed
+  std::vector<bool> has_key_;                       // per message: a key that decides its partition
   struct {
     bool key = false, partition = false, topic = false;
   } lookups_;                               // for the batch being added (prepare_lookups)
@@ -115,6 +136,10 @@ class KafkaSink final : public Sink {
   std::chrono::milliseconds stall_limit_;             // the next producer's stall watch (lengthen_stall_limit)
   Clock::time_point last_stall_at_{};                 // when a stalled producer was last replaced
   Clock::time_point next_producer_at_{};
+  Destinations destinations_;             // where messages go, and whether it is served
+  AsideTakes aside_;                      // taken, waiting for their partition
+  Clock::time_point last_unblock_{};      // unblock_window(): at most once a second
+  Clock::time_point not_served_since_{};  // the own destination is not served since (or {})
 };
 
 extern const ComponentSpec kKafkaSinkSpec;

@@ -13,6 +13,15 @@ using C = KafkaSinkConfig;
 
 static std::optional<HeaderRef> header_ref(std::string_view name) { return HeaderRef(std::string(name)); }
 
+static std::optional<std::shared_ptr<const interceptors::JavaRegex>> java_regex(std::string_view pattern) {
+  if (pattern.empty()) return std::shared_ptr<const interceptors::JavaRegex>();
+  try {
+    return std::make_shared<const interceptors::JavaRegex>(pattern);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // the table's error names the key and what was expected
+  }
+}
+
 // kafka.topic's %{header} parts (Flume's substitution); empty if it has none. Throws naming topic.
 static TopicTemplate topic_template(const config::ComponentConfig& component, const std::string& topic) {
   TopicTemplate t;
@@ -115,6 +124,17 @@ const config::PropertyTable<C> kKafkaSinkProperties{
     {"topicHeader", config::parsed_as(&C::topic_header, "a header name", header_ref), "topic",
      "The header naming each event's topic when allowTopicOverride is on (Flume's: topic, set by an interceptor; or "
      "a parsed field such as app). An event without it goes to topic (with %{header} filled in)."},
+    {"allowedTopics", config::parsed_as(&C::allowed_topics, "a Java regular expression", java_regex), "",
+     "The topics an event may name (topicHeader, %{header}), as a Java regular expression the whole name must match; "
+     "an event naming another goes to topic instead (with a %{header} topic: is discarded), counted "
+     "(sluice_sink_event_topics_refused_total{reason=\"not_allowed\"}). Empty: any name. A topic named by an event "
+     "that the cluster does not have is never created unless kafka.producer.allow.auto.create.topics = true is set: "
+     "its events are discarded, counted as unknown_topic."},
+    {"maxTopics", &C::max_topics, "1000",
+     "Topics named by events that the sink keeps at once (librdkafka keeps a handle for each, and the memory bound "
+     "counts them); the least recently used is let go for a new one, and an event naming one more while every one "
+     "is in use goes to topic, counted (sluice_sink_event_topics_refused_total{reason=\"max_topics\"}).",
+     {.min = 1, .max = 100'000}},
     {"headers",
      config::list_of(&C::headers, "a header name",
                      [](std::string_view word) -> std::optional<RecordHeaderField> {
@@ -134,14 +154,15 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "threads, but one librdkafka broker thread then compresses and sends for all of them (the seed's 10 sinks: 2.6M "
      "events/s shared, 3.7M with one producer each, on 2 cores)."},
     {"stalledPartitionTimeout", &C::stalled_partition_timeout, "30s",
-     "A partition whose messages wait this long with none sent and none in flight, while a broker is up and the "
-     "partition's leader is not a broker that is down, is stalled: the producer gets a second to send the rest, what "
-     "still waits in it goes back to the channel (acks >= 1; with acks = 0 it is counted as lost after hand-over, "
-     "and what it had not taken yet goes back) and a new producer takes over (counted: "
-     "sluice_sink_producer_restarts_total). librdkafka "
-     "can keep a partition from its new leader after an outage until its producer is made again (issue 5430). Read "
-     "from librdkafka's statistics, so statistics.interval.ms = 0 turns it off; so does 0. A stall within 30 min of "
-     "the last doubles the limit for the next producer (to 10 min): a partition that truly has no leader.",
+     "A partition librdkafka no longer delivers to while the cluster serves it is stalled: messages of the sink wait "
+     "for it and none is delivered for this long while its leader (as the cluster names it) answers for it, or "
+     "librdkafka sends it to another leader than the cluster's (or to none) for 5 s (at most this long); the "
+     "producer then gets a second to send the rest, what still waits in it goes back to the channel (acks >= 1; with "
+     "acks = 0 it is counted as lost after hand-over, and what it had not taken yet goes back) and a new producer "
+     "takes over (counted: sluice_sink_producer_restarts_total). librdkafka can keep a partition from its leader "
+     "after an outage (issue 5430; the librdkafka Sluice links carries a fix). A partition the cluster says has no "
+     "leader is no stall: its events wait aside. Needs librdkafka's statistics (statistics.interval.ms = 0 turns it "
+     "off; so does 0). A stall within 30 min of the last doubles the limit for the next producer (to 10 min).",
      {.min = 0, .max = 86'400'000}},
     {"format", config::one_of(&C::format, {{"body", PayloadFormat::body}, {"raw", PayloadFormat::raw}, {"json", PayloadFormat::json}}),
      "body",
@@ -212,6 +233,10 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
     component.fail("topic",
                    "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
   if (!c.allow_topic_override) c.topic_header = HeaderRef();
+  // A topic named by an event is created only when asked for (librdkafka's producer default would
+  // let every name an event carries become a topic in a cluster that auto-creates).
+  if (const auto create = c.producer.find("allow.auto.create.topics"); create != c.producer.end())
+    c.create_event_topics = create->second.value == "true";
   // Keyed messages go where a Java producer would put them, unless the user chose a partitioner.
   if (!c.key_header.empty() && !c.producer.count("partitioner"))
     c.producer["partitioner"] =

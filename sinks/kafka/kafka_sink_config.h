@@ -1,12 +1,14 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
+#include "interceptors/java_regex.h"
 #include "sinks/kafka/producer.h"
 
 namespace sluice::kafka {
@@ -40,8 +42,11 @@ struct KafkaSinkConfig {
   HeaderRef partition_header;  // partition number from a header
   HeaderRef topic_header;      // per-event topic (cleared unless allowTopicOverride)
   bool allow_topic_override = true;
-  TopicTemplate topic_template;     // kafka.topic's %{header}s
-  bool flume_event_format = false;  // useFlumeEventFormat: Flume's Avro event (headers and body)
+  std::shared_ptr<const interceptors::JavaRegex> allowed_topics;  // the topics an event may name; null: any
+  size_t max_topics = 1000;                                       // event-named topics kept at once
+  bool create_event_topics = false;  // allow.auto.create.topics = true was set: an event's topic may be created
+  TopicTemplate topic_template;      // kafka.topic's %{header}s
+  bool flume_event_format = false;   // useFlumeEventFormat: Flume's Avro event (headers and body)
   std::vector<RecordHeaderField> headers;
   bool share_producer = false;
   std::chrono::milliseconds stalled_partition_timeout{};  // 0: never replace a producer for a stall

@@ -26,6 +26,17 @@ void KafkaSinkProbe::lost_after_handover(DeliveryError reason, uint64_t count, c
   failed(reason, count, text, "acks=0: they were handed over and are lost (counted)");
 }
 
+void KafkaSinkProbe::connection_lost(int32_t broker, int64_t tick) {
+  const uint64_t written = writes_.take(broker, tick);
+  if (!written) return;
+  possibly_lost_.fetch_add(written, std::memory_order_relaxed);
+  if (auto note = possibly_lost_log_.next())
+    spdlog::warn(
+        "sink {}: the connection to broker {} went down; with acks=0 the {} events written to it in the second "
+        "before may not have been read by it (counted as possibly lost: acks=0 asks for no answer){}",
+        sink_name_, broker, written, *note);
+}
+
 void KafkaSinkProbe::possibly_duplicated(uint64_t events) {
   possibly_duplicated_.fetch_add(events, std::memory_order_relaxed);
   spdlog::warn(
@@ -43,6 +54,48 @@ void KafkaSinkProbe::producer_replaced(const std::string& reason) {
       sink_name_, reason, restarts);
 }
 
+// A wait shorter than this (the cluster view's first answer, a topic being created) is not worth a line.
+constexpr auto kWaitWorthALine = std::chrono::seconds(2);
+
+void KafkaSinkProbe::destination_waiting(const std::string& topic, const std::string& problem) {
+  const auto now = Clock::now();
+  served_.store(false, std::memory_order_relaxed);
+  if (!waiting_.exchange(true, std::memory_order_relaxed)) waiting_since_ = now;
+  if (now - waiting_since_ < kWaitWorthALine) return;
+  if (auto note = waiting_log_.next()) {
+    waiting_logged_ = true;
+    spdlog::warn("sink {}: waiting to send to {}: {}; nothing is taken from the channel until it is served{}",
+                 sink_name_, topic, problem, *note);
+  }
+}
+
+void KafkaSinkProbe::destination_served() {
+  served_.store(true, std::memory_order_relaxed);
+  if (!waiting_.exchange(false, std::memory_order_relaxed)) return;
+  if (std::exchange(waiting_logged_, false))
+    spdlog::info("sink {}: its destination is served after {} ms; sending", sink_name_,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - waiting_since_).count());
+}
+
+void KafkaSinkProbe::set_aside(uint64_t events) { set_aside_.fetch_add(events, std::memory_order_relaxed); }
+
+void KafkaSinkProbe::unblocked() {
+  unblocked_.fetch_add(1, std::memory_order_relaxed);
+  if (auto note = unblocked_log_.next())
+    spdlog::warn(
+        "sink {}: its oldest take waits only for partitions without a leader: the producer gives back what it has "
+        "not sent (back to the channel, taken again; those partitions' events wait aside){}",
+        sink_name_, *note);
+}
+
+void KafkaSinkProbe::retopicked(Retopicked reason) {
+  retopicked_[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+  if (auto note = retopicked_log_.next())
+    spdlog::warn(
+        "sink {}: an event named a topic the sink does not use ({}); it goes to the sink's own topic{}", sink_name_,
+        reason == Retopicked::not_allowed ? "not matched by allowedTopics" : "maxTopics topics are in use", *note);
+}
+
 SinkCounters KafkaSinkProbe::counters() const {
   SinkCounters c;
   c.events_taken = taken_.load();
@@ -52,6 +105,7 @@ SinkCounters KafkaSinkProbe::counters() const {
   c.events_discarded = discarded_.load();
   c.events_possibly_duplicated = possibly_duplicated_.load();
   c.events_lost_after_handover = lost_after_handover_.load();
+  c.events_possibly_lost = possibly_lost_.load();
   c.batch_seconds = batch_seconds_.snapshot();
   c.latency = latency_.snapshot();
   c.batches = batches_.load();
@@ -60,6 +114,7 @@ SinkCounters KafkaSinkProbe::counters() const {
 
 KafkaSinkCounters KafkaSinkProbe::kafka_counters() const {
   KafkaSinkCounters c;
+  c.destination_served = served_.load(std::memory_order_relaxed);
   c.producer_restarts = producer_restarts_.load();
   for (int r = 0; r < kDeliveryErrorKinds; ++r)
     if (const uint64_t n = failed_by_reason_[r].load())
@@ -83,6 +138,27 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
             partition_header_unusable_.load(std::memory_order_relaxed));
   w.gauge(metric_names::kSinkKafkaQueueMessages, "Messages waiting in the sink's Kafka producer.", l,
           producer ? producer->queue_length() : 0);
+  w.gauge(metric_names::kSinkDestinationServed,
+          "1 once the sink's own topic and partition are served (its leader answers for it), 0 while they are not (not "
+          "created yet, no leader, the cluster not answered yet): nothing is taken meanwhile.",
+          l, served_.load(std::memory_order_relaxed) ? 1 : 0);
+  w.gauge(metric_names::kSinkEventsAside,
+          "Events taken and waiting aside for their partition to be served (still the channel's).", l,
+          static_cast<double>(aside_.load(std::memory_order_relaxed)));
+  w.counter(metric_names::kSinkEventsSetAsideTotal, "Events set aside because their partition was not served.", l,
+            static_cast<double>(set_aside_.load(std::memory_order_relaxed)));
+  w.counter(metric_names::kSinkWindowUnblockedTotal,
+            "Times the oldest take waited only for partitions without a leader and the producer gave back what it "
+            "had not sent.",
+            l, static_cast<double>(unblocked_.load(std::memory_order_relaxed)));
+  w.gauge(metric_names::kSinkEventTopics, "Topics named by events that the sink keeps (maxTopics bounds them).", l,
+          static_cast<double>(event_topics_.load(std::memory_order_relaxed)));
+  for (int r = 0; r < kRetopickedKinds; ++r)
+    w.counter(metric_names::kSinkEventTopicsRefusedTotal,
+              "Events whose topic the sink did not use (allowedTopics, maxTopics): sent to its own topic instead (with "
+              "a %{header} topic: discarded).",
+              {{"sink", sink_name_}, {"reason", r == 0 ? "not_allowed" : "max_topics"}},
+              static_cast<double>(retopicked_[r].load(std::memory_order_relaxed)));
   if (!producer) return;
   for (const BrokerStats& b : producer->broker_stats()) {
     const MetricLabels bl{{"sink", sink_name_}, {"broker", b.name}};

@@ -15,18 +15,23 @@
 #include "agent/api/metrics_writer.h"
 #include "agent/api/sink.h"
 #include "sinks/kafka/delivery_outcome.h"
+#include "sinks/kafka/producer.h"
+#include "sinks/kafka/recent_writes.h"
 
 namespace sluice::kafka {
 
-class Producer;
+// Why a topic an event named was not used (destinations.h): a fixed set, a counter's label.
+enum class Retopicked : uint8_t { not_allowed, max_topics };
+inline constexpr int kRetopickedKinds = 2;
 
 // The Kafka sink's counters beyond every sink's.
 struct KafkaSinkCounters {
-  uint64_t producer_restarts = 0;                                  // new producers after fatal errors
+  bool destination_served = false;  // the sink's own destination was served when it last looked
+  uint64_t producer_restarts = 0;   // new producers after fatal errors
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
 };
 
-class KafkaSinkProbe {
+class KafkaSinkProbe final : public ConnectionWatcher {
  public:
   explicit KafkaSinkProbe(std::string sink_name) : sink_name_(std::move(sink_name)) {}
 
@@ -42,6 +47,10 @@ class KafkaSinkProbe {
   void failed(DeliveryError reason, uint64_t count, const std::string& text, std::string_view consequence);
   // acks=0: handed over (counted as sent), then failed: lost.
   void lost_after_handover(DeliveryError reason, uint64_t count, const std::string& text);
+  // acks=0: a message written to `broker` (delivered, as librdkafka says of acks=0); and a
+  // connection to it that went down: what was written to it in the second before is possibly lost.
+  void written(int32_t broker, int64_t tick) { writes_.written(broker, tick); }
+  void connection_lost(int32_t broker, int64_t tick) override;
   // Going back to the channel although the broker may have them: a retry may duplicate them.
   void possibly_duplicated(uint64_t events);
   // A new producer replaced one with a fatal error.
@@ -52,6 +61,18 @@ class KafkaSinkProbe {
     if (topic_headers) topic_header_missing_.fetch_add(topic_headers, std::memory_order_relaxed);
     if (partition_headers) partition_header_unusable_.fetch_add(partition_headers, std::memory_order_relaxed);
   }
+  // The sink's own destination is not served (logged when it starts waiting, then every 10 s),
+  // or is again.
+  void destination_waiting(const std::string& topic, const std::string& problem);
+  void destination_served();
+  // Events set aside (their partition not served), and as many taken out of it again.
+  void set_aside(uint64_t events);
+  void aside_now(uint64_t events) { aside_.store(events, std::memory_order_relaxed); }
+  // The window's head waited only for partitions without a leader: librdkafka gave back what it held.
+  void unblocked();
+  // An event's topic was not used: counted by reason, logged (rate-limited).
+  void retopicked(Retopicked reason);
+  void event_topics(size_t in_use) { event_topics_.store(in_use, std::memory_order_relaxed); }
 
   SinkCounters counters() const;
   KafkaSinkCounters kafka_counters() const;
@@ -63,12 +84,18 @@ class KafkaSinkProbe {
  private:
   const std::string sink_name_;
   std::atomic<uint64_t> taken_{0}, sent_{0}, failed_{0}, discarded_{0}, rolled_back_{0}, possibly_duplicated_{0},
-      lost_after_handover_{0}, producer_restarts_{0}, batches_{0}, topic_header_missing_{0},
+      lost_after_handover_{0}, possibly_lost_{0}, producer_restarts_{0}, batches_{0}, topic_header_missing_{0},
       partition_header_unusable_{0};
   std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
+  std::atomic<uint64_t> retopicked_[kRetopickedKinds] = {};
+  std::atomic<uint64_t> set_aside_{0}, aside_{0}, unblocked_{0}, event_topics_{0};
+  std::atomic<bool> waiting_{false}, served_{false};
+  RecentWrites writes_;
+  Clock::time_point waiting_since_{};  // the sink's thread's
+  bool waiting_logged_ = false;
   AtomicDurationHistogram batch_seconds_;
   PipelineLatency latency_;
-  LogLimiter failure_log_;
+  LogLimiter failure_log_, waiting_log_, retopicked_log_, unblocked_log_, possibly_lost_log_;
 };
 
 }  // namespace sluice::kafka

@@ -4,25 +4,48 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
 #include "agent/api/log_limiter.h"
+#include "sinks/kafka/recent_writes.h"
 
 namespace sluice::kafka {
+
+namespace {
+thread_local int64_t tl_write_tick = 0;
+}  // namespace
+
+int64_t write_tick() { return tl_write_tick; }
+void set_write_tick() {
+  tl_write_tick = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count() / 100;
+}
+
 namespace {
 
 void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+  // What the producer holds of the partition, by its own count (the stall watch's).
+  if (auto* counters = static_cast<Producer::TopicCounters*>(rd_kafka_topic_opaque(message->rkt));
+      counters && message->partition >= 0 && message->partition < counters->capacity.load(std::memory_order_acquire)) {
+    Producer::PartitionCounters& c = counters->partitions.load(std::memory_order_acquire)[message->partition];
+    c.reported.fetch_add(1, std::memory_order_relaxed);
+    if (!message->err) c.delivered.fetch_add(1, std::memory_order_relaxed);
+  }
   auto* tracker = static_cast<DeliveryTracker*>(message->_private);
   if (!tracker) return;
   const bool possibly_persisted =
       message->err && rd_kafka_message_status(message) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED;
-  tracker->on_delivery(report_of(message->err, possibly_persisted));
+  DeliveryReport report = report_of(message->err, possibly_persisted);
+  report.broker = rd_kafka_message_broker_id(message);
+  report.tick = write_tick();
+  tracker->on_delivery(report);
 }
 
 // A broker that stays down makes librdkafka report the same error every few hundred ms:
@@ -38,9 +61,10 @@ LogLimiter& limiter_for(const std::string& kind) {
 
 std::atomic<uint64_t> g_client_errors{0};
 
-void on_error(rd_kafka_t* rk, int err, const char* reason, void*) {
+void on_error(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
   g_client_errors.fetch_add(1, std::memory_order_relaxed);
+  if (code == RD_KAFKA_RESP_ERR__TRANSPORT && opaque) static_cast<Producer*>(opaque)->connection_lost(reason);
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char text[512];
     rd_kafka_fatal_error(rk, text, sizeof text);
@@ -91,8 +115,9 @@ uint64_t client_errors() { return g_client_errors.load(std::memory_order_relaxed
 
 void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destroy(build_conf(settings)); }
 
-Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit)
-    : stall_watch_(stall_limit) {
+Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit, ClusterView::Options view)
+    : stall_watch_(stall_limit), view_(*this, view) {
+  if (const auto it = settings.find("partitioner"); it != settings.end()) partitioner_ = it->second.value;
   rd_kafka_conf_t* conf = build_conf(settings);
   rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery_report);
   rd_kafka_conf_set_error_cb(conf, &on_error);
@@ -105,23 +130,172 @@ Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds s
     rd_kafka_conf_destroy(conf);
     throw config::ConfigError(std::string("cannot create a Kafka producer: ") + error);
   }
+  view_.start();
 }
 
 Producer::~Producer() {
+  view_.stop();  // its questions go through this handle
   // Blocking, so that every purged message's report is queued before the poll serves it.
   rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   poll(0);  // trackers learn that their messages were purged
-  for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+  for (auto& [name, topic] : topics_) rd_kafka_topic_destroy(topic.rkt);
   rd_kafka_destroy(rk_);
+}
+
+int64_t Producer::TopicCounters::outstanding() const {
+  const PartitionCounters* p = partitions.load(std::memory_order_acquire);
+  int64_t held = 0;
+  for (int32_t i = 0; i < capacity.load(std::memory_order_acquire); ++i)
+    held += static_cast<int64_t>(p[i].produced.load(std::memory_order_relaxed) -
+                                 p[i].reported.load(std::memory_order_relaxed));
+  return held;
 }
 
 rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
   std::lock_guard lock(topics_mutex_);
-  auto [it, inserted] = topics_.emplace(topic, nullptr);
-  if (inserted) it->second = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
-  rd_kafka_topic_t* handle = it->second;
+  auto [it, inserted] = topics_.try_emplace(topic);
+  if (users_.count(topic)) it->second.let_go_when_unused = true;
+  if (inserted) {
+    it->second.counters = std::make_unique<TopicCounters>();
+    // The producer's topic settings (acks, message.timeout.ms, ... are topic settings in librdkafka),
+    // with this topic's counters as its opaque.
+    rd_kafka_topic_conf_t* conf = rd_kafka_default_topic_conf_dup(rk_);
+    rd_kafka_topic_conf_set_opaque(conf, it->second.counters.get());
+    it->second.rkt = rd_kafka_topic_new(rk_, topic.c_str(), conf);  // takes conf (destroys it on failure)
+  }
+  rd_kafka_topic_t* handle = it->second.rkt;
   if (!handle) topics_.erase(it);  // refused (e.g. a name too long): asked again next time
   return handle;
+}
+
+// Sized by the topic's partition count the first time something is produced to it; partitions
+// added to the topic later are not counted (the stall watch does not see them).
+Producer::TopicCounters* Producer::counters_for(const std::string& topic, int32_t partition_count) {
+  std::lock_guard lock(topics_mutex_);
+  const auto it = topics_.find(topic);
+  if (it == topics_.end()) return nullptr;
+  TopicCounters& c = *it->second.counters;
+  if (!c.owned && partition_count > 0) {
+    c.owned = std::make_unique<PartitionCounters[]>(static_cast<size_t>(partition_count));
+    c.partitions.store(c.owned.get(), std::memory_order_release);
+    c.capacity.store(partition_count, std::memory_order_release);
+  }
+  return &c;
+}
+
+TopicView Producer::topic_view(const std::string& topic) { return view_.topic(topic); }
+
+void Producer::use_topic(const std::string& topic, bool make_handle) {
+  {
+    std::lock_guard lock(topics_mutex_);
+    ++users_[topic];
+    if (const auto it = topics_.find(topic); it != topics_.end()) it->second.let_go_when_unused = true;
+  }
+  if (make_handle) topic_handle(topic);
+  view_.topic(topic);
+}
+
+void Producer::release_topic(const std::string& topic) {
+  bool unused = false;
+  {
+    std::lock_guard lock(topics_mutex_);
+    if (const auto it = users_.find(topic); it != users_.end() && --it->second <= 0) {
+      users_.erase(it);
+      unused = !topics_.count(topic);  // with a handle: forgotten when the handle goes
+    }
+  }
+  if (unused) view_.forget(topic);
+  let_go_of_unused_topics();
+}
+
+// A topic no sink uses any more, of which librdkafka holds nothing (no report can come for it):
+// its handle and counters go, and the view stops asking about it.
+void Producer::let_go_of_unused_topics() {
+  std::vector<std::string> gone;
+  {
+    std::lock_guard lock(topics_mutex_);
+    for (auto it = topics_.begin(); it != topics_.end();) {
+      if (it->second.let_go_when_unused && !users_.count(it->first) && it->second.counters->outstanding() == 0) {
+        rd_kafka_topic_destroy(it->second.rkt);
+        gone.push_back(it->first);
+        it = topics_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const std::string& topic : gone) view_.forget(topic);
+}
+
+size_t Producer::topics_held() const {
+  std::lock_guard lock(topics_mutex_);
+  return topics_.size();
+}
+
+int32_t Producer::partition_for_key(std::string_view key, int32_t partition_count) const {
+  using Partitioner = int32_t (*)(const rd_kafka_topic_t*, const void*, size_t, int32_t, void*, void*);
+  // librdkafka's partitioners by their setting's name: those that hash every key (an empty one too),
+  // and the *_random ones that hash a key and pick at random without one.
+  static const std::map<std::string, std::pair<Partitioner, bool>, std::less<>> kPartitioners{
+      {"consistent", {&rd_kafka_msg_partitioner_consistent, false}},
+      {"consistent_random", {&rd_kafka_msg_partitioner_consistent, true}},
+      {"murmur2", {&rd_kafka_msg_partitioner_murmur2, false}},
+      {"murmur2_random", {&rd_kafka_msg_partitioner_murmur2, true}},
+      {"fnv1a", {&rd_kafka_msg_partitioner_fnv1a, false}},
+      {"fnv1a_random", {&rd_kafka_msg_partitioner_fnv1a, true}},
+  };
+  if (partition_count <= 0) return -1;
+  const auto it = kPartitioners.find(partitioner_.empty() ? std::string_view("consistent_random") : partitioner_);
+  if (it == kPartitioners.end()) return -1;  // random: no key decides
+  const auto [hash, random_without_key] = it->second;
+  if (key.empty() && random_without_key) return -1;
+  // The hashing partitioners read only the key and the count (not the topic, nor its availability).
+  return hash(nullptr, key.data(), key.size(), partition_count, nullptr, nullptr);
+}
+
+ClusterMetadata Producer::metadata(const std::vector<std::string>& topics, std::chrono::milliseconds timeout) {
+  ClusterMetadata out;
+  const rd_kafka_metadata_t* md = nullptr;
+  // Every topic of the cluster: a request for all of them is the one that creates none (asking for
+  // named ones would have Kafka create those it lacks, and the view asks before a topic named by
+  // an event may be used).
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 1, nullptr, &md, static_cast<int>(timeout.count()));
+  if (err) {
+    out.error = rd_kafka_err2str(err);
+    return out;
+  }
+  out.answered = true;
+  for (int i = 0; i < md->broker_cnt; ++i) out.brokers.push_back(md->brokers[i].id);
+  std::unordered_map<std::string_view, bool> listed;  // wanted topic → the cluster listed it
+  for (const std::string& topic : topics) listed.emplace(topic, false);
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    const rd_kafka_metadata_topic_t& t = md->topics[i];
+    const auto wanted = listed.find(t.topic);
+    if (wanted == listed.end()) continue;
+    wanted->second = true;
+    TopicMetadata& topic = out.topics.emplace_back();
+    topic.topic = t.topic;
+    topic.error = t.err;
+    for (int j = 0; j < t.partition_cnt; ++j) {
+      const int32_t id = t.partitions[j].id;
+      if (id < 0 || id >= t.partition_cnt) continue;
+      topic.leaders.resize(static_cast<size_t>(t.partition_cnt), -1);
+      topic.leaders[static_cast<size_t>(id)] = t.partitions[j].leader;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  // What the cluster does not list, it does not have.
+  for (const auto& [topic, was_listed] : listed)
+    if (!was_listed)
+      out.topics.push_back({.topic = std::string(topic), .error = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART});
+  return out;
+}
+
+std::string Producer::ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) {
+  int64_t low = 0, high = 0;
+  const rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+  return err ? rd_kafka_err2str(err) : std::string();
 }
 
 size_t Producer::produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
@@ -131,6 +305,40 @@ size_t Producer::produce(const std::string& topic, int32_t partition, std::span<
     for (OutgoingMessage& m : messages) m.refusal = RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION;
     return messages.size();
   }
+  const bool per_message = partition == kPerMessage;
+  // Counted before they are produced (a report may come at once, on another thread), and what
+  // librdkafka refused taken off again after: the count is never below what it holds.
+  TopicCounters* counters = options.partition_count > 0 ? counters_for(topic, options.partition_count) : nullptr;
+  const int32_t counted = counters ? counters->capacity.load(std::memory_order_acquire) : 0;
+  // Adds each message (with `refused_only`, takes each refused one off) to its partition's count.
+  const auto count = [&](bool refused_only) {
+    if (!counted) return;
+    PartitionCounters* c = counters->partitions.load(std::memory_order_acquire);
+    for (size_t i = 0; i < messages.size();) {  // a run of one partition's messages: one add
+      const int32_t p = per_message ? messages[i].partition : partition;
+      size_t end = per_message ? i + 1 : messages.size();
+      while (end < messages.size() && messages[end].partition == p) ++end;
+      const auto first = messages.begin() + static_cast<ptrdiff_t>(i),
+                 last = messages.begin() + static_cast<ptrdiff_t>(end);
+      const auto n = static_cast<uint64_t>(
+          refused_only ? std::count_if(first, last, [](const OutgoingMessage& m) { return m.refusal != 0; }) : end - i);
+      if (n && p >= 0 && p < counted) {
+        if (refused_only)
+          c[p].produced.fetch_sub(n, std::memory_order_relaxed);
+        else
+          c[p].produced.fetch_add(n, std::memory_order_relaxed);
+      }
+      i = end;
+    }
+  };
+  count(false);
+  const size_t refused = produce_counted(rkt, partition, messages, until, options);
+  if (refused) count(true);
+  return refused;
+}
+
+size_t Producer::produce_counted(rd_kafka_topic_t* rkt, int32_t partition, std::span<OutgoingMessage> messages,
+                                 const StopDeadline& until, ProduceOptions options) {
   const bool per_message = partition == kPerMessage;
   const int flags = (per_message ? RD_KAFKA_MSG_F_PARTITION : 0) | (options.copy_payloads ? RD_KAFKA_MSG_F_COPY : 0);
   if (options.with_headers) return produce_each(rkt, per_message ? kPerMessage : partition, messages, until, flags);
@@ -178,6 +386,7 @@ size_t Producer::produce(const std::string& topic, int32_t partition, std::span<
       refused += batch.size();
       break;
     }
+    set_write_tick();
     rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
   }
   return refused;
@@ -211,15 +420,20 @@ size_t Producer::produce_each(rd_kafka_topic_t* rkt, int32_t partition, std::spa
         ++refused;
         break;
       }
+      set_write_tick();
       rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
     }
   }
   return refused;
 }
 
-void Producer::poll(int timeout_ms) { rd_kafka_poll(rk_, timeout_ms); }
+void Producer::poll(int timeout_ms) {
+  set_write_tick();
+  rd_kafka_poll(rk_, timeout_ms);
+}
 
 int Producer::flush(int timeout_ms) {
+  set_write_tick();
   rd_kafka_flush(rk_, timeout_ms);
   return rd_kafka_outq_len(rk_);
 }
@@ -267,10 +481,86 @@ std::vector<BrokerStats> Producer::broker_stats() const {
   return broker_stats_;
 }
 
+void Producer::add_watcher(std::weak_ptr<ConnectionWatcher> watcher) {
+  std::lock_guard lock(watchers_mutex_);
+  watchers_.push_back(std::move(watcher));
+}
+
+void Producer::remove_watcher(const ConnectionWatcher* watcher) {
+  std::lock_guard lock(watchers_mutex_);
+  std::erase_if(watchers_, [&](const std::weak_ptr<ConnectionWatcher>& w) {
+    const auto held = w.lock();
+    return !held || held.get() == watcher;
+  });
+}
+
+// librdkafka's reason starts with the broker's name, "host:port/id: ..." ("/bootstrap" for a
+// connection made before the cluster named its brokers: no produce goes there).
+void Producer::connection_lost(const char* reason) {
+  const std::string_view text(reason);
+  const size_t colon = text.find(": ");
+  const size_t slash = text.rfind('/', colon);
+  if (colon == std::string_view::npos || slash == std::string_view::npos) return;
+  int32_t broker = -1;
+  const char* first = text.data() + slash + 1;
+  const char* last = text.data() + colon;
+  if (std::from_chars(first, last, broker).ptr != last || broker < 0) return;
+  set_write_tick();
+  std::vector<std::shared_ptr<ConnectionWatcher>> watchers;
+  {
+    std::lock_guard lock(watchers_mutex_);
+    for (const auto& w : watchers_)
+      if (auto held = w.lock()) watchers.push_back(std::move(held));
+  }
+  for (const auto& w : watchers) w->connection_lost(broker, write_tick());
+}
+
+// How recent the cluster view's last answer must be for the stall watch to go by it.
+constexpr auto kViewFreshness = std::chrono::seconds(5);
+
 void Producer::observe(ProducerStatistics stats) {
+  // Each partition something was produced to, as the producer counts it, librdkafka sends it and
+  // the cluster serves it.
+  std::map<std::pair<std::string, int32_t>, int32_t> client_leaders;
+  for (const PartitionStats& p : stats.partitions) client_leaders[{p.topic, p.partition}] = p.leader;
+  const auto now = Clock::now();
+  ProgressReport report{.any_broker_up = stats.any_broker_up(),
+                        .cluster_answered = now - view_.answered_at() < kViewFreshness};
+  bool leader_lost = false;
+  {
+    std::lock_guard lock(topics_mutex_);
+    for (const auto& [name, topic] : topics_) {
+      const TopicCounters& c = *topic.counters;
+      const int32_t counted = c.capacity.load(std::memory_order_acquire);
+      if (!counted) continue;
+      const TopicView view = view_.topic(name);
+      const PartitionCounters* partitions = c.partitions.load(std::memory_order_acquire);
+      for (int32_t p = 0; p < counted; ++p) {
+        const uint64_t produced = partitions[p].produced.load(std::memory_order_relaxed);
+        if (produced == 0) continue;  // never used
+        const uint64_t reported = partitions[p].reported.load(std::memory_order_relaxed);
+        const auto client = client_leaders.find({name, p});
+        const int32_t client_leader = client == client_leaders.end() ? -1 : client->second;
+        const int32_t cluster_leader = view.leader(p);
+        // librdkafka lost the partition's leader: the view asks the cluster at once (the sink keeps
+        // events of a partition without a leader aside; librdkafka's may be wrong, issue 5430).
+        leader_lost |= client_leader < 0 && produced > reported;
+        report.partitions.push_back({.topic = name,
+                                     .partition = p,
+                                     .outstanding = produced > reported ? produced - reported : 0,
+                                     .delivered = partitions[p].delivered.load(std::memory_order_relaxed),
+                                     .client_leader = client_leader,
+                                     .cluster_leader = cluster_leader,
+                                     .served = view.served(p),
+                                     .leader_down = stats.broker_down(cluster_leader)});
+      }
+    }
+  }
+  if (leader_lost) view_.wake();
+  let_go_of_unused_topics();  // those released while something of them was still in librdkafka
   std::lock_guard lock(stats_mutex_);
   if (!stalled()) {
-    if (auto verdict = stall_watch_.observe(Clock::now(), stats)) {
+    if (auto verdict = stall_watch_.observe(now, report)) {
       spdlog::error(
           "kafka producer: partition {}; a new producer takes over (librdkafka can keep a partition "
           "from its leader after an outage)",

@@ -19,6 +19,7 @@
 
 #include "agent/api/config_error.h"
 #include "agent/api/deadline.h"
+#include "sinks/kafka/cluster_view.h"
 #include "sinks/kafka/delivery_outcome.h"
 #include "sinks/kafka/stall_watch.h"
 #include "sinks/kafka/statistics.h"
@@ -39,6 +40,14 @@ using ProducerSettings = std::map<std::string, ProducerSetting>;
 // Errors librdkafka reported about the cluster (unreachable brokers, authentication, ...), all producers.
 uint64_t client_errors();
 
+// Told when librdkafka reports that a connection to a broker went down (acks=0: what was written to
+// it last may be gone: recent_writes.h), on whichever thread polled.
+class ConnectionWatcher {
+ public:
+  virtual ~ConnectionWatcher() = default;
+  virtual void connection_lost(int32_t broker, int64_t tick) = 0;
+};
+
 // Told the outcome of each message it was attached to, on whichever thread polled.
 class DeliveryTracker {
  public:
@@ -58,7 +67,7 @@ struct OutgoingMessage {
   const char* key = nullptr;
   size_t key_length = 0;
   DeliveryTracker* tracker = nullptr;
-  int32_t partition = -1;  // used when produce() is asked for per-message partitions
+  int32_t partition = -1;  // used when produce() is asked for per-message partitions (-1 there: the partitioner)
   // Record headers (kafka.headers): a call with any message that has some produces each message
   // on its own with rd_kafka_producev, since librdkafka's batch call has no headers.
   std::span<const MessageHeader> headers;
@@ -70,18 +79,23 @@ struct OutgoingMessage {
 struct ProduceOptions {
   bool copy_payloads = false;  // librdkafka copies them (their memory is reused once produce returns)
   bool with_headers = false;   // the messages carry headers: produced one call each (rd_kafka_producev)
+  // The topic's partitions (as the cluster view says): the producer counts what it holds of each of
+  // them, for the stall watch (0: not counted).
+  int32_t partition_count = 0;
 };
 
-class Producer {
+class Producer final : private ClusterQuery {
  public:
   // Checks every setting with librdkafka without creating a handle (no network). Throws
   // ConfigError "<file:line>: <key>: <librdkafka's message>".
   static void validate(const ProducerSettings& settings);
 
-  // Creates the handle: librdkafka starts connecting to bootstrap.servers now. A partition
-  // stalled for `stall_limit` (StallWatch; 0: never) makes the producer stalled().
-  explicit Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit = {});
-  ~Producer();
+  // Creates the handle: librdkafka starts connecting to bootstrap.servers now, and the cluster view
+  // starts asking. A partition stalled for `stall_limit` (StallWatch; 0: never) makes the producer
+  // stalled().
+  explicit Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit = {},
+                    ClusterView::Options view = {});
+  ~Producer() override;
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
 
@@ -94,6 +108,22 @@ class Producer {
   size_t produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
                  const StopDeadline& until, ProduceOptions options = {});
 
+  // What the cluster says of `topic` (cluster_view.h): whether it exists, its partitions, which of
+  // them are served. The first call for a topic asks the cluster about it; the answer comes soon.
+  TopicView topic_view(const std::string& topic);
+  // A sink sends to `topic`; with `make_handle`, librdkafka gets its handle now (and asks for its
+  // metadata, which has Kafka create it if allow.auto.create.topics and the cluster let it);
+  // otherwise the first produce() to it makes it. release_topic(): a sink no longer sends to it; a
+  // topic no sink uses is let go (its handle once nothing of it is left in librdkafka).
+  void use_topic(const std::string& topic, bool make_handle);
+  void release_topic(const std::string& topic);
+  // Topic handles held, for the tests and the memory bound.
+  size_t topics_held() const;
+  // The partition the producer's partitioner (its `partitioner` setting; librdkafka's default,
+  // consistent_random, if unset) gives `key` among `partition_count`, as librdkafka would; -1 where
+  // that partitioner picks one at random (a random one, or an empty key with a *_random one): the
+  // caller picks.
+  int32_t partition_for_key(std::string_view key, int32_t partition_count) const;
   // Serves delivery reports (and errors) for up to timeout_ms.
   void poll(int timeout_ms);
   // Waits up to timeout_ms for everything enqueued to be delivered; returns how many remain.
@@ -106,7 +136,8 @@ class Producer {
   void purge(bool in_flight);
   // A fatal error (idempotent producer): every later produce fails; make a new producer.
   bool fatal(std::string* reason = nullptr) const;
-  // A partition stalled while the cluster answers (stall_watch.h): only a new producer helps.
+  // A partition librdkafka no longer delivers to while the cluster serves it (stall_watch.h): only a
+  // new producer helps.
   bool stalled() const { return stalled_.load(std::memory_order_relaxed); }
   // fatal() or stalled(): what it holds should be given back and a new producer made.
   bool needs_replacing(std::string* reason = nullptr) const;
@@ -120,21 +151,54 @@ class Producer {
   std::vector<BrokerStats> broker_stats() const;
   // A statistics report: broker state for the metrics, partitions for the stall watch.
   void observe(ProducerStatistics stats);
+  // Watchers of lost connections (the acks=0 sinks using this producer), and what tells them.
+  void add_watcher(std::weak_ptr<ConnectionWatcher> watcher);
+  void remove_watcher(const ConnectionWatcher* watcher);
+  void connection_lost(const char* reason);
+
+  // What the producer holds of each partition of a topic: counted by produce() and the delivery
+  // reports (on whichever thread polls), read by the stall watch. The handle's opaque points here.
+  struct PartitionCounters {
+    std::atomic<uint64_t> produced{0}, reported{0}, delivered{0};
+  };
+  struct TopicCounters {
+    std::atomic<PartitionCounters*> partitions{nullptr};  // set once, by the first produce()
+    std::atomic<int32_t> capacity{0};                     // partitions counted (the count then)
+    std::unique_ptr<PartitionCounters[]> owned;
+    int64_t outstanding() const;
+  };
 
  private:
+  struct TopicHandle {
+    rd_kafka_topic_s* rkt = nullptr;
+    std::unique_ptr<TopicCounters> counters;  // the handle's opaque
+    bool let_go_when_unused = false;          // a sink used it (use_topic): it goes when none does
+  };
   rd_kafka_topic_s* topic_handle(const std::string& topic);
+  TopicCounters* counters_for(const std::string& topic, int32_t partition_count);
+  void let_go_of_unused_topics();
+  size_t produce_counted(rd_kafka_topic_s* rkt, int32_t partition, std::span<OutgoingMessage> messages,
+                         const StopDeadline& until, ProduceOptions options);
   size_t produce_each(rd_kafka_topic_s* rkt, int32_t partition, std::span<OutgoingMessage> messages,
                       const StopDeadline& until, int flags);
+  // ClusterQuery, for the view's thread.
+  ClusterMetadata metadata(const std::vector<std::string>& topics, std::chrono::milliseconds timeout) override;
+  std::string ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override;
 
   rd_kafka_s* rk_ = nullptr;
+  std::string partitioner_;         // its `partitioner` setting, or "" (librdkafka's default)
   mutable std::mutex stats_mutex_;  // guards broker_stats_, stall_watch_, stall_reason_
   std::vector<BrokerStats> broker_stats_;
   StallWatch stall_watch_;
   std::string stall_reason_;
   std::atomic<bool> stalled_{false};
   std::atomic<bool> flushing_{false}, flushed_{false};
-  std::mutex topics_mutex_;
-  std::map<std::string, rd_kafka_topic_s*> topics_;
+  mutable std::mutex topics_mutex_;
+  std::map<std::string, TopicHandle> topics_;
+  std::map<std::string, int> users_;  // sinks that send to each topic (use_topic / release_topic)
+  std::mutex watchers_mutex_;
+  std::vector<std::weak_ptr<ConnectionWatcher>> watchers_;
+  ClusterView view_;  // last: its thread asks through this producer's handle, and stops first
 };
 
 }  // namespace sluice::kafka

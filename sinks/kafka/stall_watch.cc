@@ -1,31 +1,55 @@
 #include "sinks/kafka/stall_watch.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>  // fmt::format
 
 namespace sluice::kafka {
+namespace {
 
-std::optional<std::string> StallWatch::observe(Clock::time_point now, const ProducerStatistics& stats) {
+constexpr std::chrono::milliseconds kDisagreementLimitMax{5000};
+
+std::string leader_name(int32_t id) { return id >= 0 ? std::to_string(id) : "none"; }
+
+}  // namespace
+
+StallWatch::StallWatch(std::chrono::milliseconds limit)
+    : limit_(limit), disagreement_limit_(std::min(limit, kDisagreementLimitMax)) {}
+
+std::optional<std::string> StallWatch::observe(Clock::time_point now, const ProgressReport& report) {
   if (limit_.count() == 0) return std::nullopt;
-  const bool cluster_answers = stats.any_broker_up();
   std::optional<std::string> verdict;
   std::map<std::pair<std::string, int32_t>, Track> seen;  // a partition no longer reported is forgotten
-  for (const PartitionStats& p : stats.partitions) {
+  for (const PartitionProgress& p : report.partitions) {
     Track& track = seen[{p.topic, p.partition}];
     if (const auto before = tracks_.find({p.topic, p.partition}); before != tracks_.end()) track = before->second;
-    const bool moved = track.sent >= 0 && p.sent != track.sent;  // first seen: the count starts now
-    track.sent = p.sent;
-    // A leader that is down (a broker the agent cannot reach, one that crashed): an outage of that
-    // broker, which a new producer does not end.
-    if (moved || p.queued == 0 || p.in_flight > 0 || !cluster_answers || stats.broker_down(p.leader)) {
-      track.stalled_since.reset();
+    const bool moved = track.delivered && p.delivered != *track.delivered;
+    track.delivered = p.delivered;
+    // Nothing waits, something moved, an outage (no broker, or not the leader's), a cluster that
+    // does not answer or names no leader that answers for it: no stall to see.
+    if (moved || p.outstanding == 0 || !report.any_broker_up || !report.cluster_answered || p.cluster_leader < 0 ||
+        !p.served || p.leader_down) {
+      track.waiting_since.reset();
+      track.disagrees_since.reset();
       continue;
     }
-    if (!track.stalled_since) track.stalled_since = now;
-    const auto stalled_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - *track.stalled_since);
-    if (!verdict && stalled_for >= limit_)
-      verdict = fmt::format("{} [{}]: {} messages waiting, none sent for {} s while a broker is up (leader {})",
-                            p.topic, p.partition, p.queued, stalled_for.count() / 1000,
-                            p.leader >= 0 ? std::to_string(p.leader) : "none");
+    if (!track.waiting_since) track.waiting_since = now;
+    if (p.client_leader != p.cluster_leader) {
+      if (!track.disagrees_since) track.disagrees_since = now;
+    } else {
+      track.disagrees_since.reset();
+    }
+    if (verdict) continue;
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - *track.waiting_since);
+    if (track.disagrees_since && now - *track.disagrees_since >= disagreement_limit_) {
+      verdict = fmt::format(
+          "{} [{}]: librdkafka sends it to leader {} while the cluster's leader {} answers for it ({} messages "
+          "waiting, none delivered for {} s)",
+          p.topic, p.partition, leader_name(p.client_leader), p.cluster_leader, p.outstanding, waited.count() / 1000);
+    } else if (waited >= limit_) {
+      verdict = fmt::format("{} [{}]: {} messages waiting, none delivered for {} s while its leader {} answers for it",
+                            p.topic, p.partition, p.outstanding, waited.count() / 1000, p.cluster_leader);
+    }
   }
   tracks_.swap(seen);
   return verdict;

@@ -1,40 +1,65 @@
 #pragma once
-// Notices a partition whose messages stopped moving while the cluster answers: messages wait
-// for it, none is in flight, none has been sent for `limit`, some broker is up and the partition's
-// leader, as librdkafka knows it, is not a broker that is down. librdkafka
-// can leave a partition so after an outage (a metadata update naming no leader is skipped and
-// the partition never finds its leader again: librdkafka issue 5430, seen with 2.14.2 against
-// Kafka 4.4 after a broker restart); only a new producer recovers it. A partition that truly
-// has no leader for that long looks the same: a new producer then changes nothing, and its watch
-// fires again no sooner than its limit later (the sink lengthens it: KafkaSink::lengthen_stall_limit).
+// Notices a partition that librdkafka no longer delivers to although the cluster serves it: messages
+// of ours wait for it (produced and not yet reported, by the producer's own count: librdkafka's
+// statistics do not show the messages a broker thread has taken), the cluster names a leader that
+// answers for the partition (cluster_view.h), some broker is up and librdkafka's connection to
+// that leader is not down, and either
+//   - librdkafka sends the partition to another leader than the cluster's (or to none) for
+//     `disagreement_limit`: its view went wrong (after an outage it can skip the metadata update
+//     that would bring the partition back to its leader: librdkafka issue 5430); or
+//   - nothing of the partition was delivered for `limit` (a view that looks right, and still
+//     nothing moves).
+// Only a new producer recovers such a partition. A partition that truly has no leader is none of
+// this: the cluster names none, and the sink keeps its events aside instead of producing them.
 //
-// Fed from librdkafka's statistics (statistics.interval.ms), so it sees nothing without them.
+// Fed once per statistics report (statistics.interval.ms), so it sees nothing without them.
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "agent/api/deadline.h"
-#include "sinks/kafka/statistics.h"
 
 namespace sluice::kafka {
 
+// One partition as the producer sees it at a statistics report.
+struct PartitionProgress {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t outstanding = 0;     // produced and not yet reported (delivered or failed), by our count
+  uint64_t delivered = 0;       // reported delivered, ever
+  int32_t client_leader = -1;   // the leader librdkafka sends it to (statistics); -1: none
+  int32_t cluster_leader = -1;  // the leader the cluster names; -1: none
+  bool served = false;          // the cluster's leader answers for it
+  bool leader_down = false;     // librdkafka's connection to the cluster's leader is not up
+};
+
+struct ProgressReport {
+  bool any_broker_up = false;     // librdkafka is connected to some broker
+  bool cluster_answered = false;  // the cluster view's last answer is recent
+  std::vector<PartitionProgress> partitions;
+};
+
 class StallWatch {
  public:
-  explicit StallWatch(std::chrono::milliseconds limit) : limit_(limit) {}  // 0: never fires
+  // 0: never fires. The disagreement limit is the smaller of 5 s and `limit`.
+  explicit StallWatch(std::chrono::milliseconds limit);
 
-  // One statistics report at `now`. Returns what is stalled (topic, partition, how many wait,
-  // for how long) once some partition has been stalled for the limit, else nullopt.
-  std::optional<std::string> observe(Clock::time_point now, const ProducerStatistics& stats);
+  // One report at `now`. Returns what is stalled (topic, partition, why, how many wait) once some
+  // partition has met a limit, else nullopt.
+  std::optional<std::string> observe(Clock::time_point now, const ProgressReport& report);
 
  private:
   struct Track {
-    int64_t sent = -1;
-    std::optional<Clock::time_point> stalled_since;
+    std::optional<uint64_t> delivered;                 // at the last report (none: first seen, the count starts now)
+    std::optional<Clock::time_point> waiting_since;    // outstanding, served, nothing delivered
+    std::optional<Clock::time_point> disagrees_since;  // librdkafka's leader is not the cluster's
   };
-  const std::chrono::milliseconds limit_;
+  const std::chrono::milliseconds limit_, disagreement_limit_;
   std::map<std::pair<std::string, int32_t>, Track> tracks_;  // the partitions of the last report
 };
 

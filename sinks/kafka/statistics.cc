@@ -14,6 +14,12 @@ bool ProducerStatistics::broker_down(int32_t id) const {
   return std::any_of(brokers.begin(), brokers.end(), [&](const BrokerStats& b) { return b.id == id && !b.up; });
 }
 
+int32_t ProducerStatistics::leader(const std::string& topic, int32_t partition) const {
+  for (const PartitionStats& p : partitions)
+    if (p.partition == partition && p.topic == topic) return p.leader;
+  return -1;
+}
+
 // YAML is a superset of JSON: yaml-cpp reads librdkafka's report.
 std::optional<ProducerStatistics> parse_statistics(const char* json) {
   ProducerStatistics stats;
@@ -36,15 +42,7 @@ std::optional<ProducerStatistics> parse_statistics(const char* json) {
         const YAML::Node p = entry.second;
         const int32_t partition = p["partition"].as<int32_t>(-1);
         if (partition < 0) continue;  // the unassigned queue: no partition known yet (e.g. a missing topic)
-        // Asked for but not in the cluster's metadata (a topic that does not exist yet): librdkafka
-        // fails its messages as an unknown topic or partition, not a stall.
-        if (p["unknown"].as<bool>(false)) continue;
-        stats.partitions.push_back({.topic = name,
-                                    .partition = partition,
-                                    .leader = p["leader"].as<int32_t>(-1),
-                                    .queued = p["msgq_cnt"].as<int64_t>(0) + p["xmit_msgq_cnt"].as<int64_t>(0),
-                                    .in_flight = p["msgs_inflight"].as<int64_t>(0),
-                                    .sent = p["txmsgs"].as<int64_t>(0)});
+        stats.partitions.push_back({.topic = name, .partition = partition, .leader = p["leader"].as<int32_t>(-1)});
       }
     }
   } catch (const YAML::Exception&) {

@@ -1,7 +1,8 @@
 #pragma once
 // The parts of librdkafka's statistics (a JSON report every statistics.interval.ms) that Sluice
-// reads: broker state and round-trip times for the metrics, and per partition what waits and
-// what was sent, for the stall watch (stall_watch.h).
+// reads: broker state and round-trip times for the metrics, and per partition the leader
+// librdkafka sends it to, for the stall watch (stall_watch.h). (Its per-partition message counts
+// are not read: messages a broker thread has taken are not in them, xmit_msgq_cnt is always 0.)
 
 #include <cstdint>
 #include <optional>
@@ -20,11 +21,8 @@ struct BrokerStats {
 
 struct PartitionStats {
   std::string topic;
-  int32_t partition = 0;  // a real partition: the unassigned queue (-1) and unknown ones are left out
+  int32_t partition = 0;  // a real partition: the unassigned queue (-1) is left out
   int32_t leader = -1;    // the broker librdkafka takes for its leader; -1: none
-  int64_t queued = 0;     // waiting to be sent (msgq_cnt + xmit_msgq_cnt)
-  int64_t in_flight = 0;  // sent, awaiting the broker's answer (msgs_inflight)
-  int64_t sent = 0;       // ever transmitted (txmsgs)
 };
 
 struct ProducerStatistics {
@@ -33,6 +31,8 @@ struct ProducerStatistics {
   bool any_broker_up() const;
   // Whether `id` is a broker of the report that is not up (an unknown id is not).
   bool broker_down(int32_t id) const;
+  // librdkafka's leader of the partition; -1 if it names none or does not report the partition.
+  int32_t leader(const std::string& topic, int32_t partition) const;
 };
 
 // nullopt if the report cannot be read (it then changes nothing).

@@ -132,6 +132,7 @@ TEST_CASE(
   p.start_broker();
   const std::string base = ten_sink_config(p.bootstrap(), kAcksAll);
   p.start_agent(base, "t", {"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"});
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   REQUIRE(p.send({"-c", "2", "-n", "20000", "-d", "30s"}) == 0);
   REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 20000; }, 20s));
@@ -247,6 +248,7 @@ TEST_CASE(
   // A source rebuilt by the reload listens where the senders reconnect.
   const std::string pinned = with_fixed_ports(ten_sink_config(p.bootstrap(), kAcksAll));
   p.start_agent(pinned, "t", {"--metrics", "127.0.0.1:0", "--shutdown-timeout", "4s"});
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   int sent = -1;
   TestThread sender([&] { sent = p.send({"-c", "2", "-n", "100000", "-d", "120s"}, 180s); });
@@ -293,6 +295,7 @@ TEST_CASE(
   };
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"};
   p.start_agent(spillable("first"), "t", args);
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   REQUIRE(p.send({"-c", "2", "-n", "30000", "-d", "60s"}) == 0);
   REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 30000; }, 30s));
@@ -327,6 +330,7 @@ TEST_CASE(
       "t.channels.c1.transactionCapacity = 1000\n";
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "3s"};
   p.start_agent(spillable("first", large), "t", args);
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   REQUIRE(p.send({"-c", "2", "-n", "30000", "-d", "60s"}) == 0);
   REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 30000; }, 30s));

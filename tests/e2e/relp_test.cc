@@ -148,6 +148,7 @@ TEST_CASE(
   Pipeline p;
   p.start_broker();
   p.start_agent(relp_config(ten_sink_config(p.bootstrap(), kAcksAll), 0), "t", {"--metrics", "127.0.0.1:0"});
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   constexpr int kLines = 20000;
   RsyslogRelpSender rsyslog(p, p.agent_ports().at(0), kLines);
@@ -182,6 +183,7 @@ TEST_CASE(
   p.start_broker();
   p.start_agent(relp_config(ten_sink_config(p.bootstrap(), kAcksAll), 0, "t.sources.r1.idleTimeout = 2s\n"), "t",
                 {"--metrics", "127.0.0.1:0"});
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   constexpr int kLines = 5000;
   RsyslogRelpSender rsyslog(p, p.agent_ports().at(0), kLines);

@@ -36,6 +36,7 @@ void shutdown_with_kafka_down(const Case& c) {
                               p.dir().file("spill") + "\n");
   const std::vector<std::string> args{"--metrics", "127.0.0.1:0", "--shutdown-timeout", "4s"};
   p.start_agent(config, "t", args);
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   REQUIRE(p.send({"-c", "4", "-n", "50000", "-r", "25000"}) == 0);
   REQUIRE(eventually([&] { return p.metric("sluice_channel_events_put_total") >= 50000; }, 30s, 100ms));

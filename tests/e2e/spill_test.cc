@@ -58,6 +58,7 @@ TEST_CASE("file channel: SIGKILL with every event on disk and after a restart al
                    "t.channels.c1.type = file\nt.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
                        p.dir().file("spill") + "\n");
   p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   REQUIRE(p.send({"-c", "4", "-n", "50000", "-r", "25000"}) == 0);
   wait_until_put(p, 50000);
@@ -83,6 +84,7 @@ TEST_CASE("spillablememory: SIGKILL loses exactly what memory held and no event 
                                           "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
                                               p.dir().file("spill") + "\n");
   p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+  p.wait_until_served();  // then the fault meets what its sinks take
   p.control_broker("down");
   REQUIRE(p.send({"-c", "4", "-n", "50000", "-r", "25000"}) == 0);
   wait_until_put(p, 50000);

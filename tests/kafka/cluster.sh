@@ -2,7 +2,7 @@
 # A real Apache Kafka 4.4 cluster (KRaft) on loopback, for the tests, the benchmark and by hand.
 # The jars come from Maven Central (bash .ci/install-java; tests/kafka/pom.xml).
 #
-#   tests/kafka/cluster.sh start DIR [--nodes 1|3] [--sasl] [--heap 512m] [--owner PID]
+#   tests/kafka/cluster.sh start DIR [--nodes 1|3] [--sasl] [--auto-create] [--heap 512m] [--owner PID]
 #   tests/kafka/cluster.sh topic DIR NAME PARTITIONS [--replication N] [--config key=value]...
 #   tests/kafka/cluster.sh leader DIR TOPIC PARTITION    # prints the node that leads it
 #   tests/kafka/cluster.sh kill DIR NODE                 # SIGKILL one node: a crash
@@ -25,7 +25,8 @@
 # a watchdog stops the cluster once that process is gone (a test program that crashed or was
 # killed at its timeout). Each node's PID is in DIR/node-N/pid and is checked against the node's
 # command line before it is signalled; nothing is ever ended but by those PIDs. Auto-creation of
-# topics is off. Kafka's tools (topics, console producer and consumer) are bounded by `timeout`.
+# topics is off unless --auto-create (Kafka's own default: on) turns it on, with ten partitions.
+# Kafka's tools (topics, console producer and consumer) are bounded by `timeout`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 libs=${SLUICE_KAFKA_LIBS:-$root/build/java/kafka}
@@ -118,12 +119,13 @@ make_certificates() {  # DIR: a CA and a certificate for 127.0.0.1 signed by it,
 }
 
 start() {
-  local dir=$1 nodes=1 sasl="" heap=512m owner=""
+  local dir=$1 nodes=1 sasl="" heap=512m owner="" auto_create=false
   shift
   while [ $# -gt 0 ]; do
     case "$1" in
       --nodes) nodes=$2; shift 2 ;;
       --sasl) sasl=1; shift ;;
+      --auto-create) auto_create=true; shift ;;
       --heap) heap=$2; shift 2 ;;
       --owner) owner=$2; shift 2 ;;
       *) die "start: unknown option $1" ;;
@@ -168,13 +170,13 @@ listeners=$listeners
 advertised.listeners=$advertised
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
 log.dirs=$node_dir/data
-num.partitions=1
+num.partitions=$([ $auto_create = true ] && echo 10 || echo 1)
 default.replication.factor=$replication
 min.insync.replicas=$min_isr
 offsets.topic.replication.factor=$replication
 transaction.state.log.replication.factor=$replication
 transaction.state.log.min.isr=$min_isr
-auto.create.topics.enable=false
+auto.create.topics.enable=$auto_create
 group.initial.rebalance.delay.ms=0
 num.network.threads=2
 num.io.threads=4

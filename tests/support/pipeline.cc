@@ -63,18 +63,33 @@ std::vector<ShutdownAccount> shutdown_accounts(const std::string& agent_log) {
       R"(stopped: (\d+) events read, (\d+) filtered by interceptors, (\d+) routed to no channel, (\d+) optional )"
       R"(copies dropped, (\d+) events in, (\d+) replayed from disk, )"
       R"((\d+) sent \((\d+) lost after )"
-      R"(hand-over\), (\d+) discarded, (\d+) )"
+      R"(hand-over, (\d+) possibly lost\), (\d+) discarded, (\d+) )"
       R"(failed, (\d+) lost at shutdown \((\d+) in channels, (\d+) never put\), (\d+) kept on disk, (\d+) )"
       R"(unreadable on disk, (\d+) possibly )"
       R"(duplicated, (\d+) bytes left unread, (\d+) frames cut, (\d+) connections cut)");
   std::vector<ShutdownAccount> accounts;
   for (auto it = std::sregex_iterator(agent_log.begin(), agent_log.end(), line); it != std::sregex_iterator(); ++it) {
     ShutdownAccount& a = accounts.emplace_back();
-    uint64_t* fields[] = {&a.read,         &a.filtered, &a.unrouted,       &a.optional_dropped,
-                          &a.in,           &a.replayed, &a.sent,           &a.lost_after_handover,
-                          &a.discarded,    &a.failed,   &a.lost,           &a.lost_in_channels,
-                          &a.never_put,    &a.kept,     &a.unreadable,     &a.possibly_duplicated,
-                          &a.unread_bytes, &a.cut,      &a.connections_cut};
+    uint64_t* fields[] = {&a.read,
+                          &a.filtered,
+                          &a.unrouted,
+                          &a.optional_dropped,
+                          &a.in,
+                          &a.replayed,
+                          &a.sent,
+                          &a.lost_after_handover,
+                          &a.possibly_lost,
+                          &a.discarded,
+                          &a.failed,
+                          &a.lost,
+                          &a.lost_in_channels,
+                          &a.never_put,
+                          &a.kept,
+                          &a.unreadable,
+                          &a.possibly_duplicated,
+                          &a.unread_bytes,
+                          &a.cut,
+                          &a.connections_cut};
     for (size_t i = 0; i < std::size(fields); ++i) *fields[i] = std::stoull((*it)[i + 1]);
     a.found = true;
   }
@@ -238,6 +253,22 @@ int Pipeline::verify(std::string& report, const std::string& bootstrap, const st
 
 double Pipeline::metric(const std::string& name) const {
   return prometheus_sum(http_get(metrics_port_, "/metrics"), name);
+}
+
+void Pipeline::wait_until_served(std::chrono::milliseconds timeout) const {
+  const auto all_served = [&] {
+    std::istringstream metrics(http_get(metrics_port_, "/metrics"));
+    int sinks = 0, served = 0;
+    for (std::string line; std::getline(metrics, line);) {
+      if (!line.starts_with("sluice_sink_destination_served{")) continue;
+      ++sinks;
+      served += line.ends_with(" 1");
+    }
+    return sinks > 0 && served == sinks;
+  };
+  if (!eventually(all_served, timeout, std::chrono::milliseconds(100)))
+    throw std::runtime_error("the agent's Kafka sinks were not all served after " + std::to_string(timeout.count()) +
+                             " ms:\n" + agent_log());
 }
 
 bool Pipeline::send_until_stored(uint64_t events, uint64_t stored_total, std::chrono::milliseconds timeout) {

@@ -33,8 +33,9 @@ std::string with_fixed_ports(std::string config);
 struct ShutdownAccount {
   bool found = false;
   uint64_t read = 0, filtered = 0, unrouted = 0, optional_dropped = 0, in = 0, replayed = 0, sent = 0,
-           lost_after_handover = 0, discarded = 0, failed = 0, lost = 0, lost_in_channels = 0, never_put = 0, kept = 0,
-           unreadable = 0, possibly_duplicated = 0, unread_bytes = 0, cut = 0, connections_cut = 0;
+           lost_after_handover = 0, possibly_lost = 0, discarded = 0, failed = 0, lost = 0, lost_in_channels = 0,
+           never_put = 0, kept = 0, unreadable = 0, possibly_duplicated = 0, unread_bytes = 0, cut = 0,
+           connections_cut = 0;
   // What the agent says it holds or let go balances: everything put (or replayed) was sent,
   // discarded, lost in a channel, kept on disk, or found unreadable there.
   bool balances() const { return in + replayed == sent + discarded + lost_in_channels + kept + unreadable; }
@@ -99,6 +100,9 @@ class Pipeline {
                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // The sum of a metric's samples on the agent's /metrics (needs --metrics 127.0.0.1:0).
   double metric(const std::string& name) const;
+  // Until every Kafka sink's own topic and partition are served (sluice_sink_destination_served):
+  // a sink takes nothing before, so a fault meant to meet its events comes after this.
+  void wait_until_served(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   const std::string& bootstrap() const { return bootstrap_; }
 
  private:

@@ -15,6 +15,7 @@
 #include "sources/syslog/syslog_parser.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -40,6 +41,13 @@ struct SinkUnderTest {
     sink->start();
   }
 };
+
+// Until the sink's own destination is served (cluster_view.h): the sink takes nothing before, so a
+// fault meant to meet its events is injected after.
+void wait_until_served(SinkUnderTest& t) {
+  REQUIRE(eventually([&] { return static_cast<const kafka::KafkaSink&>(*t.sink).kafka_counters().destination_served; },
+                     10s));
+}
 
 EventBatch parsed_batch(const std::vector<std::string>& lines) {
   EventBatchBuilder builder;
@@ -232,9 +240,10 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
     INFO("acks=" << acks);
     kafka::MockCluster cluster;
     cluster.create_topic("t", 1);
-    cluster.set_broker_down(0, true);
     SinkUnderTest t(cluster, {{"kafka.producer.acks", acks}});
     auto& [channel, shared, context, sink] = t;
+    wait_until_served(t);
+    cluster.set_broker_down(0, true);
     EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
     REQUIRE(channel.put(batch, Clock::now() + 5s));
     REQUIRE(eventually([&] { return channel.counters().events_taken >= 3; }, 10s));
@@ -256,12 +265,13 @@ TEST_CASE("acks=0 commits when librdkafka takes a batch but acks=all only after 
 TEST_CASE("events whose delivery failed go back to the channel and are retried until delivered once", "[kafka][sink]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  cluster.set_broker_down(0, true);
   // Messages time out after 300 ms while the broker is down: their delivery reports fail.
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
                             {"kafka.producer.message.timeout.ms", "300"},
                             {"kafka.producer.reconnect.backoff.max.ms", "200"}});
   auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  cluster.set_broker_down(0, true);
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
   // At least two attempts, with backoff between them.
@@ -282,10 +292,11 @@ TEST_CASE("events whose delivery failed go back to the channel and are retried u
 TEST_CASE("a full librdkafka queue makes the sink wait and deliver everything rather than drop", "[kafka][sink]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  cluster.set_broker_down(0, true);  // so that the 10-message queue surely fills
   std::set<std::string> landed;
   {
     SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
+    wait_until_served(t);
+    cluster.set_broker_down(0, true);  // so that the 10-message queue surely fills
     std::vector<std::string> lines;
     for (int i = 0; i < 2000; ++i) lines.push_back("<13>event " + std::to_string(i));
     EventBatch batch = parsed_batch(lines);
@@ -378,25 +389,27 @@ TEST_CASE("an explicit partition the topic lacks is discarded and counted, and t
   CHECK(read_topic(cluster, "t").size() == good);
 }
 
-TEST_CASE("the sink's own partition missing from the topic is retried and kept, not discarded",
+TEST_CASE("the sink's own partition missing from the topic is waited for and its events kept, not discarded",
           "[kafka][sink][faults]") {
   // key = 12 on a 10-partition topic: every event of the sink would go; it is a misconfiguration
-  // to log and retry (backpressure), not a reason to drop everything.
+  // to log and wait for (backpressure), not a reason to drop everything.
   kafka::MockCluster cluster;
   cluster.create_topic("t", 10);
   SinkUnderTest t(cluster, {{"key", "12"}});
   auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return sink->counters().events_rolled_back >= 6; }, 20s));
+  // The cluster has answered (the view's round is 0.5 s while something is not served): still not taken.
+  CHECK_FALSE(eventually([&] { return sink->counters().events_taken > 0; }, 2s));
+  CHECK_FALSE(kafka_counters(*sink).destination_served);
   sink->stop(Clock::now() + 2s);
   const SinkCounters c = sink->counters();
   CHECK(c.events_discarded == 0);
-  CHECK(failed_for(*sink, "unknown_partition") >= 6);
+  CHECK(c.events_failed == 0);
   CHECK(channel.counters().events_held == 3);
 }
 
-TEST_CASE("with partitionIdHeader the sink's own topic missing is retried and kept until it exists, not discarded",
+TEST_CASE("with partitionIdHeader the sink's own topic missing is waited for and kept until it exists, not discarded",
           "[kafka][sink][faults]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 10);
@@ -407,7 +420,7 @@ TEST_CASE("with partitionIdHeader the sink's own topic missing is retried and ke
   auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two", "<13>three"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return failed_for(*sink, "unknown_topic") >= 3; }, 20s));
+  CHECK_FALSE(eventually([&] { return sink->counters().events_taken > 0; }, 2s));  // waited for, not taken
   CHECK(sink->counters().events_discarded == 0);
   CHECK(channel.counters().events_held == 3);
   cluster.set_topic_error("t", 0);  // the topic appears: delivery starts by itself
@@ -464,10 +477,10 @@ TEST_CASE("a fatal error of the idempotent producer makes a new producer that de
   check_landed_once(cluster, "t", 100);
 }
 
-TEST_CASE("a partition stalled while its broker is up makes a new producer and its events are delivered once",
+TEST_CASE("a pinned partition without a leader is waited for, not a stall: delivered once it has one",
           "[kafka][sink][faults]") {
-  // Partition 0 has no leader while its broker answers: librdkafka holds its messages, none sent,
-  // none in flight, as it does for a partition it keeps from its leader (stall_watch.h).
+  // Partition 0 has no leader while its broker answers: the cluster says so, the sink takes nothing
+  // for it and makes no new producer (one would not help).
   kafka::MockCluster cluster;
   cluster.create_topic("t", 2);
   cluster.set_partition_leader("t", 0, -1);
@@ -475,10 +488,8 @@ TEST_CASE("a partition stalled while its broker is up makes a new producer and i
   auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch(numbered_lines(100));
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return kafka_counters(*sink).producer_restarts >= 1; }, 20s));
-  CHECK(failed_for(*sink, "purged") >= 100);  // given back, not lost
-  CHECK(eventually([&] { return channel.counters().events_held == 100; }, 10s));
-  CHECK(sink->counters().events_sent == 0);
+  CHECK_FALSE(eventually([&] { return sink->counters().events_taken > 0; }, 3s));
+  CHECK(kafka_counters(*sink).producer_restarts == 0);
   cluster.set_partition_leader("t", 0, 1);
   CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 30s));
   sink->stop(Clock::now() + 10s);
@@ -486,22 +497,82 @@ TEST_CASE("a partition stalled while its broker is up makes a new producer and i
   check_landed_once(cluster, "t", 100);
 }
 
-TEST_CASE("a pinned partition of a topic that does not exist is an unknown topic, not a stall",
+#ifdef SLUICE_RDKAFKA_PINNED  // the mock's answers for a partition without a leader are the pinned librdkafka's
+                              // (patched)
+TEST_CASE("a partition that loses its leader under load and gets it back is delivered to again, every event once",
           "[kafka][sink][faults]") {
-  // librdkafka lists the partition asked for (unknown: not in the metadata) until it gives up on
-  // the topic after topic.metadata.propagation.max.ms; longer than the stall limit here.
+  // librdkafka issue 5430's trigger: produce answers naming no leader (CurrentLeader -1) for a
+  // partition the producer was sending to, then the leader back. (The mock answers so with the
+  // patch .ci/librdkafka applies; the client's part of that patch takes such an answer in.)
+  for (const char* acks : {"all", "1"}) {
+    INFO("acks=" << acks);
+    kafka::MockCluster cluster(2);
+    cluster.create_topic("t", 2);
+    SinkUnderTest t(cluster, {{"key", "0"},
+                              {"kafka.producer.acks", acks},
+                              {"batchSize", "50"},
+                              {"kafka.producer.linger.ms", "5"},
+                              {"stalledPartitionTimeout", "2s"}});
+    auto& [channel, shared, context, sink] = t;
+    wait_until_served(t);
+    std::atomic<int> put{0};
+    std::atomic<bool> done{false};
+    test::TestThread sender([&] {  // 2,000 events/s for 4 s
+      for (int i = 0; i < 8000 && !done; ++i) {
+        EventBatch batch = parsed_batch({"<13>event " + std::to_string(i)});
+        if (channel.put(batch, Clock::now() + 5s)) ++put;
+        if (i % 10 == 9) std::this_thread::sleep_for(5ms);  // the load's pace, not a synchronisation
+      }
+    });
+    REQUIRE(eventually([&] { return sink->counters().events_sent > 500; }, 10s));
+    cluster.set_partition_leader("t", 0, -1);
+    REQUIRE(eventually([&] { return put.load() > 3000; }, 20s));
+    cluster.set_partition_leader("t", 0, 2);  // another broker leads it now
+    sender.join();
+    CHECK(eventually([&] { return sink->counters().events_sent == static_cast<uint64_t>(put.load()); }, 30s));
+    sink->stop(Clock::now() + 10s);
+    CHECK(channel.counters().events_held == 0);
+    check_landed_once(cluster, "t", static_cast<size_t>(put.load()));
+  }
+}
+#endif
+
+TEST_CASE("a partition its leader answers for but that delivers nothing for the limit makes a new producer",
+          "[kafka][sink][faults]") {
+  // Every produce request refused as if the broker did not lead the partition, while metadata and
+  // ListOffsets say it does: librdkafka retries and delivers nothing; after stalledPartitionTimeout
+  // a new producer takes over (what the old one held goes back to the channel, unsent), and once the
+  // refusals end every event is delivered once.
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  SinkUnderTest t(cluster, {{"key", "0"},
+                            {"kafka.producer.acks", "all"},
+                            {"kafka.producer.retry.backoff.ms", "100"},
+                            {"kafka.producer.retry.backoff.max.ms", "100"},
+                            {"stalledPartitionTimeout", "1s"}});
+  auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  cluster.push_request_errors(0, 40, 6 /* NOT_LEADER_OR_FOLLOWER */);
+  EventBatch batch = parsed_batch(numbered_lines(100));
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return kafka_counters(*sink).producer_restarts >= 1; }, 20s));
+  CHECK(eventually([&] { return sink->counters().events_sent == 100; }, 60s));
+  sink->stop(Clock::now() + 10s);
+  CHECK(channel.counters().events_held == 0);
+  check_landed_once(cluster, "t", 100);
+}
+
+TEST_CASE("a pinned partition of a topic that does not exist is waited for, not a stall", "[kafka][sink][faults]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
   cluster.set_topic_error("t", 3 /* UNKNOWN_TOPIC_OR_PART */);
-  SinkUnderTest t(
-      cluster,
-      {{"key", "0"}, {"stalledPartitionTimeout", "1s"}, {"kafka.producer.topic.metadata.propagation.max.ms", "4000"}});
+  SinkUnderTest t(cluster, {{"key", "0"}, {"stalledPartitionTimeout", "1s"}});
   auto& [channel, shared, context, sink] = t;
   EventBatch batch = parsed_batch({"<13>one", "<13>two"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  CHECK(eventually([&] { return failed_for(*sink, "unknown_topic") >= 2; }, 20s));
+  CHECK_FALSE(eventually([&] { return sink->counters().events_taken > 0; }, 3s));
   CHECK(kafka_counters(*sink).producer_restarts == 0);
-  CHECK(failed_for(*sink, "purged") == 0);
+  CHECK_FALSE(kafka_counters(*sink).destination_served);
   sink->stop(Clock::now() + 2s);
   CHECK(channel.counters().events_held == 2);
 }
@@ -512,9 +583,10 @@ TEST_CASE(
     "[kafka][sink][faults][shutdown]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  cluster.set_broker_down(0, true);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}, {"kafka.producer.queue.buffering.max.messages", "10"}});
   auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  cluster.set_broker_down(0, true);
   put_until_taken(t, 100);
   REQUIRE(eventually([&] { return sink->counters().events_queued >= 10; }, 5s));  // the fault: the queue is full
   const auto took = timed_stop(*sink, 1s);
@@ -529,9 +601,10 @@ TEST_CASE("with Kafka down, stop with acks=all returns by its deadline and every
           "[kafka][sink][faults][shutdown]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
-  cluster.set_broker_down(0, true);
   SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"}, {"kafka.producer.enable.idempotence", "true"}});
   auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  cluster.set_broker_down(0, true);
   put_until_taken(t, 50);
   REQUIRE(eventually([&] { return sink->counters().events_queued >= 50; }, 5s));  // the fault: nothing can leave
   const auto took = timed_stop(*sink, 1s);
@@ -606,6 +679,7 @@ TEST_CASE("with maxTakesInFlight 3 and every take failing, the channel gets them
                             {"kafka.producer.message.timeout.ms", "300"},
                             {"kafka.producer.reconnect.backoff.max.ms", "200"}});
   auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
   cluster.set_broker_down(0, true);
   std::vector<std::string> lines;
   for (int i = 0; i < 30; ++i) lines.push_back("<13>event " + std::to_string(i));

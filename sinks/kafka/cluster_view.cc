@@ -1,0 +1,179 @@
+#include "sinks/kafka/cluster_view.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>  // fmt::format
+
+namespace sluice::kafka {
+namespace {
+
+// Kafka's error codes that say what a topic is (librdkafka passes the broker's codes through).
+constexpr int kUnknownTopicOrPartition = 3;
+constexpr int kTopicException = 17;  // an invalid topic name
+constexpr int kTopicAuthorizationFailed = 29;
+constexpr int kUnknownTopicId = 100;
+
+TopicView::Known known_from(int error) {
+  switch (error) {
+    case 0: return TopicView::Known::exists;
+    case kUnknownTopicOrPartition:
+    case kUnknownTopicId: return TopicView::Known::missing;
+    case kTopicException:
+    case kTopicAuthorizationFailed: return TopicView::Known::refused;
+    default:  // LEADER_NOT_AVAILABLE while it is being created, and the like: ask again
+      return TopicView::Known::not_yet;
+  }
+}
+
+}  // namespace
+
+ClusterView::ClusterView(ClusterQuery& query, Options options) : query_(query), options_(options) {}
+
+ClusterView::~ClusterView() { stop(); }
+
+void ClusterView::start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+}
+
+void ClusterView::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+TopicView ClusterView::topic(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  auto [it, added] = topics_.try_emplace(name);
+  if (added) {
+    it->second.wanted_since = Clock::now();
+    woken_ = true;
+    wake_.notify_all();
+  }
+  return it->second;
+}
+
+void ClusterView::forget(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  topics_.erase(name);
+}
+
+void ClusterView::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+Clock::time_point ClusterView::answered_at() const {
+  std::lock_guard lock(mutex_);
+  return answered_at_;
+}
+
+bool ClusterView::broker_listed(int32_t id) const {
+  std::lock_guard lock(mutex_);
+  return std::find(brokers_.begin(), brokers_.end(), id) != brokers_.end();
+}
+
+bool ClusterView::in_trouble_locked() const {
+  return std::any_of(topics_.begin(), topics_.end(), [](const auto& entry) {
+    const TopicView& t = entry.second;
+    return t.known != TopicView::Known::exists ||
+           std::any_of(t.partitions.begin(), t.partitions.end(), [](const PartitionView& p) { return !p.served; });
+  });
+}
+
+void ClusterView::run() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    const auto interval = in_trouble_locked() ? options_.trouble_interval : options_.steady_interval;
+    wake_.wait_for(lock, interval, [&] { return woken_ || stopping_; });
+    if (stopping_) break;
+    woken_ = false;
+    lock.unlock();
+    refresh();
+    lock.lock();
+  }
+}
+
+void ClusterView::refresh() {
+  std::vector<std::string> names;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, view] : topics_) names.push_back(name);
+  }
+  if (names.empty()) return;
+  const ClusterMetadata md = query_.metadata(names, options_.timeout);
+  const auto now = Clock::now();
+  struct Question {
+    std::string topic;
+    int32_t partition, leader;
+  };
+  std::vector<Question> questions;  // served partitions are not asked again while their leader stays
+  {
+    std::lock_guard lock(mutex_);
+    if (!md.answered) {
+      // What was known stays (a partition served before is not unserved by a broker that does
+      // not answer: the sink's producer sees that outage itself); what was not known says why.
+      for (auto& [name, view] : topics_)
+        if (view.known == TopicView::Known::not_yet) view.problem = "no broker answered (" + md.error + ")";
+      return;
+    }
+    answered_at_ = now;
+    brokers_ = md.brokers;
+    for (const TopicMetadata& t : md.topics) {
+      auto it = topics_.find(t.topic);
+      if (it == topics_.end()) continue;  // forgotten meanwhile
+      TopicView& view = it->second;
+      view.answered_at = now;
+      view.known = known_from(t.error);
+      view.error = t.error;
+      if (view.known != TopicView::Known::exists) {
+        view.partitions.clear();
+        view.problem = view.known == TopicView::Known::missing
+                           ? "topic " + t.topic + " does not exist"
+                           : fmt::format("the cluster refuses topic {} (error {})", t.topic, t.error);
+        continue;
+      }
+      std::vector<PartitionView> partitions(t.leaders.size());
+      std::string problem;
+      for (size_t p = 0; p < t.leaders.size(); ++p) {
+        partitions[p].leader = t.leaders[p];
+        const bool was_served =
+            p < view.partitions.size() && view.partitions[p].served && view.partitions[p].leader == t.leaders[p];
+        partitions[p].served = was_served && t.leaders[p] >= 0;
+        if (t.leaders[p] < 0) {
+          if (problem.empty()) problem = fmt::format("partition {} of {} has no leader", p, t.topic);
+        } else if (!partitions[p].served) {
+          questions.push_back({t.topic, static_cast<int32_t>(p), t.leaders[p]});
+        }
+      }
+      view.partitions = std::move(partitions);
+      view.problem = problem;
+    }
+  }
+  // Each question waits for its answer: a leader that does not answer is asked no more this round
+  // (its other partitions wait for the next), so that one round stays within a few timeouts.
+  std::vector<int32_t> silent;
+  for (const Question& q : questions) {
+    if (std::find(silent.begin(), silent.end(), q.leader) != silent.end()) continue;
+    const std::string why = query_.ask_leader(q.topic, q.partition, options_.timeout);
+    std::lock_guard lock(mutex_);
+    auto it = topics_.find(q.topic);
+    if (it == topics_.end() || static_cast<size_t>(q.partition) >= it->second.partitions.size()) continue;
+    PartitionView& p = it->second.partitions[static_cast<size_t>(q.partition)];
+    if (p.leader != q.leader) continue;  // a newer answer named another leader meanwhile
+    p.served = why.empty();
+    if (!why.empty()) {
+      silent.push_back(q.leader);
+      if (it->second.problem.empty())
+        it->second.problem = fmt::format("leader {} of partition {} of {} does not answer for it yet ({})", q.leader,
+                                         q.partition, q.topic, why);
+    }
+  }
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,59 @@
+#pragma once
+// acks=0: how many of a sink's messages were written to each broker lately, so that a connection
+// that drops can be charged with what it may have taken along. librdkafka reports an acks=0
+// message delivered once its request is written to the socket; the broker never answers. A broker
+// that closes the connection (a produce it refused, a restart, a crash) has not necessarily read
+// what was written last, and nobody can know which messages those were: the messages written to it
+// in the last second before librdkafka said the connection went down are counted as possibly lost
+// (an upper estimate: a healthy broker reads what it is sent within milliseconds).
+//
+// written() runs on whichever thread polls librdkafka (per delivered message: two relaxed atomics);
+// take() on whichever thread is told of the disconnect. Counts are estimates: slots are reused
+// without a lock, so a message counted into a slot at its turn of the second may be lost or kept.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace sluice::kafka {
+
+// Time in slots of 100 ms, as a thread that polls librdkafka last saw it (set before each poll).
+int64_t write_tick();
+void set_write_tick();
+
+class RecentWrites {
+ public:
+  static constexpr int kSlots = 10;  // 1 s
+
+  void written(int32_t broker, int64_t tick) {
+    if (broker < 0) return;
+    Broker& b = brokers_[static_cast<size_t>(broker) % brokers_.size()];
+    const size_t slot = static_cast<size_t>(tick % kSlots);
+    if (b.tick[slot].load(std::memory_order_relaxed) != tick) {
+      b.tick[slot].store(tick, std::memory_order_relaxed);
+      b.count[slot].store(0, std::memory_order_relaxed);
+    }
+    b.count[slot].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // What was written to `broker` in the second up to `tick`, counted once (the slots are cleared).
+  uint64_t take(int32_t broker, int64_t tick) {
+    if (broker < 0) return 0;
+    Broker& b = brokers_[static_cast<size_t>(broker) % brokers_.size()];
+    uint64_t sum = 0;
+    for (size_t slot = 0; slot < kSlots; ++slot) {
+      const int64_t at = b.tick[slot].load(std::memory_order_relaxed);
+      if (at > tick - kSlots && at <= tick) sum += b.count[slot].exchange(0, std::memory_order_relaxed);
+    }
+    return sum;
+  }
+
+ private:
+  struct Broker {
+    std::array<std::atomic<int64_t>, kSlots> tick{};
+    std::array<std::atomic<uint64_t>, kSlots> count{};
+  };
+  std::array<Broker, 16> brokers_{};  // by broker id (ids of one cluster rarely collide modulo 16)
+};
+
+}  // namespace sluice::kafka

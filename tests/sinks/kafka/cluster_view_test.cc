@@ -1,0 +1,136 @@
+// The cluster view against a fake cluster: what it says of topics and partitions, and when a
+// partition counts as served.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <mutex>
+
+#include "sinks/kafka/cluster_view.h"
+#include "tests/support/eventually.h"
+
+using namespace sluice;
+using namespace sluice::kafka;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A cluster whose answers the test sets: topics with their leaders, leaders that answer or not.
+struct FakeCluster final : ClusterQuery {
+  std::mutex mutex;
+  bool up = true;
+  std::map<std::string, TopicMetadata> topics;
+  std::map<std::pair<std::string, int32_t>, std::string> leader_refuses;  // (topic, partition) → why
+  int asked_leaders = 0;
+
+  ClusterMetadata metadata(const std::vector<std::string>& wanted, std::chrono::milliseconds) override {
+    std::lock_guard lock(mutex);
+    ClusterMetadata md;
+    if (!up) {
+      md.error = "Local: Broker transport failure";
+      return md;
+    }
+    md.answered = true;
+    md.brokers = {1, 2};
+    for (const std::string& name : wanted) {
+      const auto it = topics.find(name);
+      md.topics.push_back(it != topics.end() ? it->second : TopicMetadata{.topic = name, .error = 3});
+    }
+    return md;
+  }
+  std::string ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds) override {
+    std::lock_guard lock(mutex);
+    ++asked_leaders;
+    const auto it = leader_refuses.find({topic, partition});
+    return it == leader_refuses.end() ? "" : it->second;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cluster view: a partition is served once its leader answers for it, and not before", "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1, 2, -1}};
+  cluster.leader_refuses[{"logs", 1}] = "Broker: Not leader for partition";
+  ClusterView view(cluster, {});
+  CHECK(view.topic("logs").known == TopicView::Known::not_yet);  // not asked yet
+  view.refresh();
+  const TopicView t = view.topic("logs");
+  REQUIRE(t.known == TopicView::Known::exists);
+  CHECK(t.partition_count() == 3);
+  CHECK(t.served(0));
+  CHECK_FALSE(t.served(1));  // its leader does not serve it yet (a topic just created)
+  CHECK_FALSE(t.served(2));  // no leader
+  CHECK(t.leader(2) == -1);
+  CHECK_FALSE(t.served(3));  // no such partition
+  CHECK_THAT(t.problem, Catch::Contains("partition 2 of logs has no leader"));
+  cluster.leader_refuses.clear();
+  view.refresh();
+  CHECK(view.topic("logs").served(1));
+}
+
+TEST_CASE("cluster view: a served partition is not asked again while its leader stays, a new leader is",
+          "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1}};
+  ClusterView view(cluster, {});
+  view.topic("logs");
+  view.refresh();
+  view.refresh();
+  CHECK(cluster.asked_leaders == 1);
+  cluster.topics["logs"].leaders = {2};
+  cluster.leader_refuses[{"logs", 0}] = "Broker: Unknown topic or partition";
+  view.refresh();
+  CHECK_FALSE(view.topic("logs").served(0));
+  CHECK(view.topic("logs").leader(0) == 2);
+  CHECK(cluster.asked_leaders == 2);
+}
+
+TEST_CASE("cluster view: a missing topic, a refused one, and a cluster that does not answer", "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["bad"] = {.topic = "bad", .error = 17};
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1}};
+  ClusterView view(cluster, {});
+  for (const char* name : {"gone", "bad", "logs"}) view.topic(name);
+  view.refresh();
+  CHECK(view.topic("gone").known == TopicView::Known::missing);
+  CHECK(view.topic("bad").known == TopicView::Known::refused);
+  CHECK(view.topic("bad").error == 17);
+  REQUIRE(view.topic("logs").served(0));
+  const auto answered = view.answered_at();
+  CHECK(view.broker_listed(2));
+  // No broker answers: what was known stays (an outage is the producer's to see), nothing new is.
+  cluster.up = false;
+  view.topic("later");
+  view.refresh();
+  CHECK(view.topic("logs").served(0));
+  CHECK(view.answered_at() == answered);
+  CHECK(view.topic("later").known == TopicView::Known::not_yet);
+  CHECK_THAT(view.topic("later").problem, Catch::Contains("no broker answered"));
+}
+
+TEST_CASE("cluster view: a leader that does not answer is asked once a round, its other partitions wait",
+          "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["wide"] = {.topic = "wide", .leaders = {3, 3, 3, 3, 1}};
+  for (int32_t p = 0; p < 4; ++p) cluster.leader_refuses[{"wide", p}] = "Local: Timed out";
+  ClusterView view(cluster, {});
+  view.topic("wide");
+  view.refresh();
+  CHECK(cluster.asked_leaders == 2);  // broker 3 once, broker 1 once
+  const TopicView t = view.topic("wide");
+  CHECK(t.served(4));
+  CHECK_FALSE(t.served(0));
+}
+
+TEST_CASE("cluster view: its thread asks at once for a new topic and stops within a question's time", "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1}};
+  ClusterView view(cluster, {.steady_interval = 60s, .trouble_interval = 60s, .timeout = 1s});
+  view.start();
+  view.topic("logs");
+  CHECK(test::eventually([&] { return view.topic("logs").served(0); }, 10s));
+  const auto t0 = Clock::now();
+  view.stop();
+  CHECK(Clock::now() - t0 < 2s);
+}
