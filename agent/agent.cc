@@ -21,6 +21,7 @@ std::unique_ptr<Source> make_source(const config::ComponentConfig& component, st
   context.interceptors = take_interceptors(own);
   context.selector = take_selector(own);
   std::unique_ptr<Source> source = spec.make_source(own, std::move(channels), context);
+  source->use_listener_pool(context.shared.get<ListenerPool>());
   context.interceptors.reset();
   context.selector.reset();
   return source;

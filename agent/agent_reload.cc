@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
+#include "agent/api/listener_pool.h"
 #include "agent/channel_handover.h"
 #include "agent/component_registry.h"
 #include "agent/reload_plan.h"
@@ -124,6 +125,37 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
         finish_reload(ReloadOutcome::refused);
         return ReloadOutcome::refused;
       }
+  }
+
+  // Listening sockets (listener_pool.h): a port a source that goes listens on is handed to the
+  // new source that listens on it, never closed in between; the new sources' other ports are
+  // bound now, so that one another program holds refuses the reload before anything stops.
+  const std::shared_ptr<ListenerPool> listeners = shared_.get<ListenerPool>();
+  {
+    std::set<std::string> held;
+    std::set<uint16_t> freed;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      if (keep_source[i]) continue;
+      for (const std::string& key : sources_[i]->listener_keys()) held.insert(key);
+      for (const uint16_t port : sources_[i]->listening_ports()) freed.insert(port);
+    }
+    std::set<std::string> handed_over;
+    for (const auto& source : sources)
+      if (source)
+        for (const std::string& key : source->listener_keys())
+          if (held.count(key)) {
+            listeners->expect(key);
+            handed_over.insert(key);
+          }
+    try {
+      for (const auto& source : sources)
+        if (source) source->reserve_listeners(handed_over, freed);
+    } catch (const config::ConfigError& e) {
+      listeners->settle();
+      spdlog::error("reload refused: {}; the running configuration stays", e.what());
+      finish_reload(ReloadOutcome::refused);
+      return ReloadOutcome::refused;
+    }
   }
 
   // Bounded well under systemd's watchdog and stop timeouts (the caller feeds the watchdog): what
@@ -363,7 +395,8 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
     depart(*sink);
   }
 
-  // 5. New sources start (after the old ones let go of their ports).
+  // 5. New sources start, on the sockets handed over or bound for them; what no source adopted
+  //    (its successor did not start) closes as at a shutdown.
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!sources[i]) continue;
     try {
@@ -378,6 +411,7 @@ ReloadOutcome Agent::reload(const config::AgentConfig& next, std::chrono::millis
       failed = true;
     }
   }
+  listeners->settle();
 
   // 6. The new set replaces the old one (under the lock the metrics endpoint takes); what was
   //    kept moves across, what stopped is counted and freed: sources first, then sinks, then the

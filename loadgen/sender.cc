@@ -300,7 +300,8 @@ std::string SendResult::to_json() const {
   std::ostringstream out;
   out << "{\"sent\":" << sent << ",\"seconds\":" << seconds << ",\"rate\":" << std::llround(rate())
       << ",\"cpu_seconds\":" << cpu_seconds << ",\"blocked_seconds\":" << blocked_seconds
-      << ",\"possibly_lost\":" << possibly_lost << ",\"reconnects\":" << reconnects;
+      << ",\"possibly_lost\":" << possibly_lost << ",\"reconnects\":" << reconnects
+      << ",\"connects_failed\":" << connects_failed;
   if (udp) out << ",\"udp\":true,\"gso\":" << (udp_gso ? "true" : "false") << ",\"backlog_drops\":" << backlog_drops;
   if (relp)
     out << ",\"relp\":true,\"window\":" << relp_window << ",\"acknowledged\":" << acknowledged
@@ -309,8 +310,9 @@ std::string SendResult::to_json() const {
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];
     out << (i ? "," : "") << "\n {\"id\":" << c.id << ",\"sent\":" << c.sent << ",\"possibly_lost\":" << c.possibly_lost
-        << ",\"reconnects\":" << c.reconnects << ",\"closed_by_receiver\":" << c.closed_by_receiver << ",\"target\":\""
-        << c.target << "\",\"error\":\"" << c.error << "\",\"lost\":[";
+        << ",\"reconnects\":" << c.reconnects << ",\"connects_failed\":" << c.connects_failed
+        << ",\"closed_by_receiver\":" << c.closed_by_receiver << ",\"target\":\"" << c.target << "\",\"error\":\""
+        << c.error << "\",\"lost\":[";
     for (size_t r = 0; r < c.lost_ranges.size(); ++r)
       out << (r ? "," : "") << "[" << c.lost_ranges[r].first << "," << c.lost_ranges[r].second << "]";
     out << "]}";
@@ -384,6 +386,7 @@ SendResult send_events(const SendOptions& options) {
             continue;
           }
           if (!c->open(options.udp, tls.get())) {
+            ++c->result.connects_failed;
             c->next_attempt = now + c->backoff;
             c->backoff = std::min(c->backoff * 2, kReconnectMax);
             continue;
@@ -507,6 +510,7 @@ SendResult send_events(const SendOptions& options) {
     result.sent += c->result.sent;
     result.possibly_lost += c->result.possibly_lost;
     result.reconnects += c->result.reconnects;
+    result.connects_failed += c->result.connects_failed;
     result.connections.push_back(c->result);
   }
   return result;

@@ -62,6 +62,7 @@ struct ConnectionResult {
   uint64_t possibly_lost = 0;  // events in writes that failed, or never acknowledged by a receiver that went
   std::vector<std::pair<uint64_t, uint64_t>> lost_ranges;  // their sequence numbers, [first, last]
   uint64_t reconnects = 0;
+  uint64_t connects_failed = 0;     // connection attempts that failed (refused: nothing listened), retried
   uint64_t closed_by_receiver = 0;  // times the receiver half-closed (shutting down) and we closed and came back
   std::string error;                // the last error; empty if the connection never failed
 };
@@ -71,6 +72,7 @@ struct SendResult {
   uint64_t sent = 0;
   uint64_t possibly_lost = 0;
   uint64_t reconnects = 0;
+  uint64_t connects_failed = 0;
   double seconds = 0;
   double cpu_seconds = 0;      // the sender's own user + system time
   double blocked_seconds = 0;  // time spent inside send(): the receiver not keeping up

@@ -104,6 +104,7 @@ inline constexpr const char* kSinkEventsAside = "sluice_sink_events_aside";
 inline constexpr const char* kSinkEventsSetAsideTotal = "sluice_sink_events_set_aside_total";
 inline constexpr const char* kSinkWindowUnblockedTotal = "sluice_sink_window_unblocked_total";
 inline constexpr const char* kSinkEventTopics = "sluice_sink_event_topics";
+inline constexpr const char* kSinkKafkaTopicHandles = "sluice_sink_kafka_topic_handles";
 inline constexpr const char* kSinkEventTopicsRefusedTotal = "sluice_sink_event_topics_refused_total";
 inline constexpr const char* kKafkaBrokerUp = "sluice_kafka_broker_up";
 inline constexpr const char* kKafkaBrokerRttAvgSeconds = "sluice_kafka_broker_rtt_avg_seconds";
@@ -209,6 +210,7 @@ inline constexpr std::array kFamilies = {
     Family{kSinkEventsSetAsideTotal, Exporter::kafka_sink},
     Family{kSinkWindowUnblockedTotal, Exporter::kafka_sink},
     Family{kSinkEventTopics, Exporter::kafka_sink},
+    Family{kSinkKafkaTopicHandles, Exporter::kafka_sink},
     Family{kSinkEventTopicsRefusedTotal, Exporter::kafka_sink},
     Family{kKafkaBrokerUp, Exporter::kafka_sink},
     Family{kKafkaBrokerRttAvgSeconds, Exporter::kafka_sink},

@@ -1,9 +1,12 @@
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "agent/api/channel.h"
+#include "agent/api/listener_pool.h"
 #include "agent/api/metrics_writer.h"
 
 namespace sluice {
@@ -57,6 +60,14 @@ class Source {
   // After retire(): true once everything the source read is in its channels (or counted), at
   // the latest by `deadline`. stop() then returns at once.
   virtual bool wait_retired(Deadline /*deadline*/) { return true; }
+  // A reload's hand-over of listening sockets (listener_pool.h), for sources that listen: the
+  // agent's pool, the keys of the source's listeners (from its settings, before it starts), and
+  // binding now, into the pool, each listener whose key is not in `handed_over` (a port in
+  // `freed` that is in use is left to bind at start: a source that goes holds it). Throws
+  // config::ConfigError when one cannot be bound.
+  virtual void use_listener_pool(std::shared_ptr<ListenerPool> /*pool*/) {}
+  virtual std::vector<std::string> listener_keys() const { return {}; }
+  virtual void reserve_listeners(const std::set<std::string>& /*handed_over*/, const std::set<uint16_t>& /*freed*/) {}
   // TCP ports actually listened on (port 0 resolved), for the ready file and tests.
   virtual std::vector<uint16_t> listening_ports() const { return {}; }
   // Totals so far, summed over the source's threads; any thread may call these.

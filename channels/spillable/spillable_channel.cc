@@ -181,6 +181,11 @@ void SpillableChannel::close() {
   if (saved || unsaved)
     spdlog::info("channel {}: wrote the {} events left in memory to disk{}", name(), saved,
                  unsaved ? fmt::format("; {} did not fit and are lost", unsaved) : "");
+  // Its directories are let go now, not when the object goes: a reload opens its successor on them
+  // while this one is still around (its counters are read until the reload is done).
+  bytes_on_disk_at_close_ = store_->bytes_on_disk();
+  disk_write_errors_at_close_ = store_->write_errors();
+  store_.reset();
 }
 
 // A record part of which was delivered before the stop: read now, and only the rest queued,
@@ -320,6 +325,7 @@ bool SpillableChannel::put(EventBatch& batch, Deadline deadline) {
 }
 
 EventBatch SpillableChannel::load(const spill::RecordRef& record, BatchOrigin origin) {
+  if (!store_) return {};  // closed (nothing takes from a closed channel)
   const auto payload = store_->read(record);
   auto batch = payload
                    ? spill::decode_batch(*payload, std::make_shared<RecordTracker>(*this, record), std::move(origin))
@@ -393,12 +399,14 @@ Take SpillableChannel::take(size_t max_events, Deadline deadline) {
 }
 
 void SpillableChannel::release(const spill::RecordRef& record, size_t events) {
+  if (!store_) return;  // closed: its successor owns the directory (nothing commits after a close)
   store_->release(record);
   disk_events_ -= std::min<uint64_t>(disk_events_, events);
   not_full_.notify_all();
 }
 
 void SpillableChannel::release_part(const spill::RecordRef& record, spill::EventRange part) {
+  if (!store_) return;
   store_->release_part(record, part);
   disk_events_ -= std::min<uint64_t>(disk_events_, part.count);
   not_full_.notify_all();
@@ -444,8 +452,8 @@ ChannelCounters SpillableChannel::counters() const {
 SpillCounters SpillableChannel::spill_counters() const {
   std::lock_guard lock(mutex_);
   SpillCounters c = spill_counters_;
-  c.bytes_on_disk = store_ ? store_->bytes_on_disk() : 0;
-  c.disk_write_errors = store_ ? store_->write_errors() : 0;
+  c.bytes_on_disk = store_ ? store_->bytes_on_disk() : bytes_on_disk_at_close_;
+  c.disk_write_errors = store_ ? store_->write_errors() : disk_write_errors_at_close_;
   return c;
 }
 

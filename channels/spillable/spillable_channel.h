@@ -83,8 +83,9 @@ class SpillableChannel final : public Channel {
 
   const config::ComponentConfig component_;
   const SpillableChannelConfig config_;
-  const uint64_t memory_byte_capacity_ = 0;  // 0: memoryCapacity alone bounds the memory part
-  std::unique_ptr<spill::SegmentStore> store_;
+  const uint64_t memory_byte_capacity_ = 0;     // 0: memoryCapacity alone bounds the memory part
+  std::unique_ptr<spill::SegmentStore> store_;  // from open() to close()
+  uint64_t bytes_on_disk_at_close_ = 0, disk_write_errors_at_close_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable not_full_;

@@ -10,6 +10,7 @@
 //
 // Owned and used by the sink's thread.
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -29,8 +30,13 @@ struct AsideTake {
 
 class AsideTakes {
  public:
-  static constexpr size_t kAsideTakes = 4;  // takes' worth of events held aside at most
-  explicit AsideTakes(size_t batch_size) : bound_(kAsideTakes * batch_size) {}
+  static constexpr size_t kAsideTakes = 4;  // takes' worth of events held aside at most, on disk channels
+  // The bound for a sink taking `batch_size` from `channel`.
+  static uint64_t bound_for(const Channel& channel, size_t batch_size) {
+    const uint64_t takes = kAsideTakes * batch_size;
+    return channel.keeps_contents() ? takes : std::max<uint64_t>(takes, channel.capacity());
+  }
+  explicit AsideTakes(uint64_t bound) : bound_(bound) {}
 
   void add(AsideTake entry);
   bool empty() const { return entries_.empty(); }

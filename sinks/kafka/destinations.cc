@@ -65,6 +65,7 @@ bool Destinations::make_room() {
   if (take_topics_.count(oldest) || (busy_ && busy_(oldest))) return false;
   if (producer_) producer_->release_topic(oldest);
   in_use_.erase(oldest);
+  rotation_.erase(oldest);
   lru_.pop_back();
   return true;
 }

@@ -111,7 +111,7 @@ KafkaSink::KafkaSink(std::string name, KafkaSinkConfig config, Channel& channel,
       group_(std::move(group)),
       stall_limit_(config_.stalled_partition_timeout),
       destinations_(destination_settings(config_), probe_),
-      aside_(batch_size_) {
+      aside_(AsideTakes::bound_for(channel, batch_size_)) {
   destinations_.set_busy([this](const std::string& topic) { return aside_.holds(topic); });
 }
 
@@ -130,7 +130,7 @@ void KafkaSink::start() {
   const auto idempotence = producer_settings_.find("enable.idempotence");
   const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
   spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {}{})", name_, config_.topic,
-               config_.partition >= 0 ? std::to_string(config_.partition) : "by librdkafka",
+               config_.partition >= 0 ? std::to_string(config_.partition) : "by key or one served per take",
                producer_settings_["bootstrap.servers"].value, config_.acks, batch_size_,
                config_.wait_for_delivery ? "after delivery reports" : "when librdkafka takes the batch",
                config_.wait_for_delivery && !idempotent
@@ -802,6 +802,12 @@ SinkCounters KafkaSink::counters() const {
   return c;
 }
 
+KafkaSinkCounters KafkaSink::kafka_counters() const {
+  KafkaSinkCounters c = probe_->kafka_counters();
+  if (auto producer = std::atomic_load(&producer_)) c.topic_handles = producer->topics_held();
+  return c;
+}
+
 void KafkaSink::write_metrics(MetricsWriter& writer) const {
   probe_->write_metrics(writer, std::atomic_load(&producer_).get());
 }
@@ -832,6 +838,9 @@ uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
   uint64_t bound = add(kProducerBytes, times(messages, kMessageOverheadBytes));
   if (!config_.wait_for_delivery)
     bound = add(bound, std::min(queued_bytes_max, times(queued_max, context.max_event_bytes)));
+  // Events aside (aside_takes.h) read back from a disk channel: beside what its take bound counts.
+  if (channel_.keeps_contents())
+    bound = add(bound, times(AsideTakes::kAsideTakes * batch_size_, context.max_event_bytes + kMessageOverheadBytes));
   // The JSON format copies each payload (escaped, up to 6 bytes a byte) for the takes in flight.
   if (config_.format == PayloadFormat::json)
     bound = add(bound, times(times(config_.takes_in_flight, batch_size_), 6 * context.max_event_bytes + 256));

@@ -57,7 +57,7 @@ class KafkaSink final : public Sink {
   void stop(Deadline deadline) override;
   void retire(Deadline deadline) override;
   SinkCounters counters() const override;
-  KafkaSinkCounters kafka_counters() const { return probe_->kafka_counters(); }
+  KafkaSinkCounters kafka_counters() const;
   void write_metrics(MetricsWriter& writer) const override;
   std::string ready_info() const override;
   bool commits_after_delivery() const override;

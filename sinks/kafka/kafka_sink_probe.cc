@@ -115,6 +115,7 @@ SinkCounters KafkaSinkProbe::counters() const {
 KafkaSinkCounters KafkaSinkProbe::kafka_counters() const {
   KafkaSinkCounters c;
   c.destination_served = served_.load(std::memory_order_relaxed);
+  c.event_topics = event_topics_.load(std::memory_order_relaxed);
   c.producer_restarts = producer_restarts_.load();
   for (int r = 0; r < kDeliveryErrorKinds; ++r)
     if (const uint64_t n = failed_by_reason_[r].load())
@@ -160,6 +161,10 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
               {{"sink", sink_name_}, {"reason", r == 0 ? "not_allowed" : "max_topics"}},
               static_cast<double>(retopicked_[r].load(std::memory_order_relaxed)));
   if (!producer) return;
+  w.gauge(metric_names::kSinkKafkaTopicHandles,
+          "Topic handles the sink's producer holds (its own topic, those events named; shared producers: all of "
+          "their sinks').",
+          l, static_cast<double>(producer->topics_held()));
   for (const BrokerStats& b : producer->broker_stats()) {
     const MetricLabels bl{{"sink", sink_name_}, {"broker", b.name}};
     w.gauge(metric_names::kKafkaBrokerUp, "1 if the sink's producer is connected to the broker (librdkafka state UP).",

@@ -27,6 +27,8 @@ inline constexpr int kRetopickedKinds = 2;
 // The Kafka sink's counters beyond every sink's.
 struct KafkaSinkCounters {
   bool destination_served = false;  // the sink's own destination was served when it last looked
+  uint64_t event_topics = 0;        // topics named by events that it keeps (maxTopics bounds them)
+  uint64_t topic_handles = 0;       // topic handles its producer holds (its own and the events')
   uint64_t producer_restarts = 0;   // new producers after fatal errors
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
 };

@@ -156,11 +156,13 @@ rd_kafka_topic_t* Producer::topic_handle(const std::string& topic) {
   auto [it, inserted] = topics_.try_emplace(topic);
   if (users_.count(topic)) it->second.let_go_when_unused = true;
   if (inserted) {
-    it->second.counters = std::make_unique<TopicCounters>();
+    std::unique_ptr<TopicCounters>& counters = counters_[topic];
+    if (!counters) counters = std::make_unique<TopicCounters>();
+    it->second.counters = counters.get();
     // The producer's topic settings (acks, message.timeout.ms, ... are topic settings in librdkafka),
     // with this topic's counters as its opaque.
     rd_kafka_topic_conf_t* conf = rd_kafka_default_topic_conf_dup(rk_);
-    rd_kafka_topic_conf_set_opaque(conf, it->second.counters.get());
+    rd_kafka_topic_conf_set_opaque(conf, it->second.counters);
     it->second.rkt = rd_kafka_topic_new(rk_, topic.c_str(), conf);  // takes conf (destroys it on failure)
   }
   rd_kafka_topic_t* handle = it->second.rkt;

@@ -171,8 +171,8 @@ class Producer final : private ClusterQuery {
  private:
   struct TopicHandle {
     rd_kafka_topic_s* rkt = nullptr;
-    std::unique_ptr<TopicCounters> counters;  // the handle's opaque
-    bool let_go_when_unused = false;          // a sink used it (use_topic): it goes when none does
+    TopicCounters* counters = nullptr;  // the handle's opaque (counters_)
+    bool let_go_when_unused = false;    // a sink used it (use_topic): it goes when none does
   };
   rd_kafka_topic_s* topic_handle(const std::string& topic);
   TopicCounters* counters_for(const std::string& topic, int32_t partition_count);
@@ -196,6 +196,11 @@ class Producer final : private ClusterQuery {
   mutable std::mutex topics_mutex_;
   std::map<std::string, TopicHandle> topics_;
   std::map<std::string, int> users_;  // sinks that send to each topic (use_topic / release_topic)
+  // Each topic's counters, kept for the producer's life: librdkafka may keep a topic after its
+  // handle goes (what it still holds of it, its metadata) and hands that one out again, with the
+  // opaque it had, to the next rd_kafka_topic_new of the name. (Only topics produced to have them:
+  // topics the cluster has, that the sinks allow.)
+  std::map<std::string, std::unique_ptr<TopicCounters>> counters_;
   std::mutex watchers_mutex_;
   std::vector<std::weak_ptr<ConnectionWatcher>> watchers_;
   ClusterView view_;  // last: its thread asks through this producer's handle, and stops first

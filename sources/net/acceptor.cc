@@ -63,32 +63,45 @@ void apply_receive_buffer(int fd, uint64_t bytes) {
 }  // namespace
 
 Acceptor::Acceptor(uv_loop_t* loop, const StreamSettings& config, StreamProbe& probe, IoCounters& counters,
-                   std::atomic<int64_t>& open_connections, Deal deal)
+                   std::atomic<int64_t>& open_connections, Deal deal, ListenerPool* pool)
     : loop_(loop),
+      pool_(pool),
       config_(config),
       probe_(probe),
       counters_(counters),
       open_connections_(open_connections),
       deal_(std::move(deal)) {}
 
-uint16_t Acceptor::listen_on(const config::ComponentConfig& component, uint16_t port) {
-  sockaddr_storage addr = resolve(component, config_.host, port);
+int open_listening_socket(const config::ComponentConfig& component, const StreamSettings& config, uint16_t port,
+                          int* error) {
+  sockaddr_storage addr = resolve(component, config.host, port);
   const int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw config::ConfigError(std::string("socket(): ") + std::strerror(errno));
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   // Set before listen(): accepted sockets inherit it, and the window scale is negotiated in
   // the SYN, so a larger buffer set later would not widen the window.
-  if (config_.read_buffer_size.bytes) apply_receive_buffer(fd, config_.read_buffer_size.bytes);
+  if (config.read_buffer_size.bytes) apply_receive_buffer(fd, config.read_buffer_size.bytes);
   const socklen_t len = addr.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-      ::listen(fd, static_cast<int>(config_.backlog)) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd, static_cast<int>(config.backlog)) != 0) {
     const int err = errno;
     ::close(fd);
-    const std::string why = "cannot listen on " + config_.host + ":" + std::to_string(port) + ": " +
-                            std::strerror(err) + (err == EADDRINUSE ? " (another process has this port)" : "");
+    if (error) {
+      *error = err;
+      return -1;
+    }
+    const std::string why = "cannot listen on " + config.host + ":" + std::to_string(port) + ": " + std::strerror(err) +
+                            (err == EADDRINUSE ? " (another process has this port)" : "");
     component.fail("ports", why);
   }
+  return fd;
+}
+
+uint16_t Acceptor::listen_on(const config::ComponentConfig& component, uint16_t port, size_t index) {
+  const std::string key = ListenerPool::key(component.name, config_.host, port, index);
+  // Handed over by the source a reload replaced (or bound for this one before anything stopped).
+  int fd = pool_ ? pool_->adopt(key) : -1;
+  if (fd < 0) fd = open_listening_socket(component, config_, port, nullptr);
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
@@ -97,6 +110,7 @@ uint16_t Acceptor::listen_on(const config::ComponentConfig& component, uint16_t 
   auto listener = std::make_unique<Listener>();
   listener->fd = fd;
   listener->port = actual;
+  listener->key = key;
   listener->acceptor = this;
   uv_poll_init(loop_, &listener->poll, fd);
   listener->poll.data = listener.get();
@@ -131,9 +145,13 @@ bool Acceptor::accept_from(Listener& listener, int limit) {
 
 void Acceptor::accept_backlog() {
   int budget = kBacklogAcceptMax;
-  for (auto& l : listeners_)
+  for (auto& l : listeners_) {
+    if (handed_over(*l)) continue;  // its backlog is the successor's to accept
     while (budget > 0 && accept_from(*l, kAcceptBurst)) budget -= kAcceptBurst;
+  }
 }
+
+bool Acceptor::handed_over(const Listener& listener) const { return pool_ && pool_->expects(listener.key); }
 
 bool Acceptor::admit(int fd, const sockaddr_storage& peer) {
   std::optional<Refusal> refusal;
@@ -179,7 +197,10 @@ void Acceptor::close() {
   closed_ = true;
   for (auto& l : listeners_) {
     uv_poll_stop(&l->poll);
-    ::close(l->fd);
+    if (handed_over(*l))
+      pool_->park(l->key, l->fd);  // still listening: the reload's successor adopts it
+    else
+      ::close(l->fd);
     uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
   }
   if (pause_timer_) uv_close(reinterpret_cast<uv_handle_t*>(pause_timer_.get()), nullptr);

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+
 #include "agent/api/memory_bound.h"
 
 namespace sluice::net {
@@ -38,6 +40,29 @@ StreamServer::StreamServer(config::ComponentConfig component, StreamSettings set
               .tls = tls_.get(),
               .resolver = resolver_.get(),
               .io_threads = io_threads_} {}
+
+std::vector<std::string> StreamServer::listener_keys() const {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < settings_.ports.size(); ++i)
+    keys.push_back(ListenerPool::key(component_.name, settings_.host, settings_.ports[i], i));
+  return keys;
+}
+
+void StreamServer::reserve_listeners(const std::set<std::string>& handed_over, const std::set<uint16_t>& freed) {
+  if (!shared_.listeners) return;
+  for (size_t i = 0; i < settings_.ports.size(); ++i) {
+    const std::string key = ListenerPool::key(component_.name, settings_.host, settings_.ports[i], i);
+    if (handed_over.count(key)) continue;
+    int error = 0;
+    const int fd = open_listening_socket(component_, settings_, settings_.ports[i], &error);
+    if (fd >= 0) {
+      shared_.listeners->reserve(key, fd);
+    } else if (!(error == EADDRINUSE && freed.count(settings_.ports[i]))) {
+      // Again, to throw the error that names the port (or reserve it, if it was freed meanwhile).
+      shared_.listeners->reserve(key, open_listening_socket(component_, settings_, settings_.ports[i], nullptr));
+    }
+  }
+}
 
 void StreamServer::reload_credentials() {
   if (!tls_) return;

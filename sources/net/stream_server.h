@@ -56,6 +56,9 @@ class StreamServer : public Source {
 
   // In the order configured; after start().
   std::vector<uint16_t> listening_ports() const override { return shared_.bound_ports; }
+  void use_listener_pool(std::shared_ptr<ListenerPool> pool) override { shared_.listeners = std::move(pool); }
+  std::vector<std::string> listener_keys() const override;
+  void reserve_listeners(const std::set<std::string>& handed_over, const std::set<uint16_t>& freed) override;
   SourceCounters counters() const override { return routes_.with(probe_.source_counters()); }
   // Everything the source counts, per port and per reason.
   StreamCounters tcp_counters() const { return probe_.counters(); }

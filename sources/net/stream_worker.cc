@@ -173,10 +173,10 @@ StreamWorker::~StreamWorker() {
 
 std::vector<uint16_t> StreamWorker::start_accepting(const config::ComponentConfig& component,
                                                     const std::vector<uint16_t>& ports, Acceptor::Deal deal) {
-  acceptor_ =
-      std::make_unique<Acceptor>(&loop_, config_, shared_.probe, counters_, shared_.open_connections, std::move(deal));
+  acceptor_ = std::make_unique<Acceptor>(&loop_, config_, shared_.probe, counters_, shared_.open_connections,
+                                         std::move(deal), shared_.listeners.get());
   std::vector<uint16_t> bound;
-  for (uint16_t port : ports) bound.push_back(acceptor_->listen_on(component, port));
+  for (size_t i = 0; i < ports.size(); ++i) bound.push_back(acceptor_->listen_on(component, ports[i], i));
   return bound;
 }
 

@@ -70,6 +70,7 @@ struct IoShared {
   const TlsContext* tls = nullptr;           // ssl = true: every connection speaks TLS
   ReverseResolver* resolver = nullptr;       // clientHostnameHeader: the reverse lookups
   int io_threads = 1;                        // they share ssl.maxHandshakes
+  std::shared_ptr<ListenerPool> listeners;   // sockets handed over at a reload (may be null)
 };
 
 // Each io thread's share of ssl.maxHandshakes (rounded up: every thread may handshake).

@@ -411,3 +411,71 @@ TEST_CASE("a failover group one of whose new sinks cannot start at reload keeps 
   CHECK(p.stop_agent(30s) == 0);
   check_every_event_once(p, 20000);
 }
+
+TEST_CASE(
+    "a reload that changes only a spillable channel's memoryCapacity is applied, on the same directories, and the "
+    "source keeps listening on its port",
+    "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const auto spillable = [&](int memory) {
+    return with_channel(
+        ten_sink_config(p.bootstrap(), kAcksAll),
+        "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = " + std::to_string(memory) +
+            "\nt.channels.c1.transactionCapacity = 1000\n" + "t.channels.c1.dataDir = " + p.dir().file("spill") + "\n");
+  };
+  p.start_agent(spillable(10000), "t", {"--metrics", "127.0.0.1:0"});
+  const std::string ports = ready_ports(p, "r1");
+  // Idle: the old channel closes (its memory to disk), its successor opens the same directories.
+  CHECK(reload_to(p, spillable(20000), "applied"));
+  CHECK(reload_to(p, spillable(5000), "applied"));
+  INFO(log_lines_with(p.agent_log(), {"reload", "channel", "source"}));
+  CHECK(reloads(p, "failed") == 0);
+  CHECK(ready_ports(p, "r1") == ports);  // the same ports (given as 0: the ones it had)
+  REQUIRE(p.send_until_stored(1000, 1000));
+  CHECK(p.stop_agent(30s) == 0);
+  check_every_event_once(p, 1000);
+}
+
+TEST_CASE(
+    "a storm of reloads under load (a source's, a sink's and a spillable channel's settings in turn): no reload fails, "
+    "no connection is refused, every event once",
+    "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const auto config = [&](int step) {
+    const std::string batch = step % 3 == 0 ? "1000" : "500";      // the source's
+    const std::string linger = step % 3 == 1 ? "5" : "20";         // the sinks'
+    const std::string memory = step % 3 == 2 ? "20000" : "30000";  // the channel's
+    std::string text = ten_sink_config(p.bootstrap(), kAcksAll);
+    text = std::regex_replace(text, std::regex("batchSize = 1000"), "batchSize = " + batch);
+    text = std::regex_replace(text, std::regex("linger\\.ms = 5"), "linger.ms = " + linger);
+    return with_channel(text, "t.channels.c1.type = spillablememory\nt.channels.c1.memoryCapacity = " + memory +
+                                  "\nt.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
+                                  p.dir().file("spill") + "\n");
+  };
+  // Its ports are given as 0: each source rebuilt gets the sockets its predecessor listened on.
+  p.start_agent(config(0), "t", {"--metrics", "127.0.0.1:0"});
+  const std::string ports = ready_ports(p, "r1");
+  int sent = -1;
+  TestThread sender([&] { sent = p.send({"-c", "4", "-n", "150000", "-r", "10000", "-d", "60s"}); });
+  REQUIRE(eventually([&] { return p.metric("sluice_source_events_received_total") > 10000; }, 20s));
+  for (int step = 1; step <= 13; ++step) {
+    INFO("reload " << step);
+    CHECK(reload_to(p, config(step), "applied"));
+  }
+  CHECK(ready_ports(p, "r1") == ports);
+  sender.join();
+  REQUIRE(sent == 0);
+  CHECK(reloads(p, "failed") == 0);
+  const std::string summary = read_file(p.dir().file("sent.json"));
+  INFO("sender: " << summary.substr(0, 300));
+  CHECK(json_number(summary, "connects_failed") == 0);  // the port listened throughout
+  CHECK(json_number(summary, "possibly_lost") == 0);
+  REQUIRE(eventually([&] { return p.stored() == 150000; }, 60s));
+  CHECK(p.stop_agent(30s) == 0);
+  check_every_event_once(p, 150000);
+  const ShutdownAccount account = shutdown_account(p.agent_log());
+  CHECK(account.balances());
+  CHECK(account.lost == 0);
+}

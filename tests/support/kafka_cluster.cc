@@ -1,5 +1,7 @@
 #include "tests/support/kafka_cluster.h"
 
+#include <tuple>
+
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -11,8 +13,8 @@ namespace sluice::test {
 using namespace std::chrono_literals;
 
 KafkaCluster& KafkaCluster::shared(Options options) {
-  static std::map<std::pair<int, bool>, std::unique_ptr<KafkaCluster>> clusters;
-  auto& cluster = clusters[{options.nodes, options.sasl}];
+  static std::map<std::tuple<int, bool, bool>, std::unique_ptr<KafkaCluster>> clusters;
+  auto& cluster = clusters[{options.nodes, options.sasl, options.auto_create}];
   if (!cluster) cluster = std::make_unique<KafkaCluster>(options);
   return *cluster;
 }
@@ -23,6 +25,7 @@ KafkaCluster::KafkaCluster(Options options) : options_(options) {
   std::vector<std::string> args{
       "start", dir_.path(), "--nodes", std::to_string(options.nodes), "--owner", std::to_string(::getpid())};
   if (options.sasl) args.push_back("--sasl");
+  if (options.auto_create) args.push_back("--auto-create");
   try {
     script(args, 180s);  // the script gives up after 150 s and stops what it started
   } catch (const std::exception&) {

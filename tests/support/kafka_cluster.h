@@ -14,7 +14,8 @@ class KafkaCluster {
  public:
   struct Options {
     int nodes = 1;
-    bool sasl = false;  // also a SASL_SSL listener: PLAIN, SCRAM-SHA-512/256 user sluice / sluice-secret
+    bool sasl = false;         // also a SASL_SSL listener: PLAIN, SCRAM-SHA-512/256 user sluice / sluice-secret
+    bool auto_create = false;  // Kafka creates a topic a client asks for (ten partitions), as by its default
   };
   // The cluster of these options for this test program, started at the first call.
   static KafkaCluster& shared(Options options);

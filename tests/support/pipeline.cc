@@ -132,11 +132,12 @@ Pipeline::~Pipeline() {
   broker_.reset();
 }
 
-const std::string& Pipeline::start_broker() {
-  broker_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{bin("sluice-kafka-mock"), "--topic", "ApacheLog", "--partitions", "10",
-                               "--bootstrap-file", dir_.file("bootstrap"), "--control", dir_.file("control")},
-      dir_.file("broker.log"));
+const std::string& Pipeline::start_broker(const std::vector<std::string>& more_topics) {
+  std::vector<std::string> args{bin("sluice-kafka-mock"), "--topic",   "ApacheLog",
+                                "--partitions",           "10",        "--bootstrap-file",
+                                dir_.file("bootstrap"),   "--control", dir_.file("control")};
+  for (const std::string& topic : more_topics) args.insert(args.end(), {"--topic", topic});
+  broker_ = std::make_unique<ChildProcess>(args, dir_.file("broker.log"));
   const std::string text = wait_for_file(dir_.file("bootstrap"), 20s);
   if (text.empty()) throw std::runtime_error("the broker did not start: " + read_file(dir_.file("broker.log")));
   bootstrap_ = text.substr(0, text.find('\n'));
@@ -195,12 +196,18 @@ void Pipeline::send_to(const std::vector<uint16_t>& ports) {
   for (uint16_t port : ports) targets_.insert(targets_.end(), {"-t", "127.0.0.1:" + std::to_string(port)});
 }
 
-long Pipeline::agent_peak_rss_kb() const {
-  std::istringstream status(read_file("/proc/" + std::to_string(agent_->pid()) + "/status"));
+namespace {
+// A "Vm...:" line of /proc/PID/status, in kB; -1 if there is none.
+long status_kb(pid_t pid, const std::string& field) {
+  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(field.size()));
   return -1;
 }
+}  // namespace
+
+long Pipeline::agent_peak_rss_kb() const { return status_kb(agent_->pid(), "VmHWM:"); }
+long Pipeline::agent_rss_kb() const { return status_kb(agent_->pid(), "VmRSS:"); }
 
 std::optional<int> Pipeline::stop_agent(std::chrono::milliseconds timeout) {
   agent_->signal(SIGTERM);

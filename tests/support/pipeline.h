@@ -63,7 +63,8 @@ class Pipeline {
   const TempDir& dir() const { return dir_; }
 
   // sluice-kafka-mock with a control FIFO; returns the bootstrap address.
-  const std::string& start_broker();
+  // (`more_topics` beside ApacheLog, ten partitions each.)
+  const std::string& start_broker(const std::vector<std::string>& more_topics = {});
   // Or a broker started elsewhere (a real Kafka): verify() and stored() read `topic` there.
   void use_kafka(const std::string& bootstrap, const std::string& topic);
   const std::string& topic() const { return topic_; }
@@ -78,6 +79,7 @@ class Pipeline {
   ChildProcess& agent() { return *agent_; }
   std::string agent_log() const { return read_file(dir_.file("agent.log")); }
   long agent_peak_rss_kb() const;  // VmHWM of the running agent
+  long agent_rss_kb() const;       // VmRSS of the running agent
   std::optional<int> stop_agent(std::chrono::milliseconds timeout);
 
   // The ports the agent listens on, as the last start_agent found them.

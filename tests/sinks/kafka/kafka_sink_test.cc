@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <librdkafka/rdkafka.h>
+
 #include <map>
 #include <set>
 #include <thread>
@@ -698,4 +700,147 @@ TEST_CASE("with maxTakesInFlight 3 and every take failing, the channel gets them
   std::vector<std::string> expected;
   for (int i = 0; i < 30; ++i) expected.push_back("event " + std::to_string(i));
   CHECK(order == expected);
+}
+
+namespace {
+
+// Every topic the cluster has, as its metadata lists them.
+std::set<std::string> cluster_topics(kafka::MockCluster& cluster) {
+  char error[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", cluster.bootstrap_servers().c_str(), error, sizeof error);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  REQUIRE(rk);
+  const rd_kafka_metadata_t* md = nullptr;
+  std::set<std::string> topics;
+  if (rd_kafka_metadata(rk, 1, nullptr, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < md->topic_cnt; ++i) topics.insert(md->topics[i].topic);
+    rd_kafka_metadata_destroy(md);
+  }
+  rd_kafka_destroy(rk);
+  return topics;
+}
+
+// `n` events of app `app` (its syslog tag, which topicHeader = app reads), numbered.
+EventBatch app_events(const std::string& app, int n) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i) lines.push_back("<13>Nov 30 11:07:06 h " + app + ": event " + std::to_string(i));
+  return parsed_batch(lines);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "topics named by events: at most maxTopics kept, one allowedTopics does not match goes to the sink's topic, none "
+    "created",
+    "[kafka][sink][topics]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  for (int k = 1; k <= 20; ++k) cluster.create_topic("app-" + std::to_string(k), 1);
+  SinkUnderTest t(
+      cluster,
+      {{"topicHeader", "app"}, {"allowedTopics", "app-[0-9]+"}, {"maxTopics", "5"}, {"kafka.producer.acks", "all"}});
+  auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  // Twenty topics, one after the other: the least recently used is let go for each new one.
+  for (int k = 1; k <= 20; ++k) {
+    EventBatch batch = app_events("app-" + std::to_string(k), 10);
+    REQUIRE(channel.put(batch, Clock::now() + 5s));
+    REQUIRE(eventually([&] { return channel.counters().events_held == 0; }, 10s));
+    CHECK(kafka_counters(*sink).event_topics <= 5);
+  }
+  // Names it may not use: to its own topic, counted. Names it may use that the cluster does not
+  // have: discarded, counted (the producer asks Kafka to create none of them).
+  EventBatch evil = app_events("evil", 7);
+  REQUIRE(channel.put(evil, Clock::now() + 5s));
+  EventBatch missing = app_events("app-9999", 3);
+  REQUIRE(channel.put(missing, Clock::now() + 5s));
+  REQUIRE(eventually([&] { return channel.counters().events_held == 0; }, 10s));
+  sink->stop(Clock::now() + 10s);
+  for (int k = 1; k <= 20; ++k) CHECK(read_topic(cluster, "app-" + std::to_string(k)).size() == 10);
+  CHECK(read_topic(cluster, "t").size() == 7);
+  CHECK(failed_for(*sink, "unknown_topic") == 3);
+  CHECK(sink->counters().events_discarded == 3);
+  const std::set<std::string> topics = cluster_topics(cluster);
+  CHECK(topics.size() == 21);
+  CHECK_FALSE(topics.count("app-9999"));
+  CHECK_FALSE(topics.count("evil"));
+}
+
+TEST_CASE("good events behind one naming a topic the cluster does not have land at once", "[kafka][sink][topics]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  SinkUnderTest t(cluster, {{"topicHeader", "app"}, {"kafka.producer.acks", "all"}});
+  auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  std::vector<std::string> lines{"<13>Nov 30 11:07:06 h nowhere: first"};
+  for (int i = 0; i < 100; ++i) lines.push_back("<13>good " + std::to_string(i));  // no app: the sink's topic
+  EventBatch batch = parsed_batch(lines);
+  const auto put_at = Clock::now();
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  REQUIRE(eventually([&] { return sink->counters().events_sent == 100; }, 10s, 10ms));
+  CHECK(Clock::now() - put_at < 2s);
+  CHECK(eventually([&] { return sink->counters().events_discarded == 1; }, 10s));
+  sink->stop(Clock::now() + 10s);
+  CHECK(failed_for(*sink, "unknown_topic") == 1);
+  CHECK_FALSE(cluster_topics(cluster).count("nowhere"));
+}
+
+namespace {
+
+// Keyed events for partitions 0 and 1 of a two-partition topic (murmur2 of the host: "21" → 0,
+// "abc" → 1, as Kafka's own vectors give them for ten partitions, whose parity they keep), 2,000 a
+// second for 3 s, into a sink with acks=all and one take in flight; partition 0 without a leader
+// if `fault`. Returns partition 1's events delivered when the load ends, and checks that every
+// event lands once after partition 0 has a leader again.
+uint64_t partition_one_delivered(bool fault) {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 2);
+  if (fault) cluster.set_partition_leader("t", 0, -1);
+  SinkUnderTest t(cluster, {{"keyField", "host"},
+                            {"kafka.producer.acks", "all"},
+                            {"maxTakesInFlight", "1"},
+                            {"batchSize", "200"},
+                            {"kafka.producer.linger.ms", "5"},
+                            {"stalledPartitionTimeout", "2s"}});
+  auto& [channel, shared, context, sink] = t;
+  REQUIRE(eventually([&] { return kafka_counters(*sink).destination_served; }, 10s));
+  const auto start = Clock::now();
+  int put = 0;
+  for (int i = 0; i < 6000; ++i) {
+    EventBatch batch =
+        parsed_batch({"<13>Nov 30 11:07:06 " + std::string(i % 2 ? "abc" : "21") + " app: event " + std::to_string(i)});
+    REQUIRE(channel.put(batch, Clock::now() + 5s));
+    ++put;
+    // The load's pace (2,000 a second), not a synchronisation.
+    std::this_thread::sleep_until(start + std::chrono::microseconds(500) * (i + 1));
+  }
+  std::this_thread::sleep_until(Clock::now() + 200ms);
+  // With the fault nothing of partition 0 can have been delivered (nor read: it has no leader).
+  uint64_t partition_one = sink->counters().events_sent;
+  if (!fault) {
+    partition_one = 0;
+    kafka::TopicReader(cluster.bootstrap_servers(), "t")
+        .read_all([&](int32_t partition, int64_t, int64_t, std::string_view) { partition_one += partition == 1; },
+                  kafka::ReadOptions{500ms, 30s});
+  }
+  CHECK(kafka_counters(*sink).producer_restarts == 0);  // no leader is no stall
+  if (fault) cluster.set_partition_leader("t", 0, 1);
+  CHECK(eventually([&] { return sink->counters().events_sent == static_cast<uint64_t>(put); }, 30s));
+  sink->stop(Clock::now() + 10s);
+  check_landed_once(cluster, "t", static_cast<size_t>(put));
+  return partition_one;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a partition without a leader holds up only its own keyed events: the other partition keeps its rate, and "
+    "every event lands once it has a leader",
+    "[kafka][sink][faults]") {
+  const uint64_t healthy = partition_one_delivered(false);
+  const uint64_t with_fault = partition_one_delivered(true);
+  INFO("partition 1 delivered during the load: " << healthy << " without the fault, " << with_fault << " with it");
+  CHECK(healthy > 2500);
+  CHECK(with_fault >= healthy * 9 / 10);
 }

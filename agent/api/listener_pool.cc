@@ -1,0 +1,47 @@
+#include "agent/api/listener_pool.h"
+
+#include <unistd.h>
+
+namespace sluice {
+
+ListenerPool::~ListenerPool() { settle(); }
+
+std::string ListenerPool::key(const std::string& source, const std::string& host, uint16_t configured_port,
+                              size_t index) {
+  if (configured_port != 0) return host + ":" + std::to_string(configured_port);
+  return source + "#" + std::to_string(index) + "@" + host;
+}
+
+void ListenerPool::expect(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  expected_.insert(key);
+}
+
+bool ListenerPool::expects(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  return expected_.count(key) > 0;
+}
+
+void ListenerPool::park(const std::string& key, int fd) {
+  std::lock_guard lock(mutex_);
+  auto [it, added] = parked_.try_emplace(key, fd);
+  if (!added) ::close(fd);
+}
+
+int ListenerPool::adopt(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  const auto it = parked_.find(key);
+  if (it == parked_.end()) return -1;
+  const int fd = it->second;
+  parked_.erase(it);
+  return fd;
+}
+
+void ListenerPool::settle() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, fd] : parked_) ::close(fd);  // no successor took it: as a shutdown closes it
+  parked_.clear();
+  expected_.clear();
+}
+
+}  // namespace sluice

@@ -1,0 +1,49 @@
+#pragma once
+// Listening sockets handed from a source a reload replaces to its successor, so that a port never
+// stops listening across a reload: a connection that arrives while the old source lets go and the
+// new one starts waits in the socket's backlog (it is not refused), and the new source accepts it.
+//
+//   reload:  expect(keys of the new sources that an old one listens on)   (nothing stopped yet)
+//            reserve(key, fd): the new sources' other listeners, bound now: a port another
+//                              program holds refuses the reload before anything stops
+//            retiring old source: park(key, fd) for each expected key (its backlog left for the
+//                              successor), closes the others as a shutdown does
+//            new source starts: adopt(key) instead of binding
+//            settle(): closes what no successor adopted; forgets what was expected
+//
+// A listener's key: "host:port" for a port given as a number; for port 0 (any), the source's name
+// and the port's place in its list, so that a source kept under its name keeps the port it got.
+// Thread-safe (a retiring source parks from its io thread). Owned by the agent (SharedState).
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace sluice {
+
+class ListenerPool {
+ public:
+  ListenerPool() = default;
+  ~ListenerPool();
+  ListenerPool(const ListenerPool&) = delete;
+  ListenerPool& operator=(const ListenerPool&) = delete;
+
+  static std::string key(const std::string& source, const std::string& host, uint16_t configured_port, size_t index);
+
+  void expect(const std::string& key);
+  bool expects(const std::string& key) const;
+  // Takes the fd (a listening socket); a second one for the same key is closed.
+  void park(const std::string& key, int fd);
+  void reserve(const std::string& key, int fd) { park(key, fd); }
+  // The fd parked or reserved under `key` (the caller owns it now), or -1.
+  int adopt(const std::string& key);
+  void settle();
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::string> expected_;
+  std::map<std::string, int> parked_;
+};
+
+}  // namespace sluice
