@@ -227,7 +227,8 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("-n,--name", o.agent_name, "Agent name: the first part of every key (as flume-ng -n)")
       ->capture_default_str();
   app.add_flag("--check", o.check,
-               "Validate the configuration and exit 0 (valid) or 1; opens no socket, contacts no Kafka");
+               "Validate the configuration and exit 0 (valid) or 1, as a start reads it: config filters are applied "
+               "(an external filter's command runs); opens no socket, contacts no Kafka");
   app.add_option("--shutdown-timeout", o.shutdown_timeout,
                  "On SIGTERM/SIGINT: how long to drain the channels into Kafka before giving up (e.g. 30s)")
       ->capture_default_str();

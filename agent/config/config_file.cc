@@ -21,7 +21,7 @@ bool is_component_group(const std::string& key) {
   const size_t dot = key.find('.');
   if (dot == std::string::npos) return false;
   const std::string rest = key.substr(dot + 1);
-  return rest == "sources" || rest == "channels" || rest == "sinks";
+  return rest == "sources" || rest == "channels" || rest == "sinks" || rest == "sinkgroups" || rest == "configfilters";
 }
 
 void flatten(const YAML::Node& node, const std::string& key, const std::string& file, FlatConfig& out) {
@@ -110,9 +110,13 @@ void substitute_environment(FlatConfig& flat) {
   }
 }
 
-FlatConfig load_config_file(const std::string& path) {
+FlatConfig load_config_file_as_written(const std::string& path) {
   const std::string text = read_config_file(path);
-  FlatConfig flat = format_of(path) == FileFormat::yaml ? parse_yaml(text, path) : parse_properties(text, path);
+  return format_of(path) == FileFormat::yaml ? parse_yaml(text, path) : parse_properties(text, path);
+}
+
+FlatConfig load_config_file(const std::string& path) {
+  FlatConfig flat = load_config_file_as_written(path);
   // The environment first, then the filters: a secret a filter brings is not read for ${...} again.
   substitute_environment(flat);
   apply_config_filters(flat);

@@ -31,6 +31,9 @@ FlatConfig parse_yaml(const std::string& text, const std::string& file);
 void substitute_environment(FlatConfig& flat);
 
 // Reads, parses (by extension), applies the config filters and substitutes.
+// The file's keys and values as written: no ${...} replaced, no config filter run or removed
+// (what `sluice config convert` prints, so that it round-trips and runs nothing).
+FlatConfig load_config_file_as_written(const std::string& path);
 FlatConfig load_config_file(const std::string& path);
 
 // The other format's text for the same flat configuration (for `sluice config convert`).

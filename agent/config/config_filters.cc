@@ -39,6 +39,13 @@ struct Filter {
   std::map<std::string, std::string> resolved;
 };
 
+// SIGTERM or SIGINT waits for the agent (which blocks them and takes them with sigtimedwait).
+bool stop_pending() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  return sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 // Runs `argv` without a shell, its stdin empty; returns its exit status, stdout and stderr (each
 // at most kOutputMax), or throws when it cannot start or outlasts `timeout` (then it is killed).
 int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::string& out,
@@ -85,7 +92,7 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* into[2] = {&out, &err};
   int open_pipes = 2;
-  bool timed_out = false;
+  bool timed_out = false, interrupted = false;
   int status = 0;
   bool exited = false;
   while (open_pipes > 0) {
@@ -96,6 +103,12 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
+      break;
+    }
+    // The agent asked to stop (a reload waiting for a command must not hold a SIGTERM for the
+    // command's whole timeout): the command is ended, the load fails.
+    if (stop_pending()) {
+      interrupted = true;
       break;
     }
     const int ready = ::poll(fds, 2, exited ? 0 : static_cast<int>(std::min<int64_t>(left.count(), 50)));
@@ -117,11 +130,12 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
   }
   for (pollfd& p : fds)
     if (p.fd >= 0) ::close(p.fd);
-  if (timed_out) {
+  if (timed_out || interrupted) {
     ::kill(-pid, SIGKILL);  // its process group: ours, started above
     if (!exited) ::waitpid(pid, &status, 0);
-    throw std::runtime_error("did not finish within " + std::to_string(timeout.count()) +
-                             " ms (timeout); it was killed");
+    throw std::runtime_error(interrupted ? "was ended: the agent is stopping (SIGTERM or SIGINT)"
+                                         : "did not finish within " + std::to_string(timeout.count()) +
+                                               " ms (timeout); it was killed");
   }
   // Its output is closed: it has ended, or is about to; wait for it at most the time left.
   while (!exited && ::waitpid(pid, &status, WNOHANG) == 0) {
@@ -186,6 +200,11 @@ void substitute(Filter& filter, FlatEntry& entry) {
       throw ConfigError(entry.where.to_string() + ": " + entry.key + ": \"" + entry.value.substr(pos) +
                         "\" is not a config filter reference (${" + filter.name +
                         "['KEY']}, KEY of letters, digits, - and _)");
+    // An external filter's command gets the key as its last argument: one starting with '-' would be
+    // an option to it.
+    if (key.front() == '-')
+      throw ConfigError(entry.where.to_string() + ": " + entry.key + ": ${" + filter.name + "['" + key +
+                        "']}: a key may not start with '-' (the command would take it for an option)");
     std::string replacement;
     try {
       replacement = resolve(filter, key);

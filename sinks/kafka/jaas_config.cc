@@ -54,8 +54,9 @@ JaasCredentials parse_jaas_config(std::string_view line) {
         "kafka.producer.sasl.kerberos.* (librdkafka's names)");
   skip_spaces(line, at);
   const std::string flag = word(line, at);
+  // Nothing of what follows the module's name is echoed in an error: it may be a password.
   if (flag != "required" && flag != "requisite" && flag != "sufficient" && flag != "optional")
-    throw std::invalid_argument("after the login module comes its flag (required), not \"" + flag + "\"");
+    throw std::invalid_argument("after the login module comes its flag (required, requisite, sufficient or optional)");
   std::map<std::string, std::string> options;
   while (true) {
     skip_spaces(line, at);
@@ -69,7 +70,9 @@ JaasCredentials parse_jaas_config(std::string_view line) {
     const std::string name = word(line, at);
     skip_spaces(line, at);
     if (name.empty() || at >= line.size() || line[at] != '=')
-      throw std::invalid_argument("expected name=\"value\" options, found \"" + name + "\"");
+      throw std::invalid_argument(
+          "expected name=\"value\" options after the flag, ended by ';' (a value with a space or ';' in it must be "
+          "quoted)");
     ++at;
     skip_spaces(line, at);
     options[name] = option_value(line, at);
@@ -81,9 +84,10 @@ JaasCredentials parse_jaas_config(std::string_view line) {
     else if (name == "password")
       credentials.password = value;
     else
-      throw std::invalid_argument("option " + name +
-                                  " has no librdkafka equivalent here (username and password are mapped): remove it, "
-                                  "or set the librdkafka property it stands for as kafka.producer.<name>");
+      throw std::invalid_argument(
+          "an option other than username and password has no librdkafka equivalent here (not named: an unquoted "
+          "password with a space in it looks like one): remove it, or set the librdkafka property it stands for as "
+          "kafka.producer.<name>");
   }
   if (credentials.username.empty() || !options.count("password"))
     throw std::invalid_argument("needs username=\"...\" and password=\"...\"");

@@ -17,8 +17,21 @@ std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& componen
   RelpSourceConfig c = parse_relp_source_config(component);
   std::vector<bool> required(channels.size(), context.selector == nullptr);
   if (context.selector)
-    for (const ChannelRoute& route : context.selector->routes())
+    for (const ChannelRoute& route : context.selector->routes()) {
       for (const size_t channel : route.required) required[channel] = true;
+      // RELP answers an event once its route's required channels hold it: a route with optional
+      // channels only would be answered at once, even when its copy was dropped (a full channel).
+      if (route.required.empty() && !route.optional.empty()) {
+        std::string names;
+        for (const size_t channel : route.optional) names += (names.empty() ? "" : ", ") + channels[channel]->name();
+        component.fail("selector",
+                       "routes some events to optional channels only (" + names +
+                           "): RELP answers an event once a required channel holds it, and a copy an optional "
+                           "channel drops would be answered too; make one of them required (Flume's selector.optional "
+                           "lists the optional ones; a multiplexing selector's selector.mapping.* and "
+                           "selector.default are required)");
+      }
+    }
   for (size_t i = 0; i < channels.size(); ++i) {
     const Channel* channel = channels[i];
     batch_size_for(component, "batchSize", c.tcp.batch_size, *channel);

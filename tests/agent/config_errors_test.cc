@@ -132,6 +132,31 @@ TEST_CASE("a port in use is refused at start with the key's file and line", "[co
   ::close(fd);
 }
 
+TEST_CASE("RELP refuses a selector that routes events to optional channels only", "[config][errors][relp]") {
+  const std::string relp_two_channels =
+      "a.sources = s\na.channels = c1 c2\na.sinks = k1 k2\n"
+      "a.sources.s.type = relp\na.sources.s.ports = 0\na.sources.s.channels = c1 c2\n"
+      "a.channels.c1.type = memory\na.channels.c2.type = memory\n"
+      "a.sinks.k1.type = kafka\na.sinks.k1.channel = c1\na.sinks.k1.brokerList = 127.0.0.1:9\n"
+      "a.sinks.k2.type = kafka\na.sinks.k2.channel = c2\na.sinks.k2.brokerList = 127.0.0.1:9\n";
+  CHECK(check(relp_two_channels) == "");
+  // Replicating with every channel optional: nothing would hold an answered event.
+  CHECK_THAT(check(relp_two_channels + "a.sources.s.selector.optional = c1 c2\n"),
+             Contains("a.sources.s.selector") && Contains("optional channels only (c1, c2)"));
+  // One required channel is enough (RELP waits for it; the optional copy may be dropped).
+  CHECK(check(relp_two_channels + "a.sources.s.selector.optional = c2\n") == "");
+  // Multiplexing: a value mapped to an optional channel only.
+  const std::string multiplexing = relp_two_channels +
+                                   "a.sources.s.selector.type = multiplexing\na.sources.s.selector.header = Severity\n"
+                                   "a.sources.s.selector.mapping.3 = c1\n";
+  CHECK(check(multiplexing) == "");
+  CHECK_THAT(check(multiplexing + "a.sources.s.selector.optional.4 = c2\n"), Contains("optional channels only (c2)"));
+  // The TCP source answers nobody: the same selector is fine there.
+  std::string tcp = relp_two_channels;
+  tcp.replace(tcp.find("= relp"), 6, "= multiport_syslogtcp");
+  CHECK(check(tcp + "a.sources.s.selector.optional = c1 c2\n") == "");
+}
+
 TEST_CASE("RELP answering after Kafka needs every sink of its channels to wait for Kafka's acknowledgement",
           "[config][errors][relp]") {
   std::string relp = kValid;

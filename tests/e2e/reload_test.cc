@@ -479,3 +479,25 @@ TEST_CASE(
   CHECK(account.balances());
   CHECK(account.lost == 0);
 }
+
+TEST_CASE("SIGTERM while a reload waits for a config filter's command stops the agent at once", "[e2e][reload]") {
+  Pipeline p;
+  p.start_broker();
+  const std::string base = ten_sink_config(p.bootstrap(), kAcksAll);
+  p.start_agent(base, "t", {"--metrics", "127.0.0.1:0"});
+  // The new file's password comes from a command that takes 600 s (its timeout, at most).
+  std::ofstream(p.dir().file("agent.properties"))
+      << base
+      << "t.configfilters = slow\nt.configfilters.slow.type = external\nt.configfilters.slow.command = /bin/sleep\n"
+         "t.configfilters.slow.timeout = 600s\nt.sinks.k1.kafka.producer.client.id = ${slow['600']}\n";
+  p.agent().signal(SIGHUP);
+  REQUIRE(eventually([&] { return p.agent_log().find("reloading ") != std::string::npos; }, 10s));
+  const auto sigterm = std::chrono::steady_clock::now();
+  p.agent().signal(SIGTERM);
+  const std::optional<int> code = p.agent().wait(30s);
+  INFO(p.agent_log());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK(std::chrono::steady_clock::now() - sigterm < 15s);
+  CHECK_THAT(p.agent_log(), Catch::Contains("the agent is stopping"));
+}

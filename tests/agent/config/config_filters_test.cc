@@ -105,3 +105,62 @@ TEST_CASE("a value a filter brings is not read again for ${...}", "[config][filt
   const FlatConfig flat = load_config_file(dir.file("a.properties"));
   CHECK(value_of(flat, "a1.sinks.k.kafka.producer.sasl.password") == "pa${x}ss");
 }
+
+TEST_CASE("a config filter key starting with '-' is refused: the command would take it for an option",
+          "[config][filters]") {
+  CHECK_THAT(
+      refusal("a1.configfilters = x\n"
+              "a1.configfilters.x.type = external\n"
+              "a1.configfilters.x.command = /bin/echo\n"
+              "a1.sinks.k.kafka.producer.sasl.password = ${x['-n']}\n"),
+      Contains("agent.properties:4: a1.sinks.k.kafka.producer.sasl.password") && Contains("may not start with '-'"));
+}
+
+TEST_CASE("config convert's reading of a file runs no filter and keeps the references and the filters",
+          "[config][filters]") {
+  test::TempDir dir;
+  // The command would leave a mark if it ran.
+  std::ofstream(dir.file("secret.sh")) << "touch " << dir.file("ran") << "\necho \"secret-$1\"\n";
+  const std::string text =
+      "a1.configfilters = x\n"
+      "a1.configfilters.x.type = external\n"
+      "a1.configfilters.x.command = /bin/sh " +
+      dir.file("secret.sh") +
+      "\n"
+      "a1.sinks.k.kafka.producer.sasl.password = ${x['kafka_password']}\n"
+      "a1.sinks.k.brokerList = ${KAFKA_BROKERS:-127.0.0.1:9092}\n";
+  std::ofstream(dir.file("agent.properties")) << text;
+  const FlatConfig written = load_config_file_as_written(dir.file("agent.properties"));
+  CHECK(value_of(written, "a1.sinks.k.kafka.producer.sasl.password") == "${x['kafka_password']}");
+  CHECK(value_of(written, "a1.sinks.k.brokerList") == "${KAFKA_BROKERS:-127.0.0.1:9092}");
+  CHECK(value_of(written, "a1.configfilters.x.type") == "external");
+  CHECK_FALSE(std::ifstream(dir.file("ran")).good());
+  // Through YAML and back: every key with its value (YAML's maps add the component lists).
+  std::ofstream(dir.file("agent.yaml")) << to_yaml(written);
+  const FlatConfig back = load_config_file_as_written(dir.file("agent.yaml"));
+  for (const FlatEntry& e : written) CHECK(value_of(back, e.key) == e.value);
+  CHECK_FALSE(std::ifstream(dir.file("ran")).good());
+  // The agent's own load runs it (and what convert printed holds no secret).
+  CHECK(value_of(load_config_file(dir.file("agent.properties")), "a1.sinks.k.kafka.producer.sasl.password") ==
+        "secret-kafka_password");
+  CHECK(std::ifstream(dir.file("ran")).good());
+}
+
+TEST_CASE("sink groups and config filters go to YAML and back as the other component lists do", "[config][yaml]") {
+  test::TempDir dir;
+  const std::string text =
+      "a1.sinks = k1 k2\n"
+      "a1.sinkgroups = g\n"
+      "a1.sinkgroups.g.sinks = k1 k2\n"
+      "a1.sinkgroups.g.processor.type = failover\n"
+      "a1.configfilters = e\n"
+      "a1.configfilters.e.type = env\n";
+  std::ofstream(dir.file("agent.properties")) << text;
+  const FlatConfig written = load_config_file_as_written(dir.file("agent.properties"));
+  std::ofstream(dir.file("agent.yaml")) << to_yaml(written);
+  const FlatConfig back = load_config_file_as_written(dir.file("agent.yaml"));
+  CHECK(value_of(back, "a1.sinkgroups") == "g");
+  CHECK(value_of(back, "a1.sinkgroups.g.sinks") == "k1 k2");
+  CHECK(value_of(back, "a1.configfilters") == "e");
+  CHECK(value_of(back, "a1.configfilters.e.type") == "env");
+}

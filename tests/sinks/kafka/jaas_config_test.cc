@@ -42,7 +42,7 @@ TEST_CASE("other login modules, options and malformed lines are refused saying w
              Contains("no librdkafka equivalent"));
   CHECK_THAT(refusal("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"a\" "
                      "password=\"b\" tokenauth=\"true\";"),
-             Contains("option tokenauth"));
+             Contains("an option other than username and password"));
   CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\""),
              Contains("end with ';'"));
   CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule username=\"a\" password=\"b\";"),
@@ -51,4 +51,19 @@ TEST_CASE("other login modules, options and malformed lines are refused saying w
              Contains("password"));
   CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule required password=\"b"),
              Contains("closing"));
+}
+
+TEST_CASE("an unquoted password with a space in it is refused without a word of it in the error",
+          "[kafka][config][jaas]") {
+  for (const std::string& line :
+       {std::string("org.apache.kafka.common.security.plain.PlainLoginModule required username=a password=se cret;"),
+        std::string("org.apache.kafka.common.security.plain.PlainLoginModule required username=a password=se cr=et;"),
+        std::string("org.apache.kafka.common.security.plain.PlainLoginModule secret password=x;")}) {
+    const std::string error = refusal(line);
+    INFO(error);
+    CHECK_FALSE(error.empty());
+    CHECK(error.find("cret") == std::string::npos);
+    CHECK(error.find("et;") == std::string::npos);
+    CHECK(error.find("secret") == std::string::npos);
+  }
 }
