@@ -62,6 +62,10 @@ JodaPattern::JodaPattern(std::string_view pattern) {
       if (std::string_view("yMdHhamsSZ").find(c) == std::string_view::npos)
         throw std::invalid_argument(std::string("the pattern letter '") + c +
                                     "' is not supported (y M d H h a m s S Z are)");
+      // A number is read into an int: more than 9 digits would overflow it (no time has them).
+      if (std::string_view("ydHhmsS").find(c) != std::string_view::npos && j - i > 9)
+        throw std::invalid_argument(std::string("'") + c + "' is written " + std::to_string(j - i) +
+                                    " times: a number field has at most 9 letters");
       fields_.push_back({c, static_cast<int>(j - i), {}});
       i = j;
     } else {

@@ -81,10 +81,11 @@ class MultiplexingSelector final : public ChannelSelector {
                        std::vector<std::pair<std::string, uint8_t>> values)
       : ChannelSelector(std::move(routes)),
         header_(std::move(header)),
+        ref_(header_),
         values_(std::move(values)),
-        numeric_(header_ == "Severity"   ? Numeric::severity
-                 : header_ == "Facility" ? Numeric::facility
-                                         : Numeric::none) {
+        numeric_(event_field_from_name(header_) == EventField::severity   ? Numeric::severity
+                 : event_field_from_name(header_) == EventField::facility ? Numeric::facility
+                                                                          : Numeric::none) {
     // Severity and Facility as the syslog source sets them: each number's route, once.
     for (int n = 0; n < 256; ++n) by_number_[static_cast<size_t>(n)] = route_of(std::to_string(n));
   }
@@ -95,7 +96,7 @@ class MultiplexingSelector final : public ChannelSelector {
       return by_number_[numeric_ == Numeric::severity ? e.severity : e.facility];
     }
     char scratch[24];
-    const std::optional<std::string_view> value = builder.last_event_header(header_, scratch);
+    const std::optional<std::string_view> value = builder.last_event_header(ref_, scratch);
     return value ? route_of(*value) : 0;
   }
 
@@ -110,6 +111,7 @@ class MultiplexingSelector final : public ChannelSelector {
   }
 
   const std::string header_;
+  const HeaderRef ref_;                                        // a parsed field by a sink's names too
   const std::vector<std::pair<std::string, uint8_t>> values_;  // sorted by value; route 0 is the default
   const Numeric numeric_;                                      // the header is a numeric parsed field
   std::array<uint8_t, 256> by_number_{};

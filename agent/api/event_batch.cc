@@ -287,7 +287,17 @@ void EventBatchBuilder::set_last_route(uint8_t route) {
   // the route's first event of a batch comes: a route that takes none holds no reservation.
   if (aside_.size() <= route) aside_.resize(route + 1u);
   AsideRoute& aside = aside_[route];
-  if (!aside.storage) aside.storage = new_storage(aside.reservation);
+  if (!aside.storage) {
+    // What the routes reserve together is at most what route 0 does (a little more than a batch):
+    // a sender whose every batch is of another route does not make one batch hold a full
+    // reservation per route (beyond it, a route's storage grows as it fills, as vectors do).
+    const Reservation wanted{
+        std::min(aside.reservation.events, reservation_.events - std::min(reservation_.events, aside_reserved_.events)),
+        std::min(aside.reservation.bytes, reservation_.bytes - std::min(reservation_.bytes, aside_reserved_.bytes))};
+    aside_reserved_.events += wanted.events;
+    aside_reserved_.bytes += wanted.bytes;
+    aside.storage = new_storage(wanted);
+  }
   EventStorage& from = *storage_;
   EventStorage& to = *aside.storage;
   const size_t index = from.events.size() - 1;
@@ -326,6 +336,21 @@ std::optional<std::string_view> EventBatchBuilder::last_event_header(std::string
       return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
   }
   return last_header(name, scratch);
+}
+
+std::optional<std::string_view> EventBatchBuilder::last_event_header(const HeaderRef& ref, char* scratch) const {
+  if (const std::optional<std::string_view> value = last_event_header(ref.name, scratch)) return value;
+  // Not a header of Flume's name: the parsed field a sink reads by that name (HeaderRef), unless a
+  // header block removed the name.
+  const size_t index = storage_->events.size() - 1;
+  if (!ref.field || named_by_source(header_names_.get(), ref.name)) return std::nullopt;
+  if (index < storage_->headers.size() && blocks_may_name(ref.name, block_names_)) {
+    const EventRecord& e = storage_->events.back();
+    const HeaderBlock& block = storage_->headers[index];
+    if (last_entry({storage_->bytes.data() + e.offset + block.offset, block.length}, ref.name)) return std::nullopt;
+  }
+  const EventRecord& e = storage_->events.back();
+  return field_value(storage_->bytes.data() + e.offset, e, ref.field, scratch);
 }
 
 RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
@@ -369,6 +394,7 @@ RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
   }
   aside_events_ = 0;
   aside_bytes_ = 0;
+  aside_reserved_ = {};
   if (!storage_->events.empty()) {
     routed.parts[0] = seal_storage(storage_, reservation_);
     storage_ = new_storage(reservation_);

@@ -342,6 +342,10 @@ class EventBatchBuilder {
   // name (no header block may name it, nor the source's header names): a selector reads the
   // field itself.
   bool last_header_is_parsed(std::string_view name) const;
+  // As last_event_header(ref.name), and failing that the parsed field `ref` names as a sink reads it
+  // (app, severity, any case: HeaderRef), so that a selector and a sink agree on a name.
+  // (Interceptors see Flume's names only: last_event_header(name).)
+  std::optional<std::string_view> last_event_header(const HeaderRef& ref, char* scratch) const;
 
  private:
   // What a new storage is reserved for: a little more than the last one sealed held.
@@ -362,6 +366,7 @@ class EventBatchBuilder {
   Reservation reservation_;                // declared before storage_: made with it
   std::unique_ptr<EventStorage> storage_;  // route 0's events (every event, without a selector)
   std::vector<AsideRoute> aside_;          // by route; [0] unused
+  Reservation aside_reserved_;             // what this batch's aside routes reserved together
   size_t aside_events_ = 0;
   uint64_t aside_bytes_ = 0;
   std::vector<uint8_t> routes_;  // per event, while a selector routes them (else empty)

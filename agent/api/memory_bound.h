@@ -37,6 +37,15 @@ inline constexpr uint64_t kBaseBytes = 32ull << 20;
 inline constexpr uint64_t kEventOverheadBytes = 2 * sizeof(EventRecord) + 512;
 // A batch's storage may be reserved up to twice what it holds before seal() gives it back.
 inline constexpr uint64_t kReservationFactor = 2;
+// A batch built by a source whose selector has several routes: route 0's reservation (a quarter
+// more than its last batch), the other routes' together (at most as much again), and each storage's
+// growth to twice what it holds (EventBatchBuilder::set_last_route).
+inline constexpr uint64_t kRoutedReservationFactor = 5;
+// Which of the two applies to a source with `selector` (null: no selector, one route).
+template <class Selector>
+uint64_t reservation_factor(const Selector* selector) {
+  return selector && !selector->single_route() ? kRoutedReservationFactor : kReservationFactor;
+}
 // The allocator's share on top of what is live (fragmentation, arenas' free lists).
 inline uint64_t with_allocator_slack(uint64_t bytes) { return bytes == kUnbounded ? bytes : bytes + bytes / 4; }
 

@@ -841,9 +841,17 @@ uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
   // Events aside (aside_takes.h) read back from a disk channel: beside what its take bound counts.
   if (channel_.keeps_contents())
     bound = add(bound, times(AsideTakes::kAsideTakes * batch_size_, context.max_event_bytes + kMessageOverheadBytes));
-  // The JSON format copies each payload (escaped, up to 6 bytes a byte) for the takes in flight.
-  if (config_.format == PayloadFormat::json)
-    bound = add(bound, times(times(config_.takes_in_flight, batch_size_), 6 * context.max_event_bytes + 256));
+  // The JSON format (each payload escaped, up to 6 bytes a byte) and Flume's Avro event (the body and
+  // every header, each at most an event's bytes) are copies: one take's in the sink's scratch, and
+  // with acks >= 1 those of the takes in flight in librdkafka (with acks = 0 its queue's byte bound
+  // above holds them).
+  uint64_t copy = 0;
+  if (config_.format == PayloadFormat::json) copy = 6 * context.max_event_bytes + 256;
+  if (config_.flume_event_format) copy = (copy ? copy : context.max_event_bytes) + context.max_event_bytes + 1024;
+  if (copy) {
+    const uint64_t takes = 1 + (config_.wait_for_delivery ? config_.takes_in_flight : 0);
+    bound = add(bound, times(times(takes, batch_size_), copy));
+  }
   return bound;
 }
 

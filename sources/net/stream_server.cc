@@ -85,8 +85,9 @@ uint64_t StreamServer::memory_bound() const {
   using namespace memory;
   const auto threads = static_cast<uint64_t>(io_threads_);
   // Each io thread: its read buffer (and TLS's decryption buffer), the batch it builds.
-  uint64_t bound = times(threads, (tls_ ? 2 : 1) * kIoReadChunk + kReservationFactor * settings_.batch_size *
-                                                                      (max_event_bytes() + sizeof(EventRecord)));
+  uint64_t bound =
+      times(threads, (tls_ ? 2 : 1) * kIoReadChunk + reservation_factor(selector_.get()) * settings_.batch_size *
+                                                         (max_event_bytes() + sizeof(EventRecord)));
   // Each connection: what its protocol holds (a partial frame, replies unsent); TLS's session.
   uint64_t per_connection = kConnectionBytes + protocol_->connection_bytes();
   if (tls_) per_connection += kTlsSessionBytes;

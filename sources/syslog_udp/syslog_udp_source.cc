@@ -387,7 +387,7 @@ uint64_t SyslogUdpSource::memory_bound() const {
   // Each io thread: its recvmmsg slots and the batch it builds.
   const uint64_t per_thread =
       kDatagramsPerRead * (config_.event_size + kLineEndRoom) +
-      memory::kReservationFactor * config_.batch_size * (max_event_bytes() + sizeof(EventRecord));
+      memory::reservation_factor(selector_.get()) * config_.batch_size * (max_event_bytes() + sizeof(EventRecord));
   return memory::times(static_cast<uint64_t>(io_threads_), per_thread);
 }
 

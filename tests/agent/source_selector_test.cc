@@ -218,3 +218,23 @@ TEST_CASE("a selector's impossible settings are refused at --check, naming the k
   for (int i = 0; i < 256; ++i) many["selector.mapping.v" + std::to_string(i)] = "c1";
   CHECK_THAT(refusal(many), Contains("at most 255"));
 }
+
+TEST_CASE("selector.header reads a parsed field by the names a sink does: app, severity, any case", "[selectors]") {
+  const std::vector<std::string> lines{"<11>Nov 30 11:07:06 h web: x", "<14>Nov 30 11:07:06 h db: x"};
+  // app (no Flume header of that name; a sink's topicHeader = app reads the syslog tag): web and db
+  // (routes sorted by value: db is 1, web 2).
+  CHECK(routes_of({{"selector.type", "multiplexing"},
+                   {"selector.header", "app"},
+                   {"selector.mapping.web", "c1"},
+                   {"selector.mapping.db", "c2"}},
+                  lines) == std::vector<int>{2, 1});
+  // severity and SEVERITY as Severity (3 and 6).
+  for (const char* name : {"severity", "SEVERITY", "Severity"}) {
+    INFO(name);
+    CHECK(routes_of({{"selector.type", "multiplexing"},
+                     {"selector.header", name},
+                     {"selector.mapping.3", "c1"},
+                     {"selector.mapping.6", "c2"}},
+                    lines) == std::vector<int>{1, 2});
+  }
+}

@@ -49,4 +49,8 @@ TEST_CASE("text not wholly in the pattern does not parse, and unknown letters ar
   CHECK_FALSE(pattern.parse_millis("yesterday"));
   CHECK_THROWS_AS(JodaPattern("yyyy-ww"), std::invalid_argument);
   CHECK_THROWS_AS(JodaPattern("'unclosed"), std::invalid_argument);
+  // More than 9 letters of a number would read more digits than an int holds.
+  CHECK_THROWS_WITH(JodaPattern("yyyyyyyyyy"), Catch::Contains("at most 9 letters"));
+  CHECK_THROWS_WITH(JodaPattern("HH:mm:ss.SSSSSSSSSS"), Catch::Contains("at most 9 letters"));
+  CHECK(JodaPattern("ss.SSSSSSSSS").parse_millis("07.123456789") == 7123);
 }
