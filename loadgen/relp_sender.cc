@@ -248,8 +248,9 @@ SendResult send_relp(const SendOptions& options) {
   if (options.relp_window < 1) throw std::invalid_argument("--window must be at least 1");
   std::vector<std::unique_ptr<RelpConnection>> connections;
   for (int i = 0; i < options.connections; ++i)
-    connections.push_back(std::make_unique<RelpConnection>(
-        options, static_cast<uint32_t>(i + 1), options.targets[static_cast<size_t>(i) % options.targets.size()]));
+    connections.push_back(
+        std::make_unique<RelpConnection>(options, options.first_connection + static_cast<uint32_t>(i + 1),
+                                         options.targets[static_cast<size_t>(i) % options.targets.size()]));
   const auto start = Clock::now();
   const auto until = start + options.duration;
   const double per_connection = options.rate / options.connections;

@@ -332,8 +332,8 @@ SendResult send_events(const SendOptions& options) {
   LiveStats stats;
   std::vector<std::unique_ptr<Connection>> connections;
   for (int i = 0; i < options.connections; ++i) {
-    auto c = std::make_unique<Connection>(static_cast<uint32_t>(i), options.targets[i % options.targets.size()],
-                                          options.format);
+    auto c = std::make_unique<Connection>(options.first_connection + static_cast<uint32_t>(i),
+                                          options.targets[i % options.targets.size()], options.format);
     if (!c->open(options.udp, tls.get()))
       throw std::runtime_error("cannot connect to " + c->result.target + ": " + c->result.error);
     c->result.error.clear();

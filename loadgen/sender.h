@@ -39,6 +39,7 @@ Target parse_target(const std::string& text);
 struct SendOptions {
   std::vector<Target> targets;
   int connections = 4;
+  uint32_t first_connection = 0;      // the first connection's id, the others' follow (RELP: one more)
   int threads = 0;                    // 0: min(connections, 2)
   double rate = 0;                    // events/s over all connections; 0 = as fast as possible
   std::chrono::milliseconds ramp{0};  // rise linearly from 0 to rate over this long

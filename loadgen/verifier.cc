@@ -59,13 +59,15 @@ Verdict Verifier::finish() const {
     };
     ConnectionVerdict c;
     c.expected = want;
+    // Listed by no summary given (without one, each connection counts up to its highest sequence).
+    c.unknown = !expected_.empty() && !expected_.count(id);
     auto it = seen_.find(id);
     if (it != seen_.end()) {
       const Seen& s = it->second;
       c.duplicates = s.duplicates;
       c.reordered = s.reordered;
       c.unique = s.unique;
-      uint64_t present_below = 0;
+      uint64_t present_below = 0;  // below want: present, or declared lost
       uint64_t run_start = UINT64_MAX;
       auto has = [&](uint64_t seq) { return seq / 64 < s.bits.size() && (s.bits[seq / 64] >> (seq % 64)) & 1; };
       for (uint64_t seq = 0; seq <= want; ++seq) {
@@ -83,7 +85,9 @@ Verdict Verifier::finish() const {
         }
       }
       c.missing = want - present_below;
-      c.beyond = s.unique - present_below;
+      // What arrived at or past want: every distinct sequence number not present below it (the
+      // declared lost ones counted in present_below are not present at all).
+      c.beyond = s.unique - (present_below - c.possibly_lost);
     } else {
       for (auto [from, to] : sent.lost_ranges) c.possibly_lost += to - from + 1;
       c.missing = want - c.possibly_lost;
@@ -94,6 +98,8 @@ Verdict Verifier::finish() const {
     v.reordered += c.reordered;
     v.missing += c.missing;
     v.possibly_lost += c.possibly_lost;
+    v.beyond += c.beyond;
+    if (c.unknown) v.unknown += c.unique;
     v.connections[id] = c;
   }
   return v;
@@ -105,15 +111,19 @@ std::string Verdict::report() const {
   for (const auto& [p, n] : per_partition) out << " " << p << "=" << n;
   out << "\n";
   for (const auto& [id, c] : connections) {
-    if (c.missing == 0 && c.duplicates == 0 && c.beyond == 0) continue;
+    if (c.missing == 0 && c.duplicates == 0 && c.beyond == 0 && !c.unknown) continue;
     out << "connection " << id << ": expected " << c.expected << ", unique " << c.unique << ", duplicates "
         << c.duplicates << ", missing " << c.missing << ", beyond " << c.beyond;
     for (auto [from, to] : c.missing_ranges) out << " [" << from << "-" << to << "]";
+    if (c.unknown) out << " (not in the sender's summary)";
     out << "\n";
   }
   out << "received " << received << " from " << connections.size() << " connection(s) in " << per_partition.size()
       << " partition(s): unique " << unique << ", duplicates " << duplicates << ", missing " << missing
       << ", reordered " << reordered << ", unrecognised " << unrecognised << "\n";
+  if (beyond || unknown)
+    out << "never sent, by the sender's summary: " << beyond << " beyond the count it reported for their connection, "
+        << unknown << " on connection(s) it does not list\n";
   if (possibly_lost)
     out << "possibly lost " << possibly_lost
         << ": missing, but in writes the sender saw fail or the receiver never acknowledged (not counted as "
@@ -130,9 +140,10 @@ std::string Verdict::report() const {
   if (!read_complete) out << "the read timed out before every partition reached its end\n";
   if (datagrams)
     out << (ok() ? "VERIFIED: every datagram stored once or counted as dropped\n"
-                 : "FAILED: datagrams missing without a counted drop, duplicated or unrecognised\n");
+                 : "FAILED: datagrams missing without a counted drop, duplicated, unrecognised or never sent\n");
   else
-    out << (ok() ? "VERIFIED: every event exactly once\n" : "FAILED: events missing, duplicated or unrecognised\n");
+    out << (ok() ? "VERIFIED: every event exactly once\n"
+                 : "FAILED: events missing, duplicated, unrecognised or never sent\n");
   return out.str();
 }
 
@@ -162,6 +173,20 @@ SenderSummary read_sender_summary(const std::string& json_path) {
   }
   if (expected.empty()) throw std::runtime_error(json_path + " has no connections: is it a sluice-loadgen summary?");
   return summary;
+}
+
+SenderSummary read_sender_summaries(const std::vector<std::string>& json_paths) {
+  SenderSummary all;
+  for (const std::string& path : json_paths) {
+    const SenderSummary one = read_sender_summary(path);
+    for (const auto& [id, sent] : one.connections)
+      if (!all.connections.emplace(id, sent).second)
+        throw std::invalid_argument(path + ": connection " + std::to_string(id) +
+                                    " is in an earlier summary too: give each send its own --first-connection");
+    all.udp = all.udp || one.udp;
+    all.backlog_drops += one.backlog_drops;
+  }
+  return all;
 }
 
 Verdict verify_topic(const std::string& bootstrap, const std::string& topic, const SenderSummary& sent,

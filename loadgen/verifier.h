@@ -38,6 +38,7 @@ struct ConnectionVerdict {
   uint64_t reordered = 0;  // arrived after a higher sequence of the same connection and partition
   uint64_t missing = 0;
   uint64_t beyond = 0;                                        // sequence numbers the sender says it never sent
+  bool unknown = false;                                       // a connection the sender's summary does not list
   std::vector<std::pair<uint64_t, uint64_t>> missing_ranges;  // first few, [from, to]
 };
 
@@ -51,6 +52,11 @@ struct Verdict {
   uint64_t possibly_lost = 0;
   uint64_t reordered = 0;
   uint64_t unrecognised = 0;  // messages without a loadgen marker
+  // Events no sender sent, by its summary: sequence numbers at or past a connection's count, and
+  // events of connections it does not list (both 0 without a summary). One such event could
+  // otherwise stand in for one that is missing.
+  uint64_t beyond = 0;
+  uint64_t unknown = 0;  // distinct events on connections the summary does not list
   int64_t first_timestamp_ms = -1;
   int64_t last_timestamp_ms = -1;
   bool read_complete = true;
@@ -64,7 +70,8 @@ struct Verdict {
   uint64_t missing_unaccounted() const { return missing - missing_accounted(); }
 
   bool ok() const {
-    return (datagrams ? missing_unaccounted() : missing) == 0 && duplicates == 0 && unrecognised == 0 && read_complete;
+    return (datagrams ? missing_unaccounted() : missing) == 0 && duplicates == 0 && unrecognised == 0 && beyond == 0 &&
+           unknown == 0 && read_complete;
   }
   std::string report() const;
 };
@@ -90,6 +97,9 @@ class Verifier {
 
 // Reads a sender summary written by `sluice-loadgen --summary-json`.
 SenderSummary read_sender_summary(const std::string& json_path);
+// Several sends' summaries as one (their connections, their backlog drops added up); throws
+// std::invalid_argument if two list the same connection id (--first-connection keeps them apart).
+SenderSummary read_sender_summaries(const std::vector<std::string>& json_paths);
 
 struct VerifyOptions {
   std::chrono::milliseconds idle{2000};

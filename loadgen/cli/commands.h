@@ -34,7 +34,8 @@ int run_send(SendCommand send, const CommonOptions& common);
 
 struct VerifyCommand {
   bool verify = false;
-  std::string expect_file, idle = "2s", timeout = "120s";
+  std::vector<std::string> expect_files;  // one summary per send
+  std::string idle = "2s", timeout = "120s";
   uint64_t counted_drops = 0;
   VerifyOptions options;
 };

@@ -40,6 +40,11 @@ void add_send_options(CLI::App& app, SendCommand& o, CommonOptions& common) {
                  "TCP connections (with --udp: UDP sockets), spread round-robin over the targets")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--first-connection", o.send.first_connection,
+                 "The first connection's id (the others follow; RELP sessions start one above): sends into one topic "
+                 "on ids of their own, verified together with --verify --expect A --expect B")
+      ->check(CLI::Range(0, 99999))
+      ->capture_default_str();
   app.add_option("--threads", o.send.threads, "Sender threads; 0 = min(connections, 2)")->capture_default_str();
   app.add_option("-r,--rate", o.send.rate, "Events per second over all connections; 0 = as fast as possible")
       ->check(CLI::NonNegativeNumber)
@@ -111,6 +116,9 @@ int run_send(SendCommand o, const CommonOptions& common) {
     throw std::invalid_argument("--framing is for TCP: over --udp each datagram is one event");
   if (send.relp && (send.udp || send.tls || o.framing != "lf"))
     throw std::invalid_argument("--relp frames its own messages over plain TCP: not with --udp, --tls or --framing");
+  if (send.first_connection + static_cast<uint64_t>(send.connections) + (send.relp ? 1 : 0) > 100000)
+    throw std::invalid_argument("--first-connection " + std::to_string(send.first_connection) + " with --connections " +
+                                std::to_string(send.connections) + ": connection ids go up to 99999");
   send.udp_gso = !o.no_gso;
   send.format.framing = send.udp || send.relp  ? Framing::datagram
                         : o.framing == "octet" ? Framing::octet_counting

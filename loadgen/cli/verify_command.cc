@@ -11,7 +11,9 @@ void add_verify_options(CLI::App& app, VerifyCommand& v, CommonOptions& common) 
   app.add_flag("--verify", v.verify, "Verify mode: read the topic back from Kafka and check every event arrived once");
   app.add_option("--bootstrap", common.bootstrap, "Verify/offsets: Kafka bootstrap servers");
   app.add_option("--topic", common.topic, "Verify/offsets: topic")->capture_default_str();
-  app.add_option("--expect", v.expect_file, "Verify: the sender's --summary-json, so that lost tail events count too");
+  app.add_option("--expect", v.expect_files,
+                 "Verify: the sender's --summary-json, so that lost tail events count too; repeat it for several "
+                 "sends into the topic, each on connection ids of its own (--first-connection)");
   app.add_option("--idle", v.idle,
                  "Verify: stop after every partition is read to its end and nothing new came for this long")
       ->capture_default_str();
@@ -28,7 +30,7 @@ void add_verify_options(CLI::App& app, VerifyCommand& v, CommonOptions& common) 
 
 int run_verify(VerifyCommand v, const CommonOptions& common) {
   if (common.bootstrap.empty()) throw std::invalid_argument("--verify needs --bootstrap");
-  const SenderSummary sent = v.expect_file.empty() ? SenderSummary{} : read_sender_summary(v.expect_file);
+  const SenderSummary sent = v.expect_files.empty() ? SenderSummary{} : read_sender_summaries(v.expect_files);
   if (v.counted_drops && !sent.udp)
     throw std::invalid_argument("--counted-drops is for UDP runs: give the --udp sender's summary with --expect");
   v.options.idle = duration_arg(v.idle, "--idle");

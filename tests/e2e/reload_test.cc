@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 
+#include "loadgen/event_template.h"
 #include "sinks/kafka/topic_reader.h"
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
@@ -52,11 +53,24 @@ std::string with_second_source(const std::string& config) {
          "t.sources.r2.channels = c1\n";
 }
 
-// The verifier's verdict on what Kafka holds: each of the load generator's `events` once.
-void check_every_event_once(Pipeline& p, uint64_t events) {
+// Keeps the summary of the send just made as `name`: the next send writes sent.json again, and
+// the verifier is to know every send's connections (each its own: --first-connection).
+std::string keep_summary(const Pipeline& p, const std::string& name) {
+  const std::string path = p.dir().file(name);
+  std::ofstream(path) << read_file(p.dir().file("sent.json"));
+  return path;
+}
+
+// The verifier's verdict on what Kafka holds: each of the load generator's `events` once, by
+// connection and sequence number (a total could hide one event lost and another stored twice).
+// The last send's summary is sent.json; `earlier_summaries` are those of the sends before it.
+void check_every_event_once(Pipeline& p, uint64_t events, const std::vector<std::string>& earlier_summaries = {}) {
+  std::vector<std::string> expect;
+  for (const std::string& summary : earlier_summaries) expect.insert(expect.end(), {"--expect", summary});
   std::string report;
-  p.verify(report);
+  const int verified = p.verify(report, "", expect);
   INFO(report);
+  CHECK(verified == 0);
   CHECK_THAT(report, Catch::Contains("unique " + std::to_string(events) + ", duplicates 0, missing 0"));
 }
 
@@ -218,11 +232,12 @@ TEST_CASE(
   swapped = std::regex_replace(swapped, std::regex("t\\.sinks\\.k9\\."), "t.sinks.kx.");
   CHECK(reload_to(p, swapped, "applied"));
   CHECK_THAT(p.agent_log(), Catch::Contains("keeping sources [r1] channels [c1] sinks [k0 k1 k2 k3 k4 k5 k6 k7 k8]"));
-  REQUIRE(p.send_until_stored(20000, 20000));
+  REQUIRE(p.send_until_stored(20000, 20000));  // connections 0 and 1
+  const std::string first = keep_summary(p, "sent-first.json");
 
   // Kafka down, 10,000 events held; the memory channel becomes a spillable one.
   p.control_broker("down");
-  REQUIRE(p.send({"-c", "2", "-n", "10000", "-d", "30s"}) == 0);
+  REQUIRE(p.send({"-c", "2", "-n", "10000", "-d", "30s", "--first-connection", "2"}) == 0);
   REQUIRE(eventually([&] { return p.metric("sluice_channel_events") == 10000; }, 20s));
   const std::string spillable =
       with_channel(swapped,
@@ -234,6 +249,7 @@ TEST_CASE(
   p.control_broker("up");
   REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);
+  check_every_event_once(p, 30000, {first});
   const ShutdownAccount account = shutdown_account(p.agent_log());
   CHECK(account.balances());
   CHECK(account.lost == 0);
@@ -376,18 +392,30 @@ TEST_CASE(
            value + "\n";
   };
   p.start_agent(with_dc("before"), "t", {"--metrics", "127.0.0.1:0"});
-  REQUIRE(p.send_until_stored(20000, 20000));
+  REQUIRE(p.send_until_stored(20000, 20000));  // connections 0 and 1
+  const std::string before = keep_summary(p, "sent-before.json");
   CHECK(reload_to(p, with_dc("after"), "applied"));
-  REQUIRE(p.send_until_stored(20000, 40000));
+  REQUIRE(p.send({"-c", "2", "-n", "20000", "-d", "30s", "--first-connection", "2"}) == 0);
+  REQUIRE(eventually([&] { return p.stored() == 40000; }, 30s));
   CHECK(p.stop_agent(30s) == 0);
   const ShutdownAccount account = shutdown_account(p.agent_log());
   CHECK(account.balances());
   CHECK(account.lost == 0);
+  check_every_event_once(p, 40000, {before});
+  // Each event has the header of its send's time: connections 0 and 1 came before the reload.
   std::map<std::string, uint64_t> by_header;
+  uint64_t wrong_header = 0;
   sluice::kafka::TopicReader reader(p.bootstrap(), "ApacheLog");
-  reader.read_all([&](int32_t, int64_t, int64_t, std::string_view) { ++by_header[reader.headers().at(0)]; },
-                  sluice::kafka::ReadOptions{});
+  reader.read_all(
+      [&](int32_t, int64_t, int64_t, std::string_view payload) {
+        const std::string header = reader.headers().at(0);
+        ++by_header[header];
+        const auto id = sluice::loadgen::parse_event_id(payload);
+        wrong_header += !id || header != (id->connection < 2 ? "dc=before" : "dc=after");
+      },
+      sluice::kafka::ReadOptions{});
   CHECK(by_header == std::map<std::string, uint64_t>{{"dc=after", 20000}, {"dc=before", 20000}});
+  CHECK(wrong_header == 0);
 }
 
 TEST_CASE("a failover group one of whose new sinks cannot start at reload keeps running as it was",

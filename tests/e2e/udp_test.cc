@@ -1,7 +1,8 @@
 // Syslog over UDP end to end: sluice-loadgen --udp into the agent's syslogudp source, Kafka read
 // back by the verifier. UDP has no backpressure, so the proof is not "nothing missing" but
 // "nothing missing that was not counted": every datagram is stored once, or counted as dropped
-// by the agent (or by the machine's input backlog, which the sender records).
+// by the agent on its own sockets. Drops before any socket, in the machine's input backlog, no one
+// can attribute: a send during which the backlog dropped is made again (see kAttempts).
 
 #include <catch2/catch.hpp>
 
@@ -46,49 +47,75 @@ bool settled(const Pipeline& p, const Sent& sent) {
   return eventually([&] { return p.stored() + counted_drops(p) + sent.backlog_drops >= sent.datagrams; }, 60s);
 }
 
+// Loopback's input backlog drops before any socket, per CPU for the whole machine: a datagram of
+// ours dropped there is counted by no one, and a drop there while we send may as well be another
+// test's (ctest -j2). Letting those drops excuse missing datagrams would let another test's drops
+// stand in for ours gone uncounted. So each test counts on a send during which the backlog dropped
+// nothing anywhere (the sender's summary: backlog_drops 0, exact with --no-gso), and then requires
+// the missing datagrams to be exactly those the agent counted on its own sockets (stored + dropped
+// = sent). A send the backlog disturbed proves nothing and is made again, on a new pipeline;
+// kAttempts disturbed in a row fail the test.
+constexpr int kAttempts = 3;
+
+bool disturbed(int attempt, const Sent& sent) {
+  if (sent.backlog_drops == 0) return false;
+  WARN("attempt " << attempt << ": loopback's backlog dropped " << sent.backlog_drops
+                  << " datagram(s) while we sent, ours or another test's: not a send to count on");
+  REQUIRE(attempt < kAttempts);
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("over UDP at 100,000 datagrams/s every datagram is stored once or counted as dropped", "[e2e][udp]") {
-  Pipeline p;
-  p.start_broker();
-  p.start_agent(udp_config(p.bootstrap(), kAcksAll), "t", {"--metrics", "127.0.0.1:0"});
-  // One datagram per packet (--no-gso): the backlog's drops, if any, are then exact.
-  REQUIRE(p.send({"--udp", "--no-gso", "-c", "4", "-r", "100000", "-d", "3s"}) == 0);
-  const Sent sent = sent_by(p);
-  CHECK(sent.datagrams > 0);
-  CHECK(settled(p, sent));
-  const uint64_t drops = counted_drops(p);
-  std::string report;
-  const int verified = p.verify(report, "", {"--counted-drops", std::to_string(drops)});
-  INFO(report << p.agent_log());
-  CHECK(verified == 0);
-  CHECK_THAT(report, Catch::Contains("VERIFIED: every datagram stored once or counted as dropped"));
-  CHECK_THAT(report, Catch::Contains("duplicates 0"));
-  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+  for (int attempt = 1;; ++attempt) {
+    Pipeline p;
+    p.start_broker();
+    p.start_agent(udp_config(p.bootstrap(), kAcksAll), "t", {"--metrics", "127.0.0.1:0"});
+    // One datagram per packet (--no-gso): the backlog's drops, if any, are then exact.
+    REQUIRE(p.send({"--udp", "--no-gso", "-c", "4", "-r", "100000", "-d", "3s"}) == 0);
+    const Sent sent = sent_by(p);
+    if (disturbed(attempt, sent)) continue;
+    CHECK(sent.datagrams > 0);
+    CHECK(settled(p, sent));
+    const uint64_t drops = counted_drops(p);
+    std::string report;
+    const int verified = p.verify(report, "", {"--counted-drops", std::to_string(drops)});
+    INFO(report << p.agent_log());
+    CHECK(verified == 0);
+    CHECK_THAT(report, Catch::Contains("VERIFIED: every datagram stored once or counted as dropped"));
+    CHECK_THAT(report, Catch::Contains("duplicates 0"));
+    CHECK(missing_in(report) == drops);  // each one the agent counted, and no other
+    CHECK(p.stop_agent(60s) == std::optional<int>(0));
+    break;
+  }
 }
 
 TEST_CASE("Kafka down under UDP load: the channel fills, the kernel drops, and every missing datagram is counted",
           "[e2e][udp][faults]") {
-  Pipeline p;
-  p.start_broker();
-  // A small channel and socket buffer, so that the outage overflows both.
-  const std::string config = with_channel(
-      udp_config(p.bootstrap(), kAcksAll, "t.sources.r1.readBufferSize = 256k\n"),
-      "t.channels.c1.type = memory\nt.channels.c1.capacity = 5000\nt.channels.c1.transactionCapacity = 1000\n");
-  p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
-  REQUIRE(p.send_through_outage(1s, 4s, {"--udp", "--no-gso", "-c", "4", "-r", "50000", "-d", "7s"}) == 0);
-  const Sent sent = sent_by(p);
-  CHECK(settled(p, sent));
-  const uint64_t drops = counted_drops(p);
-  INFO("sent " << sent.datagrams << ", counted drops " << drops << ", backlog drops " << sent.backlog_drops);
-  REQUIRE(drops > 0);  // the fault happened: the kernel dropped for want of buffer room
-  std::string report;
-  const int verified = p.verify(report, "", {"--counted-drops", std::to_string(drops)});
-  INFO(report << p.agent_log());
-  CHECK(verified == 0);
-  CHECK(missing_in(report) > 0);
-  CHECK(missing_in(report) <= drops + sent.backlog_drops);
-  CHECK_THAT(report, Catch::Contains("not accounted for 0"));
-  CHECK_THAT(p.agent_log(), Catch::Contains("for want of buffer room"));
-  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+  for (int attempt = 1;; ++attempt) {
+    Pipeline p;
+    p.start_broker();
+    // A small channel and socket buffer, so that the outage overflows both.
+    const std::string config = with_channel(
+        udp_config(p.bootstrap(), kAcksAll, "t.sources.r1.readBufferSize = 256k\n"),
+        "t.channels.c1.type = memory\nt.channels.c1.capacity = 5000\nt.channels.c1.transactionCapacity = 1000\n");
+    p.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+    REQUIRE(p.send_through_outage(1s, 4s, {"--udp", "--no-gso", "-c", "4", "-r", "50000", "-d", "7s"}) == 0);
+    const Sent sent = sent_by(p);
+    if (disturbed(attempt, sent)) continue;
+    CHECK(settled(p, sent));
+    const uint64_t drops = counted_drops(p);
+    INFO("sent " << sent.datagrams << ", counted drops " << drops);
+    REQUIRE(drops > 0);  // the fault happened: the kernel dropped for want of buffer room
+    std::string report;
+    const int verified = p.verify(report, "", {"--counted-drops", std::to_string(drops)});
+    INFO(report << p.agent_log());
+    CHECK(verified == 0);
+    CHECK(missing_in(report) == drops);  // each one the agent counted, and no other
+    CHECK_THAT(report, Catch::Contains("not accounted for 0"));
+    CHECK_THAT(p.agent_log(), Catch::Contains("for want of buffer room"));
+    CHECK(p.stop_agent(60s) == std::optional<int>(0));
+    break;
+  }
 }

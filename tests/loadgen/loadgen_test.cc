@@ -143,6 +143,79 @@ TEST_CASE("the verifier detects loss and duplication and reordering", "[loadgen]
   CHECK(d.ok());
 }
 
+TEST_CASE(
+    "the verifier fails events the sender never sent: past a connection's count, or on a connection its summary does "
+    "not list",
+    "[loadgen][verifier]") {
+  // One event lost and one the sender never sent: the totals match, the verdict must not.
+  Verifier beyond(Expected{{7, {4, {}}}});
+  for (uint64_t s : {0, 1, 2, 4}) beyond.add(0, -1, one_event(7, s));
+  const Verdict b = beyond.finish();
+  CHECK(b.unique == 4);
+  CHECK(b.missing == 1);
+  CHECK(b.beyond == 1);
+  CHECK(b.connections.at(7).beyond == 1);
+  CHECK_FALSE(b.ok());
+  CHECK_THAT(b.report(), Catch::Contains("connection 7: expected 4, unique 4, duplicates 0, missing 1, beyond 1") &&
+                             Catch::Contains("1 beyond the count") && Catch::Contains("FAILED"));
+
+  // Beyond alone, nothing missing.
+  Verifier past(Expected{{7, {2, {}}}});
+  for (uint64_t s : {0, 1, 2}) past.add(0, -1, one_event(7, s));
+  CHECK(past.finish().beyond == 1);
+  CHECK(past.finish().missing == 0);
+  CHECK_FALSE(past.finish().ok());
+
+  // Every listed event once, and more on a connection the summary does not list.
+  Verifier unknown(Expected{{7, {2, {}}}});
+  for (uint64_t s : {0, 1}) unknown.add(0, -1, one_event(7, s));
+  for (uint64_t s : {0, 1, 2}) unknown.add(0, -1, one_event(8, s));
+  const Verdict u = unknown.finish();
+  CHECK(u.missing == 0);
+  CHECK(u.duplicates == 0);
+  CHECK(u.unknown == 3);
+  CHECK(u.connections.at(8).unknown);
+  CHECK_FALSE(u.ok());
+  CHECK_THAT(u.report(), Catch::Contains("(not in the sender's summary)") &&
+                             Catch::Contains("3 on connection(s) it does not list"));
+
+  // Without a summary nothing is known to be unsent: each connection counts up to its highest.
+  Verifier no_summary;
+  for (uint64_t s : {0, 1}) no_summary.add(0, -1, one_event(8, s));
+  CHECK(no_summary.finish().ok());
+
+  // Declared lost and missing is not beyond (it once underflowed to 2^64 - 2).
+  Verifier declared(Expected{{7, {4, {{1, 2}}}}});
+  for (uint64_t s : {0, 3}) declared.add(0, -1, one_event(7, s));
+  CHECK(declared.finish().beyond == 0);
+  CHECK(declared.finish().ok());
+}
+
+TEST_CASE("several sends' summaries are verified together, each on connection ids of its own", "[loadgen][verifier]") {
+  sluice::test::TempDir dir;
+  SendResult first, second;
+  ConnectionResult c;
+  for (uint32_t id : {0u, 1u}) {
+    c.id = id;
+    c.sent = 10;
+    first.connections.push_back(c);
+  }
+  for (uint32_t id : {2u, 3u}) {
+    c.id = id;
+    c.sent = 20;
+    second.connections.push_back(c);
+  }
+  std::ofstream(dir.file("first.json")) << first.to_json();
+  std::ofstream(dir.file("second.json")) << second.to_json();
+  const SenderSummary both = read_sender_summaries({dir.file("first.json"), dir.file("second.json")});
+  REQUIRE(both.connections.size() == 4);
+  CHECK(both.connections.at(1).sent == 10);
+  CHECK(both.connections.at(3).sent == 20);
+  // The same ids twice: two sends numbered alike, which the verifier cannot tell apart.
+  CHECK_THROWS_WITH(read_sender_summaries({dir.file("first.json"), dir.file("first.json")}),
+                    Catch::Contains("connection 0 is in an earlier summary too"));
+}
+
 TEST_CASE("over UDP a missing datagram is fine only as far as a counted drop accounts for it", "[loadgen][verifier]") {
   Verifier v(Expected{{0, {100, {}}}});
   for (uint64_t s = 0; s < 100; ++s)

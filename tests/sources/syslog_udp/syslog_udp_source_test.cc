@@ -109,71 +109,94 @@ TEST_CASE("datagrams from a client not allowed are dropped and counted", "[sourc
   CHECK(source.udp_counters().events_received == 0);
 }
 
-// Datagrams loopback itself dropped, before any socket (net.core.netdev_max_backlog): the kernel's
-// to count, not the agent's. A bound for the tests, as other tests' traffic may add to it.
+// Datagrams loopback itself dropped, before any socket (net.core.netdev_max_backlog): counted per
+// CPU for the whole machine, by no socket. A drop there while a test sends may be one of its
+// datagrams, which no counter of the source can see, or another test's (ctest -j2): a bound widened
+// by it would let another test's drops stand in for ours gone uncounted. So "stored + dropped =
+// sent" is checked exactly, against the source's own count of its socket's drops (SO_MEMINFO:
+// kernel_drops), over a send during which the backlog dropped nothing anywhere. A send it disturbed
+// proves nothing and is made again; kAttempts disturbed in a row fail the test.
 uint64_t backlog_drops() { return loadgen::input_backlog_drops(); }
+constexpr int kAttempts = 3;
 
 TEST_CASE("with the channel full the kernel drops datagrams, and every one is counted: stored + dropped = sent",
           "[source][udp][faults]") {
-  // A channel of 100 that no sink drains, a small socket buffer: most of 5,000 datagrams find no room.
-  MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
-  const auto component = udp_component({{"numProcessors", "1"}, {"readBufferSize", "64k"}, {"batchSize", "10"}});
-  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
-  source.start();
   constexpr uint64_t kSent = 5000;
   std::vector<std::string> datagrams;
   for (uint64_t i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
-  const uint64_t backlog_before = backlog_drops();
-  send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
-  // The fault: the channel is full, the io thread blocked, and the kernel dropping, counted while
-  // the put still waits.
-  REQUIRE(eventually([&] { return channel.counters().events_held > 90; }, 5s));
-  REQUIRE(eventually([&] { return source.udp_counters().kernel_drops > 0; }, 5s));
-  // Room again: what the socket kept is read.
-  std::vector<std::string> stored;
-  const auto accounted = [&] { return stored.size() + source.udp_counters().kernel_drops; };
-  eventually(
-      [&] {
-        for (std::string& e : drain(channel)) stored.push_back(std::move(e));
-        return accounted() >= kSent - (backlog_drops() - backlog_before);
-      },
-      20s);
-  source.stop(Clock::now() + 5s);
-  for (std::string& e : drain(channel)) stored.push_back(std::move(e));
-  const SyslogUdpCounters c = source.udp_counters();
-  const uint64_t before_the_socket = backlog_drops() - backlog_before;
-  INFO("stored " << stored.size() << ", kernel drops " << c.kernel_drops << ", loopback backlog drops "
-                 << before_the_socket);
-  CHECK(c.events_received == stored.size());
-  CHECK(accounted() <= kSent);
-  CHECK(accounted() + before_the_socket >= kSent);
+  for (int attempt = 1;; ++attempt) {
+    // A channel of 100 that no sink drains, a small socket buffer: most of 5,000 datagrams find no room.
+    MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
+    const auto component = udp_component({{"numProcessors", "1"}, {"readBufferSize", "64k"}, {"batchSize", "10"}});
+    SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+    source.start();
+    const uint64_t backlog_before = backlog_drops();
+    send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
+    if (const uint64_t before_the_socket = backlog_drops() - backlog_before; before_the_socket > 0) {
+      WARN("attempt " << attempt << ": loopback's backlog dropped " << before_the_socket
+                      << " packet(s) while we sent, ours or another test's: not a send to count on");
+      source.stop(Clock::now() + 1s);
+      REQUIRE(attempt < kAttempts);
+      continue;
+    }
+    // The fault: the channel is full, the io thread blocked, and the kernel dropping, counted while
+    // the put still waits.
+    REQUIRE(eventually([&] { return channel.counters().events_held > 90; }, 5s));
+    REQUIRE(eventually([&] { return source.udp_counters().kernel_drops > 0; }, 5s));
+    // Room again: what the socket kept is read.
+    std::vector<std::string> stored;
+    const auto accounted = [&] { return stored.size() + source.udp_counters().kernel_drops; };
+    eventually(
+        [&] {
+          for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+          return accounted() >= kSent;
+        },
+        20s);
+    source.stop(Clock::now() + 5s);
+    for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+    const SyslogUdpCounters c = source.udp_counters();
+    INFO("attempt " << attempt << ": stored " << stored.size() << ", kernel drops " << c.kernel_drops);
+    CHECK(c.events_received == stored.size());
+    CHECK(accounted() == kSent);
+    break;
+  }
 }
 
 TEST_CASE("at stop with the channel still full, what could not be put and what was not read are counted",
           "[source][udp][faults][shutdown]") {
-  MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
-  const auto component = udp_component({{"numProcessors", "1"}, {"batchSize", "1"}});  // fills it to the last
-  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
-  source.start();
   constexpr uint64_t kSent = 200;
   std::vector<std::string> datagrams;
   for (uint64_t i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
-  const uint64_t backlog_before = backlog_drops();
-  send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
-  REQUIRE(eventually([&] { return channel.counters().events_held == 10; }, 5s));  // full: the thread waits
-  const auto started = Clock::now();
-  source.stop(Clock::now() + 1s);
-  CHECK(Clock::now() - started < 3s);
-  const SyslogUdpCounters c = source.udp_counters();
-  const uint64_t stored = drain(channel).size();
-  CHECK(stored == 10);
-  // What was read but found no room is dropped at shutdown; what was left queued, unread: both counted.
-  CHECK(c.events_dropped_at_shutdown + c.datagrams_unread_at_shutdown > 0);
-  const uint64_t accounted =
-      c.events_received + c.datagrams_unread_at_shutdown + c.kernel_drops;  // received = stored + dropped at shutdown
-  CHECK(c.events_received == stored + c.events_dropped_at_shutdown);
-  CHECK(accounted <= kSent);
-  CHECK(accounted + (backlog_drops() - backlog_before) >= kSent);
+  for (int attempt = 1;; ++attempt) {
+    MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
+    const auto component = udp_component({{"numProcessors", "1"}, {"batchSize", "1"}});  // fills it to the last
+    SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+    source.start();
+    const uint64_t backlog_before = backlog_drops();
+    send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
+    if (const uint64_t before_the_socket = backlog_drops() - backlog_before; before_the_socket > 0) {
+      WARN("attempt " << attempt << ": loopback's backlog dropped " << before_the_socket
+                      << " packet(s) while we sent, ours or another test's: not a send to count on");
+      source.stop(Clock::now() + 1s);
+      REQUIRE(attempt < kAttempts);
+      continue;
+    }
+    REQUIRE(eventually([&] { return channel.counters().events_held == 10; }, 5s));  // full: the thread waits
+    const auto started = Clock::now();
+    source.stop(Clock::now() + 1s);
+    CHECK(Clock::now() - started < 3s);
+    const SyslogUdpCounters c = source.udp_counters();
+    const uint64_t stored = drain(channel).size();
+    INFO("attempt " << attempt << ": received " << c.events_received << ", unread at shutdown "
+                    << c.datagrams_unread_at_shutdown << ", kernel drops " << c.kernel_drops);
+    CHECK(stored == 10);
+    // What was read but found no room is dropped at shutdown; what was left queued, unread: both counted.
+    CHECK(c.events_dropped_at_shutdown + c.datagrams_unread_at_shutdown > 0);
+    CHECK(c.events_received == stored + c.events_dropped_at_shutdown);
+    // Each datagram read (stored or dropped at shutdown), left queued, or dropped by the socket.
+    CHECK(c.events_received + c.datagrams_unread_at_shutdown + c.kernel_drops == kSent);
+    break;
+  }
 }
 
 TEST_CASE("a port listed twice, or held by another process, is refused at start", "[source][udp]") {
