@@ -200,11 +200,16 @@ MemoryBound Agent::memory_bound() const {
   for (const auto& source : sources_) b.sources = add(b.sources, source->memory_bound());
   for (size_t c = 0; c < channels_.size(); ++c) {
     Context context;
+    context.event_headers.emplace();
     for (size_t s = 0; s < sources_.size(); ++s)
       for (const std::string& name : config_.sources[s].channels)
         if (name == config_.channels[c].name) {
           context.max_event_bytes = std::max(context.max_event_bytes, sources_[s]->max_event_bytes());
           context.max_batch_bytes = std::max(context.max_batch_bytes, sources_[s]->max_batch_bytes());
+          const std::optional<std::vector<std::string>> made = sources_[s]->headers_made();
+          if (!made) context.event_headers.reset();
+          if (made && context.event_headers)
+            context.event_headers->insert(context.event_headers->end(), made->begin(), made->end());
         }
     for (size_t k = 0; k < sinks_.size(); ++k)
       if (config_.sinks[k].channels.front() == config_.channels[c].name)

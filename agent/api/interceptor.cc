@@ -121,4 +121,17 @@ bool InterceptorChain::apply(EventBatchBuilder& builder, int64_t now_ms) const {
   return true;
 }
 
+std::optional<std::vector<std::string>> headers_made(const InterceptorChain* chain, const HeaderNames* names) {
+  std::vector<std::string> made;
+  if (chain && !chain->empty()) {
+    const std::vector<std::string>* touched = chain->headers_touched();
+    if (!touched) return std::nullopt;
+    made = *touched;
+  }
+  if (names)
+    for (const std::string* name : {&names->port, &names->client_ip, &names->client_host})
+      if (!name->empty()) made.push_back(*name);
+  return made;
+}
+
 }  // namespace sluice

@@ -71,6 +71,8 @@ class InterceptorChain {
   // Applies them to `builder`'s last event; false: it was filtered out (and is dropped from the
   // batch here).
   bool apply(EventBatchBuilder& builder, int64_t now_ms) const;
+  // The headers they may set, together; null: any name (one of them cannot say).
+  const std::vector<std::string>* headers_touched() const { return touched_.get(); }
 
  private:
   std::vector<std::unique_ptr<Interceptor>> interceptors_;
@@ -83,5 +85,10 @@ class InterceptorChain {
   std::vector<std::string> looks_for_;                       // the headers they look for
   const uint64_t id_;                                        // unique among chains: names the thread's cached block
 };
+
+// The headers a source's events may carry beside their parsed fields: its interceptors' (`chain`,
+// null: none) and the names it gives its port, client address and client name (`names`, null:
+// none). nullopt: any name. What lets a sink bound what events can name (Source::headers_made()).
+std::optional<std::vector<std::string>> headers_made(const InterceptorChain* chain, const HeaderNames* names);
 
 }  // namespace sluice

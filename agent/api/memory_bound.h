@@ -8,6 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "agent/api/event_batch.h"
 
@@ -19,6 +22,9 @@ struct Context {
   uint64_t max_batch_bytes = 0;  // the largest batch they put (batchSize such events)
   size_t takes_in_flight = 0;    // a channel's sinks' takes at once (Sink::takes_in_flight)
   size_t channel_capacity = 0;   // a sink's channel: events it may hold (taken ones included)
+  // The headers the channel's sources' events may carry beside their parsed fields (a sink reading
+  // one they cannot carry finds it on no event); nullopt: any name.
+  std::optional<std::vector<std::string>> event_headers;
 };
 
 // "No bound": a setting that bounds nothing (byteCapacity = 0). The sum says so.

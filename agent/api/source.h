@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,6 +89,9 @@ class Source {
   virtual uint64_t max_event_bytes() const = 0;
   // The largest batch it puts (its batchSize of the largest events).
   virtual uint64_t max_batch_bytes() const = 0;
+  // The headers its events may carry beside their parsed fields (interceptor.h headers_made());
+  // nullopt: any name.
+  virtual std::optional<std::vector<std::string>> headers_made() const { return std::nullopt; }
 };
 
 }  // namespace sluice

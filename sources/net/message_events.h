@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/api/event_batch.h"
 #include "sources/net/stream_protocol.h"
@@ -40,6 +43,11 @@ class MessageEventsFactory {
   virtual std::unique_ptr<MessageEvents> make() const = 0;
   // The most one event may take in its batch (memory_bound.h).
   virtual uint64_t max_event_bytes() const = 0;
+  // The headers its events may carry beside their parsed fields, given the source's own header
+  // names (Source::headers_made()); nullopt: any name.
+  virtual std::optional<std::vector<std::string>> headers_made(const HeaderNames* /*names*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace sluice::net

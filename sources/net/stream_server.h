@@ -71,6 +71,9 @@ class StreamServer : public Source {
   uint64_t memory_bound() const override;
   uint64_t max_event_bytes() const override { return events_->max_event_bytes(); }
   uint64_t max_batch_bytes() const override { return settings_.batch_size * max_event_bytes(); }
+  std::optional<std::vector<std::string>> headers_made() const override {
+    return events_->headers_made(settings_.header_names.get());
+  }
   // A protocol that answers on commit (RELP, ackAfter = kafka).
   std::string_view needs_delivered_commits() const override {
     return protocol_->answers() && !protocol_->acknowledge_on_put() ? protocol_->ack_property() : std::string_view();

@@ -49,6 +49,9 @@ class SyslogMessageEventsFactory final : public MessageEventsFactory {
   SyslogMessageEventsFactory(const SyslogStreamConfig& config, std::shared_ptr<const InterceptorChain> interceptors);
   std::unique_ptr<MessageEvents> make() const override;
   uint64_t max_event_bytes() const override;
+  std::optional<std::vector<std::string>> headers_made(const HeaderNames* names) const override {
+    return sluice::headers_made(interceptors_.get(), names);
+  }
 
  private:
   const uint8_t keep_fields_;

@@ -48,6 +48,9 @@ class SyslogUdpSource final : public Source {
   uint64_t memory_bound() const override;
   uint64_t max_event_bytes() const override;
   uint64_t max_batch_bytes() const override { return config_.batch_size * max_event_bytes(); }
+  std::optional<std::vector<std::string>> headers_made() const override {
+    return sluice::headers_made(interceptors_.get(), config_.header_names.get());
+  }
 
   class IoThread;
 
