@@ -28,6 +28,14 @@ void ListenerPool::park(const std::string& key, int fd) {
   if (!added) ::close(fd);
 }
 
+bool ListenerPool::park_if_expected(const std::string& key, int fd) {
+  std::lock_guard lock(mutex_);
+  if (!expected_.count(key)) return false;
+  auto [it, added] = parked_.try_emplace(key, fd);
+  if (!added) ::close(fd);
+  return true;
+}
+
 int ListenerPool::adopt(const std::string& key) {
   std::lock_guard lock(mutex_);
   const auto it = parked_.find(key);

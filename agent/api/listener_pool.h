@@ -35,6 +35,9 @@ class ListenerPool {
   bool expects(const std::string& key) const;
   // Takes the fd (a listening socket); a second one for the same key is closed.
   void park(const std::string& key, int fd);
+  // park() if the key is expected (in one step: settle() cannot come between); false, the fd
+  // untouched, if it is not.
+  bool park_if_expected(const std::string& key, int fd);
   void reserve(const std::string& key, int fd) { park(key, fd); }
   // The fd parked or reserved under `key` (the caller owns it now), or -1.
   int adopt(const std::string& key);

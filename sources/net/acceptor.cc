@@ -197,10 +197,8 @@ void Acceptor::close() {
   closed_ = true;
   for (auto& l : listeners_) {
     uv_poll_stop(&l->poll);
-    if (handed_over(*l))
-      pool_->park(l->key, l->fd);  // still listening: the reload's successor adopts it
-    else
-      ::close(l->fd);
+    // Still listening, for the reload's successor to adopt; closed as at a shutdown otherwise.
+    if (!pool_ || !pool_->park_if_expected(l->key, l->fd)) ::close(l->fd);
     uv_close(reinterpret_cast<uv_handle_t*>(&l->poll), nullptr);
   }
   if (pause_timer_) uv_close(reinterpret_cast<uv_handle_t*>(pause_timer_.get()), nullptr);
