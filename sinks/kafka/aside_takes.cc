@@ -26,14 +26,42 @@ bool AsideTakes::holds(const std::string& topic) const {
 
 void AsideTakes::take_out_if(const std::function<bool(AsideTake&)>& visit) {
   for (auto it = entries_.begin(); it != entries_.end();) {
-    const size_t events = it->take.events;
-    if (visit(*it)) {
-      events_ -= events;
+    const size_t before = it->take.events;
+    const bool out = visit(*it);
+    events_ -= out ? before : before - it->take.events;
+    if (out)
       it = entries_.erase(it);
-    } else {
+    else
       ++it;
-    }
   }
+}
+
+std::optional<Clock::time_point> AsideTakes::oldest() const {
+  if (entries_.empty()) return std::nullopt;
+  Clock::time_point oldest = entries_.front().since;
+  for (const AsideTake& e : entries_) oldest = std::min(oldest, e.since);
+  return oldest;
+}
+
+Take take_front(Take& from, size_t max_events) {
+  Take front;
+  while (!from.batches.empty() && front.events < max_events) {
+    EventBatch& batch = from.batches.front();
+    const size_t room = max_events - front.events;
+    EventBatch part;
+    if (batch.size() <= room) {
+      part = std::move(batch);
+      from.batches.erase(from.batches.begin());
+    } else {
+      part = batch.split_front(room);
+    }
+    front.events += part.size();
+    front.bytes += part.bytes();
+    from.events -= part.size();
+    from.bytes -= part.bytes();
+    front.batches.push_back(std::move(part));
+  }
+  return front;
 }
 
 std::deque<AsideTake> AsideTakes::take_all() {

@@ -14,11 +14,15 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "agent/api/channel.h"
 
 namespace sluice::kafka {
+
+// Up to `max_events` from the front of `from`, in order (a batch split where needed).
+Take take_front(Take& from, size_t max_events);
 
 struct AsideTake {
   std::string topic;
@@ -44,8 +48,11 @@ class AsideTakes {
   uint64_t events() const { return events_; }
   bool holds(const std::string& topic) const;
 
-  // Each entry in order: `visit` returns true to take it out (it then owns the entry's take).
+  // Each entry in order: `visit` may take events from the front of its take (take_front), and
+  // returns true to take the entry out (it then owns what is left of its take).
   void take_out_if(const std::function<bool(AsideTake&)>& visit);
+  // When the oldest entry was set aside; nullopt when none is.
+  std::optional<Clock::time_point> oldest() const;
   // Every entry, in order, emptied out (at a stop: back to the channel).
   std::deque<AsideTake> take_all();
 

@@ -81,7 +81,7 @@ bool ClusterView::broker_listed(int32_t id) const {
 bool ClusterView::in_trouble_locked() const {
   return std::any_of(topics_.begin(), topics_.end(), [](const auto& entry) {
     const TopicView& t = entry.second;
-    return t.known != TopicView::Known::exists ||
+    return t.known != TopicView::Known::exists || t.unlisted > 0 ||
            std::any_of(t.partitions.begin(), t.partitions.end(), [](const PartitionView& p) { return !p.served; });
   });
 }
@@ -129,6 +129,13 @@ void ClusterView::refresh() {
       if (it == topics_.end()) continue;  // forgotten meanwhile
       TopicView& view = it->second;
       view.answered_at = now;
+      // One answer that does not list a topic (a broker whose metadata lags, during a rolling
+      // restart) is not enough to call it missing: its events would be discarded. Two in a row are.
+      if (known_from(t.error) == TopicView::Known::missing && ++view.unlisted < 2) {
+        if (view.known != TopicView::Known::exists) view.problem = "topic " + t.topic + " not listed by the cluster";
+        continue;
+      }
+      if (known_from(t.error) != TopicView::Known::missing) view.unlisted = 0;
       view.known = known_from(t.error);
       view.error = t.error;
       if (view.known != TopicView::Known::exists) {
@@ -160,19 +167,21 @@ void ClusterView::refresh() {
   std::vector<int32_t> silent;
   for (const Question& q : questions) {
     if (std::find(silent.begin(), silent.end(), q.leader) != silent.end()) continue;
-    const std::string why = query_.ask_leader(q.topic, q.partition, options_.timeout);
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;  // the producer goes: no more questions
+    }
+    const ClusterQuery::LeaderAnswer answer = query_.ask_leader(q.topic, q.partition, options_.timeout);
     std::lock_guard lock(mutex_);
+    if (answer.silent) silent.push_back(q.leader);
     auto it = topics_.find(q.topic);
     if (it == topics_.end() || static_cast<size_t>(q.partition) >= it->second.partitions.size()) continue;
     PartitionView& p = it->second.partitions[static_cast<size_t>(q.partition)];
     if (p.leader != q.leader) continue;  // a newer answer named another leader meanwhile
-    p.served = why.empty();
-    if (!why.empty()) {
-      silent.push_back(q.leader);
-      if (it->second.problem.empty())
-        it->second.problem = fmt::format("leader {} of partition {} of {} does not answer for it yet ({})", q.leader,
-                                         q.partition, q.topic, why);
-    }
+    p.served = answer.why_not.empty();
+    if (!p.served && it->second.problem.empty())
+      it->second.problem = fmt::format("leader {} of partition {} of {} does not answer for it yet ({})", q.leader,
+                                       q.partition, q.topic, answer.why_not);
   }
 }
 

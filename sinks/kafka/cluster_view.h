@@ -47,8 +47,12 @@ class ClusterQuery {
   virtual ~ClusterQuery() = default;
   // The metadata of these topics (asking for one may create it, if the producer allows that).
   virtual ClusterMetadata metadata(const std::vector<std::string>& topics, std::chrono::milliseconds timeout) = 0;
-  // Asks the leader of the partition for its offsets: "" if it answered, else why not.
-  virtual std::string ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) = 0;
+  // Asks the leader of the partition for its offsets.
+  struct LeaderAnswer {
+    std::string why_not;  // empty: it answered for the partition
+    bool silent = false;  // no answer at all (timed out, unreachable): its other partitions wait a round
+  };
+  virtual LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) = 0;
 };
 
 struct PartitionView {
@@ -69,6 +73,7 @@ struct TopicView {
   std::string problem;                    // why some partition is not served, for the log
   Clock::time_point wanted_since{};       // when a sink first asked for it
   Clock::time_point answered_at{};        // when the cluster last answered for it
+  int unlisted = 0;                       // answers in a row that did not list it (missing after two)
 
   bool served(int32_t partition) const {
     return known == Known::exists && partition >= 0 && static_cast<size_t>(partition) < partitions.size() &&

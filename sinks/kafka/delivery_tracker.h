@@ -135,7 +135,7 @@ class AwaitedTake {
   // Set by the sink as it produces: what settle() needs once the sink's scratch is reused.
   std::vector<bool> topic_from_event;  // per message, when topicHeader applies
   // acks=0 (in a sink group, whose takes wait for their reports too): told what was written where.
-  KafkaSinkProbe* written_to = nullptr;
+  std::shared_ptr<KafkaSinkProbe> written_to;  // (shared: a late report may come after the sink is gone)
   // Where each message went, for a head of the window that waits only for partitions without a
   // leader (KafkaSink::unblock_window): its partition, and its topic when not the sink's own.
   std::vector<int32_t> partitions;

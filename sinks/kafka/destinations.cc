@@ -58,16 +58,19 @@ void Destinations::use(const std::string& topic) {
   if (producer_) producer_->use_topic(topic, settings_.create_event_topics);
 }
 
-// The least recently used topic goes, unless this take still needs it (it answered for it).
+// The least recently used topic that is idle goes: not one this take chose, nor one whose events
+// wait aside.
 bool Destinations::make_room() {
-  if (lru_.empty()) return false;
-  const std::string& oldest = lru_.back();
-  if (take_topics_.count(oldest) || (busy_ && busy_(oldest))) return false;
-  if (producer_) producer_->release_topic(oldest);
-  in_use_.erase(oldest);
-  rotation_.erase(oldest);
-  lru_.pop_back();
-  return true;
+  for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) {
+    const std::string& topic = *it;
+    if (take_topics_.count(topic) || (busy_ && busy_(topic))) continue;
+    if (producer_) producer_->release_topic(topic);
+    in_use_.erase(topic);
+    rotation_.erase(topic);
+    lru_.erase(std::next(it).base());
+    return true;
+  }
+  return false;
 }
 
 const TopicView& Destinations::view(const std::string& topic) {
@@ -154,7 +157,8 @@ Fate Destinations::fate_of_aside(const std::string& topic, int32_t partition, in
     return std::any_of(v.partitions.begin(), v.partitions.end(), [](const PartitionView& p) { return p.served; })
                ? Fate::produce
                : Fate::aside;
-  return v.served(partition) ? Fate::produce : Fate::aside;
+  // A partition the topic turned out not to have goes too: decide() refuses it (counted).
+  return partition >= v.partition_count() || v.served(partition) ? Fate::produce : Fate::aside;
 }
 
 }  // namespace sluice::kafka

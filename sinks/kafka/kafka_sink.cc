@@ -65,6 +65,7 @@ constexpr auto kGroupPatience = 2s;
 // unblock_window(): a head of the window older than this, waiting only for partitions the cluster
 // says have no leader, makes the producer give back what it has not sent (once a second at most).
 constexpr auto kUnblockAfter = 1s;
+constexpr auto kUnblockAgain = 5s;
 
 DestinationSettings destination_settings(const KafkaSinkConfig& c) {
   return {.own_topic = c.topic_template.empty() ? c.topic : std::string(),
@@ -187,6 +188,12 @@ KafkaSink::Turn KafkaSink::next_turn() {
     return Turn::wait;
   }
   send_aside();
+  // In a sink group, events that wait aside too long (a partition of this sink's cluster without a
+  // leader) go back to the channel, and the sink fails its turn: the group's other sinks take them.
+  if (group_ && !aside_.empty() && Clock::now() - *aside_.oldest() >= kGroupPatience) {
+    give_back_aside();
+    group_.settled(false);
+  }
   probe_->aside_now(aside_.events());
   probe_->event_topics(destinations_.topics_in_use());
   if (window_.size() >= max_in_flight_) {
@@ -437,29 +444,36 @@ size_t KafkaSink::produce_messages() {
 // asked once per take.
 Take KafkaSink::route(Take take) {
   const size_t n = messages_.size();
-  fates_.assign(n, Fate::produce);
   const bool per_message = !topics_.empty() || !config_.partition_header.empty() || config_.partition < 0;
-  bool all_produced = true;
+  if (!per_message && n > 0) {
+    // Every message to the sink's own topic and pinned partition (the seed's shape): one decision,
+    // and nothing to do per message while that partition is served.
+    const Destinations::Decision d =
+        destinations_.decide(config_.topic, destinations_.view(config_.topic), messages_[0].partition, {}, false);
+    if (d.fate == Fate::produce) return take;
+    fates_.assign(n, d.fate);
+    if (d.fate == Fate::refuse)
+      for (OutgoingMessage& m : messages_) m.refusal = d.refusal;
+  } else {
+    fates_.assign(n, Fate::produce);
+  }
+  bool all_produced = per_message;  // (the take's one decision above was not to produce)
   const std::string* last_topic = nullptr;
   const TopicView* view = nullptr;
-  for (size_t i = 0; i < n; ++i) {
+  bool valid = true;
+  for (size_t i = 0; per_message && i < n; ++i) {
     OutgoingMessage& m = messages_[i];
     const std::string& topic = !topics_.empty() && i < topics_.size() && topics_[i] ? *topics_[i] : config_.topic;
-    if (!is_valid_topic_name(topic)) {  // Kafka would refuse the name (e.g. "postfix/smtpd"): no need to ask it
+    if (!last_topic || *last_topic != topic) {
+      last_topic = &topic;
+      valid = is_valid_topic_name(topic);
+      if (valid) view = &destinations_.view(topic);
+    }
+    if (!valid) {  // Kafka would refuse the name (e.g. "postfix/smtpd"): no need to ask it
       fates_[i] = Fate::refuse;
       m.refusal = kErrTopicException;
       all_produced = false;
       continue;
-    }
-    if (i > 0 && !per_message) {  // the same topic and partition as the first: the same fate
-      fates_[i] = fates_[0];
-      m.partition = messages_[0].partition;
-      m.refusal = messages_[0].refusal;
-      continue;
-    }
-    if (!last_topic || *last_topic != topic) {
-      last_topic = &topic;
-      view = &destinations_.view(topic);
     }
     const Destinations::Decision d = destinations_.decide(
         topic, *view, m.partition, std::string_view(m.key ? m.key : "", m.key_length), m.key != nullptr);
@@ -535,7 +549,7 @@ void KafkaSink::send(Take take) {
   }
   AwaitedTake* awaited = AwaitedTake::create(std::move(take));
   awaited->taken_at = Clock::now();
-  if (config_.acks == "0") awaited->written_to = probe_.get();
+  if (config_.acks == "0") awaited->written_to = probe_;
   for (size_t i = 0; i < messages_.size(); ++i) messages_[i].tracker = awaited->tracker(i);
   awaited->partitions.resize(messages_.size());
   for (size_t i = 0; i < messages_.size(); ++i) awaited->partitions[i] = messages_[i].partition;
@@ -558,11 +572,15 @@ void KafkaSink::send_aside() {
   std::vector<Take> ready;
   std::vector<std::pair<AsideTake, int>> refused;  // and the refusal
   aside_.take_out_if([&](AsideTake& entry) {
-    if (window_.size() + ready.size() >= max_in_flight_ && config_.wait_for_delivery) return false;
     int refusal = 0;
     switch (destinations_.fate_of_aside(entry.topic, entry.partition, &refusal)) {
       case Fate::aside: return false;
-      case Fate::produce: ready.push_back(std::move(entry.take)); return true;
+      case Fate::produce:
+        // In takes of at most batchSize (an entry grows with every take while it waits), as far as
+        // the window has room.
+        while (!entry.take.empty() && !(config_.wait_for_delivery && window_.size() + ready.size() >= max_in_flight_))
+          ready.push_back(take_front(entry.take, batch_size_));
+        return entry.take.empty();
       case Fate::refuse: refused.emplace_back(std::move(entry), refusal); return true;
     }
     return false;
@@ -593,6 +611,7 @@ void KafkaSink::give_back_aside() {
   std::deque<AsideTake> all = aside_.take_all();
   // The newest first, each to the channel's front: the oldest ends up in front.
   for (auto it = all.rbegin(); it != all.rend(); ++it) put_back(std::move(it->take));
+  probe_->aside_now(0);
 }
 
 // A head of the window that waits only for messages whose partitions the cluster says have no
@@ -604,7 +623,12 @@ void KafkaSink::unblock_window() {
   if (window_.empty()) return;
   const auto now = Clock::now();
   const AwaitedTake& head = *window_.front();
-  if (head.done() || now - head.taken_at < kUnblockAfter || now - last_unblock_ < kUnblockAfter) return;
+  // Once a second at most, and for one head once every kUnblockAgain: what it has in flight comes
+  // back (refused by the broker) and is retried, then queued, and only then can be given back; each
+  // purge sends every other queued message of the producer back to the channel meanwhile.
+  if (head.done() || now - head.taken_at < kUnblockAfter || now - last_unblock_ < kUnblockAfter ||
+      (&head == last_unblocked_head_ && now - last_unblock_ < kUnblockAgain))
+    return;
   bool waiting = false;
   for (size_t i = 0; i < head.partitions.size(); ++i) {
     if (head.answered(i)) continue;
@@ -615,6 +639,7 @@ void KafkaSink::unblock_window() {
   }
   if (!waiting) return;
   last_unblock_ = now;
+  last_unblocked_head_ = &head;
   probe_->unblocked();
   producer_->purge(false);
 }
@@ -821,6 +846,10 @@ bool KafkaSink::commits_after_delivery() const { return config_.wait_for_deliver
 constexpr uint64_t kProducerBytes = 8ull << 20;
 // Per message librdkafka holds: its rd_kafka_msg_t, queue links, and our delivery bookkeeping.
 constexpr uint64_t kMessageOverheadBytes = 512;
+// A topic librdkafka keeps a handle for: the handle (1 KiB), each partition's state with its queues
+// (1.2 KiB; both sizeof in librdkafka 2.14.2) and its metadata, and our name and LRU entry. 32 KiB
+// covers a topic of 20 partitions.
+constexpr uint64_t kTopicHandleBytes = 32ull << 10;
 
 uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
   using namespace memory;
@@ -841,6 +870,19 @@ uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
   // Events aside (aside_takes.h) read back from a disk channel: beside what its take bound counts.
   if (channel_.keeps_contents())
     bound = add(bound, times(AsideTakes::kAsideTakes * batch_size_, context.max_event_bytes + kMessageOverheadBytes));
+  // Topics named by events: librdkafka keeps a handle for each (its partitions' state and queues,
+  // its metadata), and the sink its name; maxTopics bounds how many at once. Only when an event can
+  // carry what names them: a parsed field (app), or a header its sources may set (topic, by an
+  // interceptor); else every event goes to `topic`.
+  const auto may_carry = [&](const HeaderRef& header) {
+    if (header.empty()) return false;
+    if (header.field || !context.event_headers) return true;
+    const std::vector<std::string>& made = *context.event_headers;
+    return std::find(made.begin(), made.end(), header.name) != made.end();
+  };
+  bool events_name_topics = may_carry(config_.topic_header);
+  for (const TopicTemplate::Part& part : config_.topic_template.parts) events_name_topics |= may_carry(part.header);
+  if (events_name_topics) bound = add(bound, times(config_.max_topics, kTopicHandleBytes));
   // The JSON format (each payload escaped, up to 6 bytes a byte) and Flume's Avro event (the body and
   // every header, each at most an event's bytes) are copies: one take's in the sink's scratch, and
   // with acks >= 1 those of the takes in flight in librdkafka (with acks = 0 its queue's byte bound

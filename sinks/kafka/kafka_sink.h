@@ -136,10 +136,11 @@ class KafkaSink final : public Sink {
   std::chrono::milliseconds stall_limit_;             // the next producer's stall watch (lengthen_stall_limit)
   Clock::time_point last_stall_at_{};                 // when a stalled producer was last replaced
   Clock::time_point next_producer_at_{};
-  Destinations destinations_;             // where messages go, and whether it is served
-  AsideTakes aside_;                      // taken, waiting for their partition
-  Clock::time_point last_unblock_{};      // unblock_window(): at most once a second
-  Clock::time_point not_served_since_{};  // the own destination is not served since (or {})
+  Destinations destinations_;                         // where messages go, and whether it is served
+  AsideTakes aside_;                                  // taken, waiting for their partition
+  Clock::time_point last_unblock_{};                  // unblock_window(): at most once a second
+  const AwaitedTake* last_unblocked_head_ = nullptr;  // (compared only, never followed)
+  Clock::time_point not_served_since_{};              // the own destination is not served since (or {})
 };
 
 extern const ComponentSpec kKafkaSinkSpec;

@@ -131,8 +131,8 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "that the cluster does not have is never created unless kafka.producer.allow.auto.create.topics = true is set: "
      "its events are discarded, counted as unknown_topic."},
     {"maxTopics", &C::max_topics, "1000",
-     "Topics named by events that the sink keeps at once (librdkafka keeps a handle for each, and the memory bound "
-     "counts them); the least recently used is let go for a new one, and an event naming one more while every one "
+     "Topics named by events that the sink keeps at once (librdkafka keeps a handle for each; the memory bound "
+     "counts 32 KiB a topic, enough for 20 partitions, when events can name topics); the least recently used is let go for a new one, and an event naming one more while every one "
      "is in use goes to topic, counted (sluice_sink_event_topics_refused_total{reason=\"max_topics\"}).",
      {.min = 1, .max = 100'000}},
     {"headers",

@@ -25,26 +25,28 @@ thread_local int64_t tl_write_tick = 0;
 
 int64_t write_tick() { return tl_write_tick; }
 void set_write_tick() {
-  tl_write_tick = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count() / 100;
+  tl_write_tick =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count() >> kWriteTickShift;
 }
 
 namespace {
 
-void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
-  // What the producer holds of the partition, by its own count (the stall watch's).
+void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+  // What the producer holds of the partition, by its own count (the stall watch's): one atomic.
   if (auto* counters = static_cast<Producer::TopicCounters*>(rd_kafka_topic_opaque(message->rkt));
       counters && message->partition >= 0 && message->partition < counters->capacity.load(std::memory_order_acquire)) {
     Producer::PartitionCounters& c = counters->partitions.load(std::memory_order_acquire)[message->partition];
-    c.reported.fetch_add(1, std::memory_order_relaxed);
-    if (!message->err) c.delivered.fetch_add(1, std::memory_order_relaxed);
+    (message->err ? c.failed : c.delivered).fetch_add(1, std::memory_order_relaxed);
   }
   auto* tracker = static_cast<DeliveryTracker*>(message->_private);
   if (!tracker) return;
   const bool possibly_persisted =
       message->err && rd_kafka_message_status(message) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED;
   DeliveryReport report = report_of(message->err, possibly_persisted);
-  report.broker = rd_kafka_message_broker_id(message);
-  report.tick = write_tick();
+  if (opaque && static_cast<const Producer*>(opaque)->acks_zero()) {  // where it was written (recent_writes.h)
+    report.broker = rd_kafka_message_broker_id(message);
+    report.tick = write_tick();
+  }
   tracker->on_delivery(report);
 }
 
@@ -118,6 +120,7 @@ void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destro
 Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit, ClusterView::Options view)
     : stall_watch_(stall_limit), view_(*this, view) {
   if (const auto it = settings.find("partitioner"); it != settings.end()) partitioner_ = it->second.value;
+  if (const auto it = settings.find("acks"); it != settings.end()) acks_zero_ = it->second.value == "0";
   rd_kafka_conf_t* conf = build_conf(settings);
   rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery_report);
   rd_kafka_conf_set_error_cb(conf, &on_error);
@@ -146,8 +149,7 @@ int64_t Producer::TopicCounters::outstanding() const {
   const PartitionCounters* p = partitions.load(std::memory_order_acquire);
   int64_t held = 0;
   for (int32_t i = 0; i < capacity.load(std::memory_order_acquire); ++i)
-    held += static_cast<int64_t>(p[i].produced.load(std::memory_order_relaxed) -
-                                 p[i].reported.load(std::memory_order_relaxed));
+    held += static_cast<int64_t>(p[i].produced.load(std::memory_order_relaxed) - p[i].reported());
   return held;
 }
 
@@ -293,11 +295,15 @@ ClusterMetadata Producer::metadata(const std::vector<std::string>& topics, std::
   return out;
 }
 
-std::string Producer::ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) {
+ClusterQuery::LeaderAnswer Producer::ask_leader(const std::string& topic, int32_t partition,
+                                                std::chrono::milliseconds timeout) {
   int64_t low = 0, high = 0;
   const rd_kafka_resp_err_t err =
       rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
-  return err ? rd_kafka_err2str(err) : std::string();
+  if (!err) return {};
+  const bool silent = err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+                      err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
+  return {rd_kafka_err2str(err), silent};
 }
 
 size_t Producer::produce(const std::string& topic, int32_t partition, std::span<OutgoingMessage> messages,
@@ -517,8 +523,9 @@ void Producer::connection_lost(const char* reason) {
   for (const auto& w : watchers) w->connection_lost(broker, write_tick());
 }
 
-// How recent the cluster view's last answer must be for the stall watch to go by it.
-constexpr auto kViewFreshness = std::chrono::seconds(5);
+// How recent the cluster view's last answer must be for the stall watch to go by it: its steady
+// interval (10 s) and a question's timeout (2 s), and some.
+constexpr auto kViewFreshness = std::chrono::seconds(15);
 
 void Producer::observe(ProducerStatistics stats) {
   // Each partition something was produced to, as the producer counts it, librdkafka sends it and
@@ -540,7 +547,7 @@ void Producer::observe(ProducerStatistics stats) {
       for (int32_t p = 0; p < counted; ++p) {
         const uint64_t produced = partitions[p].produced.load(std::memory_order_relaxed);
         if (produced == 0) continue;  // never used
-        const uint64_t reported = partitions[p].reported.load(std::memory_order_relaxed);
+        const uint64_t reported = partitions[p].reported();
         const auto client = client_leaders.find({name, p});
         const int32_t client_leader = client == client_leaders.end() ? -1 : client->second;
         const int32_t cluster_leader = view.leader(p);

@@ -155,11 +155,15 @@ class Producer final : private ClusterQuery {
   void add_watcher(std::weak_ptr<ConnectionWatcher> watcher);
   void remove_watcher(const ConnectionWatcher* watcher);
   void connection_lost(const char* reason);
+  bool acks_zero() const { return acks_zero_; }
 
   // What the producer holds of each partition of a topic: counted by produce() and the delivery
   // reports (on whichever thread polls), read by the stall watch. The handle's opaque points here.
   struct PartitionCounters {
-    std::atomic<uint64_t> produced{0}, reported{0}, delivered{0};
+    std::atomic<uint64_t> produced{0}, delivered{0}, failed{0};
+    uint64_t reported() const {
+      return delivered.load(std::memory_order_relaxed) + failed.load(std::memory_order_relaxed);
+    }
   };
   struct TopicCounters {
     std::atomic<PartitionCounters*> partitions{nullptr};  // set once, by the first produce()
@@ -183,10 +187,11 @@ class Producer final : private ClusterQuery {
                       const StopDeadline& until, int flags);
   // ClusterQuery, for the view's thread.
   ClusterMetadata metadata(const std::vector<std::string>& topics, std::chrono::milliseconds timeout) override;
-  std::string ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override;
+  LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override;
 
   rd_kafka_s* rk_ = nullptr;
   std::string partitioner_;         // its `partitioner` setting, or "" (librdkafka's default)
+  bool acks_zero_ = false;          // acks=0: delivery reports say where each message was written
   mutable std::mutex stats_mutex_;  // guards broker_stats_, stall_watch_, stall_reason_
   std::vector<BrokerStats> broker_stats_;
   StallWatch stall_watch_;

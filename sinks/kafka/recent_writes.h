@@ -17,18 +17,20 @@
 
 namespace sluice::kafka {
 
-// Time in slots of 100 ms, as a thread that polls librdkafka last saw it (set before each poll).
+// Time in slots of 64 ms (milliseconds >> 6), as a thread that polls librdkafka last saw it (set
+// before each poll).
+inline constexpr int kWriteTickShift = 6;
 int64_t write_tick();
 void set_write_tick();
 
 class RecentWrites {
  public:
-  static constexpr int kSlots = 10;  // 1 s
+  static constexpr int kSlots = 16;  // 16 × 64 ms: about a second
 
   void written(int32_t broker, int64_t tick) {
     if (broker < 0) return;
     Broker& b = brokers_[static_cast<size_t>(broker) % brokers_.size()];
-    const size_t slot = static_cast<size_t>(tick % kSlots);
+    const size_t slot = static_cast<size_t>(tick) & (kSlots - 1);
     if (b.tick[slot].load(std::memory_order_relaxed) != tick) {
       b.tick[slot].store(tick, std::memory_order_relaxed);
       b.count[slot].store(0, std::memory_order_relaxed);

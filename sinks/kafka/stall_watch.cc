@@ -18,6 +18,9 @@ StallWatch::StallWatch(std::chrono::milliseconds limit)
 
 std::optional<std::string> StallWatch::observe(Clock::time_point now, const ProgressReport& report) {
   if (limit_.count() == 0) return std::nullopt;
+  // The cluster view not answered lately while brokers are up (it asks only every 10 s once all is
+  // served; a broker slow to answer it): what the watch knows holds until it answers, no verdict.
+  if (report.any_broker_up && !report.cluster_answered) return std::nullopt;
   std::optional<std::string> verdict;
   std::map<std::pair<std::string, int32_t>, Track> seen;  // a partition no longer reported is forgotten
   for (const PartitionProgress& p : report.partitions) {
@@ -27,8 +30,7 @@ std::optional<std::string> StallWatch::observe(Clock::time_point now, const Prog
     track.delivered = p.delivered;
     // Nothing waits, something moved, an outage (no broker, or not the leader's), a cluster that
     // does not answer or names no leader that answers for it: no stall to see.
-    if (moved || p.outstanding == 0 || !report.any_broker_up || !report.cluster_answered || p.cluster_leader < 0 ||
-        !p.served || p.leader_down) {
+    if (moved || p.outstanding == 0 || !report.any_broker_up || p.cluster_leader < 0 || !p.served || p.leader_down) {
       track.waiting_since.reset();
       track.disagrees_since.reset();
       continue;

@@ -40,7 +40,7 @@ struct PartitionProgress {
 
 struct ProgressReport {
   bool any_broker_up = false;     // librdkafka is connected to some broker
-  bool cluster_answered = false;  // the cluster view's last answer is recent
+  bool cluster_answered = false;  // the cluster view's last answer is recent (else the watch holds what it knows)
   std::vector<PartitionProgress> partitions;
 };
 
