@@ -545,10 +545,13 @@ TEST_CASE("a partition its leader answers for but that delivers nothing for the 
   // ListOffsets say it does: librdkafka retries and delivers nothing; after stalledPartitionTimeout
   // a new producer takes over (what the old one held goes back to the channel, unsent), and once the
   // refusals end every event is delivered once.
+  // acks=1 and acks=all alike (with acks=0 the broker answers no produce, so it cannot refuse one).
+  const std::string acks = GENERATE("all", "1");
+  INFO("acks=" << acks);
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
   SinkUnderTest t(cluster, {{"key", "0"},
-                            {"kafka.producer.acks", "all"},
+                            {"kafka.producer.acks", acks},
                             {"kafka.producer.retry.backoff.ms", "100"},
                             {"kafka.producer.retry.backoff.max.ms", "100"},
                             {"stalledPartitionTimeout", "1s"}});
@@ -577,6 +580,26 @@ TEST_CASE("a pinned partition of a topic that does not exist is waited for, not 
   CHECK_FALSE(kafka_counters(*sink).destination_served);
   sink->stop(Clock::now() + 2s);
   CHECK(channel.counters().events_held == 2);
+}
+
+TEST_CASE("with Kafka down at start nothing is taken, and once it is up every event lands once (acks=0)",
+          "[kafka][sink][faults]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 2);
+  cluster.set_broker_down(0, true);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"}});
+  auto& [channel, shared, context, sink] = t;
+  EventBatch batch = parsed_batch(numbered_lines(500));
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  // Handed over with acks=0 they would be the producer's, lost if the broker never read them.
+  CHECK_FALSE(eventually([&] { return sink->counters().events_taken > 0; }, 3s));
+  CHECK_FALSE(kafka_counters(*sink).destination_served);
+  cluster.set_broker_down(0, false);
+  CHECK(eventually([&] { return sink->counters().events_sent == 500; }, 30s));
+  sink->stop(Clock::now() + 10s);
+  CHECK(channel.counters().events_held == 0);
+  CHECK(sink->counters().events_lost_after_handover == 0);
+  check_landed_once(cluster, "t", 500);
 }
 
 TEST_CASE(
@@ -843,4 +866,34 @@ TEST_CASE(
   INFO("partition 1 delivered during the load: " << healthy << " without the fault, " << with_fault << " with it");
   CHECK(healthy > 2500);
   CHECK(with_fault >= healthy * 9 / 10);
+}
+
+TEST_CASE("the memory bound counts maxTopics topic handles only when events can name topics", "[kafka][sink][memory]") {
+  kafka::MockCluster cluster;
+  memory::Context context{.max_event_bytes = 2048,
+                          .max_batch_bytes = 2048 * 100,
+                          .takes_in_flight = 1,
+                          .channel_capacity = 10000,
+                          .event_headers = std::vector<std::string>{}};
+  const auto bound = [&](std::map<std::string, std::string> properties) {
+    const SinkUnderTest t(cluster, std::move(properties));
+    const uint64_t b = t.sink->memory_bound(context);
+    t.sink->stop(Clock::now() + 5s);
+    return b;
+  };
+  constexpr uint64_t kHandle = 32 << 10;
+  // No source sets a header: the default topicHeader (topic) names nothing.
+  const uint64_t own_topic = bound({{"maxTopics", "1000"}});
+  CHECK(bound({{"allowTopicOverride", "false"}}) == own_topic);
+  // A parsed field names topics whatever the sources do.
+  CHECK(bound({{"topicHeader", "app"}, {"maxTopics", "100"}}) == own_topic + 100 * kHandle);
+  CHECK(bound({{"topicHeader", "app"}}) == own_topic + 1000 * kHandle);
+  CHECK(bound({{"topic", "logs-%{app}"}}) == own_topic + 1000 * kHandle);
+  // A header: only when some source's interceptor may set it, or may set any name.
+  CHECK(bound({{"topic", "logs-%{dc}"}}) == own_topic);
+  context.event_headers = std::vector<std::string>{"dc"};
+  CHECK(bound({{"topic", "logs-%{dc}"}}) == own_topic + 1000 * kHandle);
+  CHECK(bound({}) == own_topic);
+  context.event_headers = std::nullopt;
+  CHECK(bound({}) == own_topic + 1000 * kHandle);
 }
