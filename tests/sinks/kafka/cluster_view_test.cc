@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "sinks/kafka/cluster_view.h"
 #include "tests/support/eventually.h"
@@ -21,6 +22,7 @@ struct FakeCluster final : ClusterQuery {
   bool up = true;
   std::map<std::string, TopicMetadata> topics;
   std::map<std::pair<std::string, int32_t>, std::string> leader_refuses;  // (topic, partition) → why
+  std::set<int32_t> silent_leaders;                                       // time out
   int asked_leaders = 0;
 
   ClusterMetadata metadata(const std::vector<std::string>& wanted, std::chrono::milliseconds) override {
@@ -38,11 +40,14 @@ struct FakeCluster final : ClusterQuery {
     }
     return md;
   }
-  std::string ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds) override {
+  LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds) override {
     std::lock_guard lock(mutex);
     ++asked_leaders;
+    const auto t = topics.find(topic);
+    if (t != topics.end() && silent_leaders.count(t->second.leaders.at(static_cast<size_t>(partition))))
+      return {"Local: Timed out", true};
     const auto it = leader_refuses.find({topic, partition});
-    return it == leader_refuses.end() ? "" : it->second;
+    return it == leader_refuses.end() ? LeaderAnswer{} : LeaderAnswer{it->second, false};
   }
 };
 
@@ -93,7 +98,9 @@ TEST_CASE("cluster view: a missing topic, a refused one, and a cluster that does
   ClusterView view(cluster, {});
   for (const char* name : {"gone", "bad", "logs"}) view.topic(name);
   view.refresh();
-  CHECK(view.topic("gone").known == TopicView::Known::missing);
+  CHECK(view.topic("gone").known == TopicView::Known::not_yet);  // not listed once: asked again
+  view.refresh();
+  CHECK(view.topic("gone").known == TopicView::Known::missing);  // twice in a row: missing
   CHECK(view.topic("bad").known == TopicView::Known::refused);
   CHECK(view.topic("bad").error == 17);
   REQUIRE(view.topic("logs").served(0));
@@ -109,18 +116,43 @@ TEST_CASE("cluster view: a missing topic, a refused one, and a cluster that does
   CHECK_THAT(view.topic("later").problem, Catch::Contains("no broker answered"));
 }
 
-TEST_CASE("cluster view: a leader that does not answer is asked once a round, its other partitions wait",
-          "[kafka][view]") {
+TEST_CASE(
+    "cluster view: a leader that does not answer is asked once a round, one that refuses a partition is asked "
+    "for the others",
+    "[kafka][view]") {
   FakeCluster cluster;
-  cluster.topics["wide"] = {.topic = "wide", .leaders = {3, 3, 3, 3, 1}};
-  for (int32_t p = 0; p < 4; ++p) cluster.leader_refuses[{"wide", p}] = "Local: Timed out";
+  cluster.topics["wide"] = {.topic = "wide", .leaders = {3, 3, 3, 3, 1, 2, 2}};
+  cluster.silent_leaders = {3};
+  cluster.leader_refuses[{"wide", 5}] = "Broker: Not leader for partition";
   ClusterView view(cluster, {});
   view.topic("wide");
   view.refresh();
-  CHECK(cluster.asked_leaders == 2);  // broker 3 once, broker 1 once
+  CHECK(cluster.asked_leaders == 4);  // broker 3 once (silent), broker 1 once, broker 2 for both
   const TopicView t = view.topic("wide");
   CHECK(t.served(4));
   CHECK_FALSE(t.served(0));
+  CHECK_FALSE(t.served(5));
+  CHECK(t.served(6));
+}
+
+TEST_CASE("cluster view: a topic it knew that one answer does not list stays as it was until a second",
+          "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1}};
+  ClusterView view(cluster, {});
+  view.topic("logs");
+  view.refresh();
+  REQUIRE(view.topic("logs").served(0));
+  cluster.topics.erase("logs");  // a lagging broker's answer
+  view.refresh();
+  CHECK(view.topic("logs").served(0));
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1}};  // listed again: the count starts over
+  view.refresh();
+  cluster.topics.erase("logs");
+  view.refresh();
+  CHECK(view.topic("logs").known == TopicView::Known::exists);
+  view.refresh();
+  CHECK(view.topic("logs").known == TopicView::Known::missing);
 }
 
 TEST_CASE("cluster view: its thread asks at once for a new topic and stops within a question's time", "[kafka][view]") {

@@ -138,6 +138,12 @@ TEST_CASE("stall watch: not while messages are delivered, none wait, no leader a
     StallWatch watch(10s);
     never(watch, [](int) { return report(partition(10, 5, -1), true, false); });
   }
+  SECTION("the cluster view stale for a while holds what it knew: the limit counts on from before") {
+    StallWatch watch(10s);
+    CHECK_FALSE(watch.observe(t0, report(partition(10, 5))));
+    CHECK_FALSE(watch.observe(t0 + 6s, report(partition(10, 5), true, false)));  // stale: no verdict, no reset
+    CHECK(watch.observe(t0 + 10s, report(partition(10, 5))));
+  }
   SECTION("a limit of 0: never") {
     StallWatch watch(0s);
     never(watch, [](int) { return report(partition(10, 5, -1)); });
