@@ -22,32 +22,38 @@ bool ListenerPool::expects(const std::string& key) const {
   return expected_.count(key) > 0;
 }
 
-void ListenerPool::park(const std::string& key, int fd) {
+bool ListenerPool::holds(const std::string& key) const {
   std::lock_guard lock(mutex_);
-  auto [it, added] = parked_.try_emplace(key, fd);
+  return parked_.count(key) > 0;
+}
+
+void ListenerPool::park(const std::string& key, int fd, uint64_t note) {
+  std::lock_guard lock(mutex_);
+  auto [it, added] = parked_.try_emplace(key, Parked{fd, note});
   if (!added) ::close(fd);
 }
 
-bool ListenerPool::park_if_expected(const std::string& key, int fd) {
+bool ListenerPool::park_if_expected(const std::string& key, int fd, uint64_t note) {
   std::lock_guard lock(mutex_);
   if (!expected_.count(key)) return false;
-  auto [it, added] = parked_.try_emplace(key, fd);
+  auto [it, added] = parked_.try_emplace(key, Parked{fd, note});
   if (!added) ::close(fd);
   return true;
 }
 
-int ListenerPool::adopt(const std::string& key) {
+int ListenerPool::adopt(const std::string& key, uint64_t* note) {
   std::lock_guard lock(mutex_);
   const auto it = parked_.find(key);
   if (it == parked_.end()) return -1;
-  const int fd = it->second;
+  const Parked parked = it->second;
   parked_.erase(it);
-  return fd;
+  if (note) *note = parked.note;
+  return parked.fd;
 }
 
 void ListenerPool::settle() {
   std::lock_guard lock(mutex_);
-  for (const auto& [key, fd] : parked_) ::close(fd);  // no successor took it: as a shutdown closes it
+  for (const auto& [key, parked] : parked_) ::close(parked.fd);  // no successor took it: as a shutdown closes it
   parked_.clear();
   expected_.clear();
 }

@@ -13,8 +13,11 @@
 //
 // A listener's key: "host:port" for a port given as a number; for port 0 (any), the source's name
 // and the port's place in its list, so that a source kept under its name keeps the port it got.
+// A UDP source hands over its bound sockets the same way, one per io thread, under keys of its own
+// ("udp/" + key + "/" + thread), each with a note: the socket's drop count it has counted up to.
 // Thread-safe (a retiring source parks from its io thread). Owned by the agent (SharedState).
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
@@ -33,20 +36,25 @@ class ListenerPool {
 
   void expect(const std::string& key);
   bool expects(const std::string& key) const;
-  // Takes the fd (a listening socket); a second one for the same key is closed.
-  void park(const std::string& key, int fd);
+  bool holds(const std::string& key) const;  // parked or reserved, not adopted yet
+  // Takes the fd (a listening socket) and its note; a second one for the same key is closed.
+  void park(const std::string& key, int fd, uint64_t note = 0);
   // park() if the key is expected (in one step: settle() cannot come between); false, the fd
   // untouched, if it is not.
-  bool park_if_expected(const std::string& key, int fd);
+  bool park_if_expected(const std::string& key, int fd, uint64_t note = 0);
   void reserve(const std::string& key, int fd) { park(key, fd); }
-  // The fd parked or reserved under `key` (the caller owns it now), or -1.
-  int adopt(const std::string& key);
+  // The fd parked or reserved under `key` (the caller owns it now), or -1; its note in `note`.
+  int adopt(const std::string& key, uint64_t* note = nullptr);
   void settle();
 
  private:
+  struct Parked {
+    int fd;
+    uint64_t note;
+  };
   mutable std::mutex mutex_;
   std::set<std::string> expected_;
-  std::map<std::string, int> parked_;
+  std::map<std::string, Parked> parked_;
 };
 
 }  // namespace sluice

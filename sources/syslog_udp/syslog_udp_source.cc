@@ -43,10 +43,20 @@ int io_threads_for(int64_t configured) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
 }
 
+// The port a bound socket has.
+uint16_t bound_port(int fd) {
+  sockaddr_storage actual{};
+  socklen_t actual_length = sizeof actual;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&actual), &actual_length);
+  return ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
+                                           : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
+}
+
 // A UDP socket on host:port, `shared` with the other io threads (SO_REUSEPORT); the port bound
-// (0 resolved) in `bound`. Throws ConfigError.
+// (0 resolved) in `bound`. Throws ConfigError; with `bind_error`, a port that cannot be bound is
+// -1 and its errno there instead.
 int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig& c, uint16_t port, uint16_t& bound,
-                bool shared) {
+                bool shared, int* bind_error = nullptr) {
   sockaddr_storage addr{};
   socklen_t length = 0;
   if (auto* v4 = reinterpret_cast<sockaddr_in*>(&addr); inet_pton(AF_INET, c.host.c_str(), &v4->sin_addr) == 1) {
@@ -84,14 +94,14 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) != 0) {
     const int err = errno;
     ::close(fd);
+    if (bind_error) {
+      *bind_error = err;
+      return -1;
+    }
     component.fail("ports", "cannot listen on " + c.host + " UDP port " + std::to_string(port) + ": " +
                                 std::strerror(err) + (err == EADDRINUSE ? " (another process has this port)" : ""));
   }
-  sockaddr_storage actual{};
-  socklen_t actual_length = sizeof actual;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&actual), &actual_length);
-  bound = ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
-                                            : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
+  bound = bound_port(fd);
   return fd;
 }
 
@@ -145,11 +155,17 @@ class SyslogUdpSource::IoThread {
     ::close(wake_);
   }
 
-  // Before the threads run. Returns the port bound.
-  uint16_t listen_on(const config::ComponentConfig& component, uint16_t port) {
+  // Before the threads run: the socket `key` names, handed over by the source a reload replaced
+  // (or bound for this one before anything stopped), else a new one. Returns the port bound.
+  uint16_t listen_on(const config::ComponentConfig& component, uint16_t port, const std::string& key) {
+    uint64_t drops_seen = 0;
+    int fd = source_.pool_ ? source_.pool_->adopt(key, &drops_seen) : -1;
     uint16_t bound = 0;
-    const int fd = open_socket(component, config_, port, bound, shared_ports_);
-    sockets_.push_back({fd, bound, 0});
+    if (fd >= 0)
+      bound = bound_port(fd);
+    else
+      fd = open_socket(component, config_, port, bound, shared_ports_);
+    sockets_.push_back({fd, bound, static_cast<uint32_t>(drops_seen), key});
     return bound;
   }
   void run() {
@@ -165,9 +181,10 @@ class SyslogUdpSource::IoThread {
 
  private:
   struct Socket {
-    int fd;  // -1 once closed
+    int fd;  // -1 once closed (or handed over)
     uint16_t port;
     uint32_t drops_seen;  // the socket's drop count (SK_MEMINFO_DROPS, a total) when last read
+    std::string key;      // in the listener pool (SyslogUdpSource::socket_key)
   };
 
   void loop() {
@@ -185,22 +202,34 @@ class SyslogUdpSource::IoThread {
     finish();
   }
 
-  // At stop: what the sockets hold is read and put, for at most half the time left (the sinks
-  // need the rest); then what is still queued is counted as unread, the drops a last time, and
-  // the sockets close, so that the kernel stops queueing for a reader that is gone.
+  // At stop: a socket a reload's successor expects (listener_pool.h) is handed over as it is,
+  // what it holds and its drop count with it. What the others hold is read and put, for at most
+  // half the time left (the sinks need the rest); then what is still queued is counted as unread,
+  // the drops a last time, and they close, so that the kernel stops queueing for a reader that is
+  // gone.
   void finish() {
+    std::vector<bool> handed(sockets_.size(), false);
+    for (size_t i = 0; i < sockets_.size(); ++i) handed[i] = source_.pool_ && source_.pool_->expects(sockets_[i].key);
     const auto now = Clock::now();
     const Deadline deadline = source_.stop_.get();
     const auto until = deadline > now ? now + (deadline - now) / 2 : now;
     for (bool more = true; more && Clock::now() < until;) {
       more = false;
-      for (size_t i = 0; i < sockets_.size(); ++i) more |= read_socket(i);
+      for (size_t i = 0; i < sockets_.size(); ++i)
+        if (!handed[i]) more |= read_socket(i);
     }
     flush();
-    uint64_t unread = 0;
-    for (const Socket& socket : sockets_) unread += count_queued(socket.fd);
-    if (unread) source_.probe_.unread_at_shutdown(counters_, unread);
     count_drops();
+    uint64_t unread = 0;
+    for (size_t i = 0; i < sockets_.size(); ++i) {
+      Socket& s = sockets_[i];
+      if (handed[i] && source_.pool_->park_if_expected(s.key, s.fd, s.drops_seen)) {
+        s.fd = -1;
+        continue;
+      }
+      unread += count_queued(s.fd);
+    }
+    if (unread) source_.probe_.unread_at_shutdown(counters_, unread);
     close_sockets();
   }
 
@@ -343,21 +372,63 @@ SyslogUdpSource::~SyslogUdpSource() {
   if (started_) stop(Clock::now());
 }
 
-void SyslogUdpSource::start() {
-  const bool shared = io_threads_ > 1;
-  // A port shared with SO_REUSEPORT would also be shared, silently, with another process that
-  // has it: first make sure nobody does (a plain bind), so that the conflict is an error.
-  if (shared)
-    for (uint16_t port : config_.ports) {
-      if (port == 0) continue;
-      uint16_t ignored = 0;
-      ::close(open_socket(component_, config_, port, ignored, false));
+std::string SyslogUdpSource::socket_key(size_t port_index, int thread) const {
+  return "udp/" + ListenerPool::key(component_.name, config_.host, config_.ports[port_index], port_index) + "/" +
+         std::to_string(thread);
+}
+
+std::vector<std::string> SyslogUdpSource::listener_keys() const {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < config_.ports.size(); ++i)
+    for (int t = 0; t < io_threads_; ++t) keys.push_back(socket_key(i, t));
+  return keys;
+}
+
+// A port in use by another program refuses the reload before anything stops (a plain bind: see
+// start()); the sockets of a port handed over whole or in part are the old source's until it
+// stops, and the threads it did not have join them at start.
+void SyslogUdpSource::reserve_listeners(const std::set<std::string>& handed_over, const std::set<uint16_t>& freed) {
+  if (!pool_) return;
+  for (size_t i = 0; i < config_.ports.size(); ++i) {
+    bool any_handed = false;
+    for (int t = 0; t < io_threads_; ++t) any_handed |= handed_over.count(socket_key(i, t)) > 0;
+    if (any_handed) continue;
+    const uint16_t port = config_.ports[i];
+    uint16_t bound = 0;
+    int error = 0;
+    if (port != 0) {
+      const int probe = open_socket(component_, config_, port, bound, false, &error);
+      if (probe < 0 && error == EADDRINUSE && freed.count(port)) continue;           // a source that goes has it
+      if (probe < 0) ::close(open_socket(component_, config_, port, bound, false));  // throws, naming the port
+      ::close(probe);
     }
+    for (int t = 0; t < io_threads_; ++t) {
+      const int fd = open_socket(component_, config_, t == 0 ? port : bound, bound, true);
+      pool_->reserve(socket_key(i, t), fd);
+    }
+  }
+}
+
+void SyslogUdpSource::start() {
+  // Every socket with SO_REUSEPORT, one per io thread and port, also with one thread: a reload's
+  // successor with more threads joins the sockets it is handed.
+  const bool shared = true;
+  // A port shared with SO_REUSEPORT would also be shared, silently, with another process that
+  // has it: first make sure nobody does (a plain bind), so that the conflict is an error. Not for
+  // a port whose sockets were handed over or reserved at a reload: this agent holds it.
+  for (size_t i = 0; i < config_.ports.size(); ++i) {
+    bool held = false;
+    for (int t = 0; t < io_threads_; ++t) held |= pool_ && pool_->holds(socket_key(i, t));
+    if (config_.ports[i] == 0 || held) continue;
+    uint16_t ignored = 0;
+    ::close(open_socket(component_, config_, config_.ports[i], ignored, false));
+  }
   for (int i = 0; i < io_threads_; ++i) threads_.push_back(std::make_unique<IoThread>(*this, i, shared));
   // The first thread resolves port 0; the others share the port it got.
-  for (uint16_t port : config_.ports) {
-    const uint16_t bound = threads_[0]->listen_on(component_, port);
-    for (size_t t = 1; t < threads_.size(); ++t) threads_[t]->listen_on(component_, bound);
+  for (size_t i = 0; i < config_.ports.size(); ++i) {
+    const uint16_t bound = threads_[0]->listen_on(component_, config_.ports[i], socket_key(i, 0));
+    for (size_t t = 1; t < threads_.size(); ++t)
+      threads_[t]->listen_on(component_, bound, socket_key(i, static_cast<int>(t)));
     bound_ports_.push_back(bound);
   }
   probe_.set_ports(bound_ports_);

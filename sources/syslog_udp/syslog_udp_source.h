@@ -39,6 +39,10 @@ class SyslogUdpSource final : public Source {
   void start() override;
   void stop(Deadline deadline) override;
   std::vector<uint16_t> listening_ports() const override { return bound_ports_; }
+  // A reload's hand-over of its sockets (listener_pool.h), one per io thread and port.
+  void use_listener_pool(std::shared_ptr<ListenerPool> pool) override { pool_ = std::move(pool); }
+  std::vector<std::string> listener_keys() const override;
+  void reserve_listeners(const std::set<std::string>& handed_over, const std::set<uint16_t>& freed) override;
   SourceCounters counters() const override { return routes_.with(probe_.source_counters()); }
   SyslogUdpCounters udp_counters() const { return probe_.counters(); }
   void write_metrics(MetricsWriter& writer) const override {
@@ -55,6 +59,9 @@ class SyslogUdpSource final : public Source {
   class IoThread;
 
  private:
+  // The listener pool's key of port `port_index`'s socket of io thread `thread`.
+  std::string socket_key(size_t port_index, int thread) const;
+
   const config::ComponentConfig component_;
   const SyslogUdpConfig config_;
   const std::vector<Channel*> channels_;
@@ -64,7 +71,8 @@ class SyslogUdpSource final : public Source {
   SyslogUdpProbe probe_;
   syslog::RouteCounters routes_;  // what the selector leaves undone
   std::vector<uint16_t> bound_ports_;
-  StopDeadline stop_;  // before threads_: they read it until they are gone
+  std::shared_ptr<ListenerPool> pool_;  // a reload's hand-over of sockets (null: none)
+  StopDeadline stop_;                   // before threads_: they read it until they are gone
   std::vector<std::unique_ptr<IoThread>> threads_;
   bool started_ = false;
 };

@@ -28,24 +28,6 @@ std::string unstartable_producer(const std::string& sink) {
          ".kafka.producer.ssl.ca.location = /nonexistent/ca.pem\n";
 }
 
-double reloads(const Pipeline& p, const std::string& result) {
-  return p.metric("sluice_config_reloads_total{result=\"" + result + "\"}");
-}
-
-// Rewrites the agent's file and sends SIGHUP; waits until the reload is counted under `result`.
-bool reload_to(Pipeline& p, const std::string& config, const std::string& result) {
-  const double before = reloads(p, result);
-  std::ofstream(p.dir().file("agent.properties")) << config;
-  p.agent().signal(SIGHUP);
-  return eventually([&] { return reloads(p, result) == before + 1; }, 30s);
-}
-
-std::string ready_ports(const Pipeline& p, const std::string& source) {
-  std::smatch m;
-  const std::string ready = read_file(p.dir().file("ready"));
-  return std::regex_search(ready, m, std::regex("source\\." + source + "\\.ports=([^\n]*)")) ? m[1].str() : "";
-}
-
 // `config` (a ten_sink_config) with a second source, r2, on a free port into the same channel.
 std::string with_second_source(const std::string& config) {
   return std::regex_replace(config, std::regex("t\\.sources = r1\n"), "t.sources = r1 r2\n") +

@@ -6,9 +6,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "loadgen/verifier.h"
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -115,6 +118,46 @@ TEST_CASE("Kafka down under UDP load: the channel fills, the kernel drops, and e
     CHECK(missing_in(report) == drops);  // each one the agent counted, and no other
     CHECK_THAT(report, Catch::Contains("not accounted for 0"));
     CHECK_THAT(p.agent_log(), Catch::Contains("for want of buffer room"));
+    CHECK(p.stop_agent(60s) == std::optional<int>(0));
+    break;
+  }
+}
+
+TEST_CASE(
+    "a reload that changes the UDP source and its channel under load hands the sockets over: every datagram stored "
+    "once or counted as dropped, the port kept",
+    "[e2e][udp][reload]") {
+  for (int attempt = 1;; ++attempt) {
+    Pipeline p;
+    p.start_broker();
+    const std::string base =
+        with_channel(udp_config(p.bootstrap(), kAcksAll, "t.sources.r1.numProcessors = 2\n"),
+                     "t.channels.c1.type = memory\nt.channels.c1.capacity = 50000\nt.channels.c1.transactionCapacity = "
+                     "1000\n");
+    p.start_agent(base, "t", {"--metrics", "127.0.0.1:0"});
+    p.wait_until_served();
+    const std::string ports = ready_ports(p, "r1");
+    int sent_rc = -1;
+    TestThread sender([&] { sent_rc = p.send({"--udp", "--no-gso", "-c", "4", "-r", "20000", "-d", "6s"}); });
+    REQUIRE(eventually([&] { return p.metric("sluice_source_events_received_total") > 20000; }, 20s));
+    // The source (one more io thread: it joins the sockets it is handed) and its channel change:
+    // the old source stops first, the new one starts once the channel has moved over.
+    std::string changed = std::regex_replace(base, std::regex("numProcessors = 2"), "numProcessors = 3");
+    changed = std::regex_replace(changed, std::regex("capacity = 50000"), "capacity = 60000");
+    CHECK(reload_to(p, changed, "applied"));
+    sender.join();
+    REQUIRE(sent_rc == 0);
+    const Sent sent = sent_by(p);
+    if (disturbed(attempt, sent)) continue;
+    CHECK(ready_ports(p, "r1") == ports);
+    CHECK(settled(p, sent));
+    const uint64_t drops = counted_drops(p);
+    std::string report;
+    const int verified = p.verify(report, "", {"--counted-drops", std::to_string(drops)});
+    INFO(report << p.agent_log());
+    CHECK(verified == 0);
+    CHECK_THAT(report, Catch::Contains("duplicates 0"));
+    CHECK(missing_in(report) == drops);  // each one the agent counted, and no other
     CHECK(p.stop_agent(60s) == std::optional<int>(0));
     break;
   }

@@ -122,6 +122,23 @@ uint64_t summary_number(const std::string& report, int field) {
 }  // namespace
 
 uint64_t duplicates_in(const std::string& report) { return summary_number(report, 2); }
+double reloads(const Pipeline& p, const std::string& result) {
+  return p.metric("sluice_config_reloads_total{result=\"" + result + "\"}");
+}
+
+bool reload_to(Pipeline& p, const std::string& config, const std::string& result) {
+  const double before = reloads(p, result);
+  std::ofstream(p.dir().file("agent.properties")) << config;
+  p.agent().signal(SIGHUP);
+  return eventually([&] { return reloads(p, result) == before + 1; }, std::chrono::seconds(30));
+}
+
+std::string ready_ports(const Pipeline& p, const std::string& source) {
+  std::smatch m;
+  const std::string ready = read_file(p.dir().file("ready"));
+  return std::regex_search(ready, m, std::regex("source\\." + source + "\\.ports=([^\n]*)")) ? m[1].str() : "";
+}
+
 uint64_t missing_in(const std::string& report) { return summary_number(report, 3); }
 
 Pipeline::Pipeline() = default;

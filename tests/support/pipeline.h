@@ -118,4 +118,11 @@ class Pipeline {
   std::string agent_program_ = bin("sluice");
 };
 
+// Reloads counted under `result` (applied, unchanged, refused, failed) by the agent of `p`.
+double reloads(const Pipeline& p, const std::string& result);
+// Rewrites the agent's file and sends SIGHUP; waits until the reload is counted under `result`.
+bool reload_to(Pipeline& p, const std::string& config, const std::string& result);
+// The ports the ready file says `source` listens on ("" if none).
+std::string ready_ports(const Pipeline& p, const std::string& source);
+
 }  // namespace sluice::test
