@@ -35,12 +35,16 @@ void ClusterView::start() {
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
 }
 
-void ClusterView::stop() {
+void ClusterView::request_stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
+}
+
+void ClusterView::stop() {
+  request_stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -52,6 +56,13 @@ TopicView ClusterView::topic(const std::string& name) {
     woken_ = true;
     wake_.notify_all();
   }
+  return it->second;
+}
+
+std::optional<TopicView> ClusterView::find(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  const auto it = topics_.find(name);
+  if (it == topics_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -79,8 +90,14 @@ bool ClusterView::broker_listed(int32_t id) const {
 }
 
 bool ClusterView::in_trouble_locked() const {
-  return std::any_of(topics_.begin(), topics_.end(), [](const auto& entry) {
+  const auto now = Clock::now();
+  return std::any_of(topics_.begin(), topics_.end(), [&](const auto& entry) {
     const TopicView& t = entry.second;
+    // A topic the cluster lacks or refuses is asked about often while it may be on its way (being
+    // created); after that as often as the rest: a sender naming topics that do not exist must
+    // not keep every producer asking for the whole cluster's metadata twice a second.
+    if (t.known == TopicView::Known::missing || t.known == TopicView::Known::refused)
+      return now - t.wanted_since < options_.missing_patience;
     return t.known != TopicView::Known::exists || t.unlisted > 0 ||
            std::any_of(t.partitions.begin(), t.partitions.end(), [](const PartitionView& p) { return !p.served; });
   });

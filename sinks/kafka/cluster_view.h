@@ -12,7 +12,8 @@
 //     the cluster names (librdkafka issue 5430). Comparing the two is how the stall watch sees it.
 //
 // Lifecycle: made and started with its producer; asks at once when a topic is new or wake() is
-// called, every `trouble_interval` while some topic is not served, else every `steady_interval`;
+// called, every `trouble_interval` while some topic is not served (one the cluster lacks: for its
+// first `missing_patience`), else every `steady_interval`;
 // stop() joins the thread (before the producer's handle goes).
 
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,9 +92,10 @@ struct TopicView {
 class ClusterView {
  public:
   struct Options {
-    std::chrono::milliseconds steady_interval{10'000};  // every topic served: asked again this often
-    std::chrono::milliseconds trouble_interval{500};    // some topic not (yet) served
-    std::chrono::milliseconds timeout{2'000};           // one question's bound
+    std::chrono::milliseconds steady_interval{10'000};   // every topic served: asked again this often
+    std::chrono::milliseconds trouble_interval{500};     // some topic not (yet) served
+    std::chrono::milliseconds missing_patience{30'000};  // a missing topic counts as trouble this long
+    std::chrono::milliseconds timeout{2'000};            // one question's bound
   };
   ClusterView(ClusterQuery& query, Options options);
   ~ClusterView();
@@ -100,10 +103,15 @@ class ClusterView {
   ClusterView& operator=(const ClusterView&) = delete;
 
   void start();
+  // Asks no more once the question under way (if any) ends: so that many views, each maybe inside
+  // a 2 s metadata call while no broker is up, wind down side by side before they are joined.
+  void request_stop();
   void stop();  // joins its thread; a question under way ends within its timeout
 
   // What the view holds of `topic` now; the first call adds it to the topics asked about (soon).
   TopicView topic(const std::string& name);
+  // What is known of a topic the view asks about, without adding it (nullopt: not asked about).
+  std::optional<TopicView> find(const std::string& name) const;
   // No sink sends to `topic` any more: it is no longer asked about.
   void forget(const std::string& name);
   // Something looks wrong (librdkafka lost a leader): ask again now.

@@ -173,6 +173,10 @@ void KafkaSink::run() {
     send(std::move(take));
     producer_->poll(0);
   }
+  // Done with the view (the flush in stop() needs only librdkafka): it winds down beside the other
+  // sinks' rather than one after another as each producer is destroyed. A shared producer's serves
+  // sinks that may go on (a reload).
+  if (!config_.share_producer) producer_->stop_asking();
 }
 
 // Before a take: the window has room, nothing failed waits to go back, no backoff, a producer that
@@ -620,7 +624,8 @@ void KafkaSink::give_back_aside() {
 // channel too, unsent, and are taken again), and the take settles; taken again, the events of the
 // partition without a leader go aside.
 void KafkaSink::unblock_window() {
-  if (window_.empty()) return;
+  // A shared acks=0 producer may hold other sinks' messages, handed over: a purge would lose them.
+  if (window_.empty() || (config_.share_producer && producer_->acks_zero())) return;
   const auto now = Clock::now();
   const AwaitedTake& head = *window_.front();
   // Once a second at most, and for one head once every kUnblockAgain: what it has in flight comes

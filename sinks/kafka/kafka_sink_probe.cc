@@ -32,7 +32,7 @@ void KafkaSinkProbe::connection_lost(int32_t broker, int64_t tick) {
   possibly_lost_.fetch_add(written, std::memory_order_relaxed);
   if (auto note = possibly_lost_log_.next())
     spdlog::warn(
-        "sink {}: the connection to broker {} went down; with acks=0 the {} events written to it in the second "
+        "sink {}: the connection to broker {} went down; with acks=0 the {} events written to it in the two seconds "
         "before may not have been read by it (counted as possibly lost: acks=0 asks for no answer){}",
         sink_name_, broker, written, *note);
 }

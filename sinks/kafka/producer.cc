@@ -504,6 +504,9 @@ void Producer::remove_watcher(const ConnectionWatcher* watcher) {
 
 // librdkafka's reason starts with the broker's name, "host:port/id: ..." ("/bootstrap" for a
 // connection made before the cluster named its brokers: no produce goes there).
+// librdkafka calls the error callback for a connection that could not be made (the broker is
+// down); one that was up and closed (a leader that moved, a broker that restarted) it only logs,
+// at most once in 30 s alike: what the statistics count (broker_disconnected) tells those apart.
 void Producer::connection_lost(const char* reason) {
   const std::string_view text(reason);
   const size_t colon = text.find(": ");
@@ -513,6 +516,10 @@ void Producer::connection_lost(const char* reason) {
   const char* first = text.data() + slash + 1;
   const char* last = text.data() + colon;
   if (std::from_chars(first, last, broker).ptr != last || broker < 0) return;
+  broker_disconnected(broker);
+}
+
+void Producer::broker_disconnected(int32_t broker) {
   set_write_tick();
   std::vector<std::shared_ptr<ConnectionWatcher>> watchers;
   {
@@ -542,7 +549,7 @@ void Producer::observe(ProducerStatistics stats) {
       const TopicCounters& c = *topic.counters;
       const int32_t counted = c.capacity.load(std::memory_order_acquire);
       if (!counted) continue;
-      const TopicView view = view_.topic(name);
+      const TopicView view = view_.find(name).value_or(TopicView{});  // (a topic let go stays let go)
       const PartitionCounters* partitions = c.partitions.load(std::memory_order_acquire);
       for (int32_t p = 0; p < counted; ++p) {
         const uint64_t produced = partitions[p].produced.load(std::memory_order_relaxed);
@@ -578,6 +585,15 @@ void Producer::observe(ProducerStatistics stats) {
       stalled_.store(true, std::memory_order_relaxed);
     }
   }
+  // acks=0: a connection that was up and went down since the last report (librdkafka counts each)
+  // may have taken along what was written to it; the error callback told of those whose broker
+  // was down too, and what it counted is not counted again (RecentWrites::take clears).
+  if (acks_zero_)
+    for (const BrokerStats& b : stats.brokers) {
+      uint64_t& seen = disconnects_seen_[b.id];
+      if (b.disconnects > seen) broker_disconnected(b.id);
+      seen = b.disconnects;
+    }
   broker_stats_ = std::move(stats.brokers);
 }
 

@@ -154,8 +154,11 @@ class Producer final : private ClusterQuery {
   // Watchers of lost connections (the acks=0 sinks using this producer), and what tells them.
   void add_watcher(std::weak_ptr<ConnectionWatcher> watcher);
   void remove_watcher(const ConnectionWatcher* watcher);
-  void connection_lost(const char* reason);
+  void connection_lost(const char* reason);  // the error callback's: a connection failed
+  void broker_disconnected(int32_t broker);  // tells the watchers
   bool acks_zero() const { return acks_zero_; }
+  // The sinks are done with the cluster view (stopping): it winds down now, joined at destruction.
+  void stop_asking() { view_.request_stop(); }
 
   // What the producer holds of each partition of a topic: counted by produce() and the delivery
   // reports (on whichever thread polls), read by the stall watch. The handle's opaque points here.
@@ -194,6 +197,7 @@ class Producer final : private ClusterQuery {
   bool acks_zero_ = false;          // acks=0: delivery reports say where each message was written
   mutable std::mutex stats_mutex_;  // guards broker_stats_, stall_watch_, stall_reason_
   std::vector<BrokerStats> broker_stats_;
+  std::map<int32_t, uint64_t> disconnects_seen_;  // per broker, as the last statistics said (acks=0)
   StallWatch stall_watch_;
   std::string stall_reason_;
   std::atomic<bool> stalled_{false};

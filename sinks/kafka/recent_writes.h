@@ -4,8 +4,9 @@
 // message delivered once its request is written to the socket; the broker never answers. A broker
 // that closes the connection (a produce it refused, a restart, a crash) has not necessarily read
 // what was written last, and nobody can know which messages those were: the messages written to it
-// in the last second before librdkafka said the connection went down are counted as possibly lost
-// (an upper estimate: a healthy broker reads what it is sent within milliseconds).
+// in the two seconds before Sluice learnt the connection went down (from librdkafka's error
+// callback, or its statistics' count of disconnects, each second) are counted as possibly lost (an
+// upper estimate: a healthy broker reads what it is sent within milliseconds).
 //
 // written() runs on whichever thread polls librdkafka (per delivered message: two relaxed atomics);
 // take() on whichever thread is told of the disconnect. Counts are estimates: slots are reused
@@ -25,7 +26,9 @@ void set_write_tick();
 
 class RecentWrites {
  public:
-  static constexpr int kSlots = 16;  // 16 × 64 ms: about a second
+  // 32 × 64 ms: about two seconds, so that a disconnect learnt from the statistics (each second)
+  // still finds what was written in the second before it.
+  static constexpr int kSlots = 32;
 
   void written(int32_t broker, int64_t tick) {
     if (broker < 0) return;
@@ -38,7 +41,7 @@ class RecentWrites {
     b.count[slot].fetch_add(1, std::memory_order_relaxed);
   }
 
-  // What was written to `broker` in the second up to `tick`, counted once (the slots are cleared).
+  // What was written to `broker` in the two seconds up to `tick`, counted once (the slots are cleared).
   uint64_t take(int32_t broker, int64_t tick) {
     if (broker < 0) return 0;
     Broker& b = brokers_[static_cast<size_t>(broker) % brokers_.size()];

@@ -34,6 +34,7 @@ std::optional<ProducerStatistics> parse_statistics(const char* json) {
       s.up = b["state"].as<std::string>("") == "UP";
       s.rtt_avg_seconds = b["rtt"]["avg"].as<double>(0) / 1e6;
       s.rtt_p99_seconds = b["rtt"]["p99"].as<double>(0) / 1e6;
+      s.disconnects = b["disconnects"].as<uint64_t>(0);
       stats.brokers.push_back(std::move(s));
     }
     for (const auto& topic : root["topics"]) {

@@ -17,6 +17,7 @@ struct BrokerStats {
   bool up = false;
   double rtt_avg_seconds = 0;
   double rtt_p99_seconds = 0;
+  uint64_t disconnects = 0;  // connections that were up and went down, since the producer began
 };
 
 struct PartitionStats {

@@ -24,9 +24,11 @@ struct FakeCluster final : ClusterQuery {
   std::map<std::pair<std::string, int32_t>, std::string> leader_refuses;  // (topic, partition) → why
   std::set<int32_t> silent_leaders;                                       // time out
   int asked_leaders = 0;
+  int asked_metadata = 0;
 
   ClusterMetadata metadata(const std::vector<std::string>& wanted, std::chrono::milliseconds) override {
     std::lock_guard lock(mutex);
+    ++asked_metadata;
     ClusterMetadata md;
     if (!up) {
       md.error = "Local: Broker transport failure";
@@ -165,4 +167,28 @@ TEST_CASE("cluster view: its thread asks at once for a new topic and stops withi
   const auto t0 = Clock::now();
   view.stop();
   CHECK(Clock::now() - t0 < 2s);
+}
+
+TEST_CASE("cluster view: a topic the cluster lacks is asked about often only for a while, then as steadily as the rest",
+          "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1}};
+  ClusterView view(cluster,
+                   {.steady_interval = 60s, .trouble_interval = 10ms, .missing_patience = 500ms, .timeout = 1s});
+  view.start();
+  view.topic("logs");
+  view.topic("nowhere");  // named by an event, say; the cluster does not have it
+  const auto wanted = Clock::now();
+  REQUIRE(test::eventually([&] { return view.topic("nowhere").known == TopicView::Known::missing; }, 10s));
+  const auto asked = [&] {
+    std::lock_guard lock(cluster.mutex);
+    return cluster.asked_metadata;
+  };
+  CHECK(asked() >= 2);
+  // Past its patience (a deadline, not a synchronisation): the view goes back to its steady pace.
+  std::this_thread::sleep_until(wanted + 600ms);
+  const int after_patience = asked();
+  std::this_thread::sleep_for(300ms);  // thirty trouble intervals
+  CHECK(asked() <= after_patience + 1);
+  view.stop();
 }

@@ -582,6 +582,33 @@ TEST_CASE("a pinned partition of a topic that does not exist is waited for, not 
   CHECK(channel.counters().events_held == 2);
 }
 
+TEST_CASE("acks=0: a connection the broker closes while it stays up counts what was written to it as possibly lost",
+          "[kafka][sink][faults]") {
+  // The broker closes its connections and takes new ones 50 ms later, before librdkafka tries
+  // again (reconnect.backoff.ms 1 s, less a quarter at most): no connection fails, so librdkafka
+  // raises no error, and only its statistics' count of disconnects can tell.
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "0"},
+                            {"kafka.producer.reconnect.backoff.ms", "1000"},
+                            {"kafka.producer.reconnect.backoff.max.ms", "1000"},
+                            {"kafka.producer.linger.ms", "5"}});
+  auto& [channel, shared, context, sink] = t;
+  wait_until_served(t);
+  put_until_taken(t, 200);
+  REQUIRE(eventually([&] { return sink->counters().events_sent == 200; }, 10s));
+  CHECK(sink->counters().events_possibly_lost == 0);
+  cluster.set_broker_down(0, true);
+  std::this_thread::sleep_for(50ms);  // the fault's length, not a synchronisation
+  cluster.set_broker_down(0, false);
+  CHECK(eventually([&] { return sink->counters().events_possibly_lost > 0; }, 5s));
+  CHECK(sink->counters().events_possibly_lost <= 200);
+  EventBatch after = parsed_batch(numbered_lines(100));
+  REQUIRE(channel.put(after, Clock::now() + 5s));
+  CHECK(eventually([&] { return sink->counters().events_sent == 300; }, 10s));
+  sink->stop(Clock::now() + 10s);
+}
+
 TEST_CASE("with Kafka down at start nothing is taken, and once it is up every event lands once (acks=0)",
           "[kafka][sink][faults]") {
   kafka::MockCluster cluster;
