@@ -36,7 +36,10 @@ TEST_CASE("200000 events over 8 connections on two ports land once each in all 1
           "[e2e]") {
   Pipeline p;
   p.start_broker();
-  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 0", "compression.codec = snappy", "linger.ms = 20"}));
+  p.start_agent(ten_sink_config(p.bootstrap(), {"acks = 0", "compression.codec = snappy", "linger.ms = 20"}), "t",
+                {"--metrics", "127.0.0.1:0"});
+  // A sink takes nothing until its partition is served: until then the others would take it all.
+  p.wait_until_served();
   REQUIRE(p.send({"-c", "8", "-n", "200000", "-d", "60s"}) == 0);
   const auto exit_code = p.stop_agent(60s);
   INFO(p.agent_log());
@@ -54,8 +57,9 @@ TEST_CASE("with brokerList = embedded the agent runs its own Kafka that can be r
   Pipeline p;
   const std::string config = std::regex_replace(read_file(source_path("conf/agent.properties")),
                                                 std::regex("ports = 5140 5141"), "ports = 0 0");
-  p.start_agent(config, "tier2");
+  p.start_agent(config, "tier2", {"--metrics", "127.0.0.1:0"});
   REQUIRE(!p.bootstrap().empty());
+  p.wait_until_served();  // so that each of the ten sinks takes a share of one second's load
   REQUIRE(p.send({"-c", "4", "-n", "20000", "-r", "20000"}) == 0);
   // The seed's settings linger up to 500 ms in librdkafka; the verifier waits for quiet.
   std::string report;

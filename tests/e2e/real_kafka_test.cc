@@ -109,6 +109,7 @@ TEST_CASE(
   p.use_kafka(k.bootstrap(), "seed");
   p.start_agent(ten_sink_config(k.bootstrap(), {"acks = 0", "compression.codec = snappy", "linger.ms = 5"}, "seed"),
                 "t", {"--metrics", "127.0.0.1:0"});
+  p.wait_until_served();  // so that each of the ten sinks takes a share of two seconds' load
   REQUIRE(p.send({"-c", "4", "-n", "100000", "-r", "50000", "--replay", replay_file(p)}) == 0);
   std::string report;
   const int verified = p.verify(report);

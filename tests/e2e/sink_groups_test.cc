@@ -98,12 +98,16 @@ void failover_with_an_outage(const std::vector<std::string>& producer, uint64_t&
   duplicated = 0;
   for (const auto& [id, count] : ids) duplicated += count - 1;
   missing = 90000 - ids.size();
-  // 45 s of sending: 5 s into the preferred cluster, about 23 s (the outage, then its sink's
-  // penalty and one take to try) into the backup, the rest into the preferred one again.
+  // 45 s of sending at 2,000 a second: 5 s (at most 10,000 events) into the preferred cluster, the
+  // outage and the time to come back into the backup, the rest into the preferred one again. How
+  // long coming back takes depends on librdkafka's reconnect backoff (up to 10 s) and the group's
+  // penalty: measured 10 s alone, 18 s beside another test; so the preferred cluster is asked
+  // only for more than its first 5 s could have given it.
   std::map<std::string, uint64_t> on_backup;
   count_events(secondary, on_backup);
+  INFO("on the backup " << on_backup.size() << ", on the preferred " << 90000 - on_backup.size());
   CHECK(on_backup.size() > 20000);
-  CHECK(90000 - on_backup.size() > 20000);
+  CHECK(90000 - on_backup.size() > 12000);
   CHECK(p.stop_agent(30s) == 0);
   const ShutdownAccount account = shutdown_account(p.agent_log());
   CHECK(account.lost == 0);
