@@ -39,7 +39,11 @@ TEST_CASE(
     "10,000 topic names from senders: memory stays flat, at most maxTopics kept, no topic created that "
     "allowedTopics does not allow or the cluster lacks",
     "[e2e][topics]") {
+  const std::string agent = measured_agent();
+  INFO(kNoMeasuredAgent);
+  REQUIRE(!agent.empty());
   Pipeline p;
+  p.use_agent_program(agent);
   // allowed-0 .. allowed-49 exist; allowed-50 .. allowed-4999 do not; other-N may not be used.
   std::vector<std::string> existing;
   for (int n = 0; n < 50; ++n) existing.push_back("allowed-" + std::to_string(n));

@@ -47,18 +47,6 @@ int hold(uint16_t port, const std::string& bytes) {
   return fd;
 }
 
-// The agent whose memory is measured: this build's, unless it is built with a sanitizer (whose
-// shadow memory, redzones and quarantine are not the agent's); then the release build's beside it
-// (.ci/run builds build/ first), or none.
-std::string measured_agent() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  const std::string release = source_path("build/bin/sluice");
-  return ::access(release.c_str(), X_OK) == 0 ? release : "";
-#else
-  return bin("sluice");
-#endif
-}
-
 uint16_t port_of(const Pipeline& p, const std::string& source) {
   return static_cast<uint16_t>(std::stoi(value_of(read_file(p.dir().file("ready")), "source." + source + ".ports")));
 }
@@ -84,9 +72,7 @@ TEST_CASE(
   files.rlim_cur = std::min<rlim_t>(files.rlim_max, std::max<rlim_t>(files.rlim_cur, 4096));
   ::setrlimit(RLIMIT_NOFILE, &files);
   const std::string agent = measured_agent();
-  INFO(
-      "this build has a sanitizer; its RSS is not the agent's: build the release build into build/ first "
-      "(bash .ci/build)");
+  INFO(kNoMeasuredAgent);
   REQUIRE(!agent.empty());
   Pipeline p;
   p.use_agent_program(agent);

@@ -31,6 +31,15 @@ namespace sluice::test {
 std::string bin(const std::string& program) { return std::string(SLUICE_BIN_DIR) + "/" + program; }
 std::string source_path(const std::string& relative) { return std::string(SLUICE_SOURCE_DIR) + "/" + relative; }
 
+std::string measured_agent() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  const std::string release = source_path("build/bin/sluice");
+  return ::access(release.c_str(), X_OK) == 0 ? release : "";
+#else
+  return bin("sluice");
+#endif
+}
+
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "sluice-test-XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");

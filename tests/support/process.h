@@ -15,6 +15,12 @@ namespace sluice::test {
 
 std::string bin(const std::string& program);           // build/bin/<program>
 std::string source_path(const std::string& relative);  // <project root>/<relative>
+// The agent whose memory a test measures: this build's, unless it is built with a sanitizer (whose
+// shadow memory, redzones and quarantine of freed memory are not the agent's); then the release
+// build's beside it (.ci/run builds build/ first), or "" when there is none.
+std::string measured_agent();
+inline constexpr const char* kNoMeasuredAgent =
+    "this build has a sanitizer; its RSS is not the agent's: build the release build into build/ first (bash .ci/build)";
 
 // A fresh directory under the system temp dir, removed with its files at destruction.
 class TempDir {
