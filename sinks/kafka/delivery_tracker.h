@@ -19,6 +19,7 @@
 #include "agent/api/channel.h"
 #include "sinks/kafka/kafka_sink_probe.h"
 #include "sinks/kafka/producer.h"
+#include "sinks/kafka/report_tally.h"
 
 namespace sluice::kafka {
 
@@ -37,10 +38,11 @@ class HandedOverTake final : public DeliveryTracker {
       std::lock_guard lock(mutex_);
       ++failures_[static_cast<int>(report.error)];
       if (last_text_.empty()) last_text_ = report.text;
-    } else {
-      probe_->written(report.broker, report.tick);  // (acks=0: written, not acknowledged)
+      release();
+      return;
     }
-    release();
+    probe_->written(report.broker, report.tick);  // (acks=0: written, not acknowledged)
+    tally_release(*this);                         // (report_tally.h: once per run of reports)
   }
   void release(int64_t references = 1) {
     if (references_.fetch_sub(references, std::memory_order_acq_rel) != references) return;
@@ -131,7 +133,10 @@ class AwaitedTake {
     return text_;
   }
   // The sink lets go (after settling); the last report, or this, frees it.
-  void release() { drop_reference(); }
+  void release() { release(1); }
+  void release(int64_t references) {  // (and `references` reports at once: report_tally.h)
+    if (references_.fetch_sub(references, std::memory_order_acq_rel) == references) delete this;
+  }
   // Set by the sink as it produces: what settle() needs once the sink's scratch is reused.
   std::vector<bool> topic_from_event;  // per message, when topicHeader applies
   // acks=0 (in a sink group, whose takes wait for their reports too): told what was written where.
@@ -170,10 +175,7 @@ class AwaitedTake {
       if (text_.empty()) text_ = report.text;
     }
     answered_[index].store(true, std::memory_order_release);
-    drop_reference();
-  }
-  void drop_reference() {
-    if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    tally_release(*this);
   }
 
   Take take_;

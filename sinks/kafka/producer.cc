@@ -16,6 +16,7 @@
 
 #include "agent/api/log_limiter.h"
 #include "sinks/kafka/recent_writes.h"
+#include "sinks/kafka/report_tally.h"
 
 namespace sluice::kafka {
 
@@ -32,11 +33,11 @@ void set_write_tick() {
 namespace {
 
 void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
-  // What the producer holds of the partition, by its own count (the stall watch's): one atomic.
+  // What the producer holds of the partition, by its own count (the stall watch's).
   if (auto* counters = static_cast<Producer::TopicCounters*>(rd_kafka_topic_opaque(message->rkt));
       counters && message->partition >= 0 && message->partition < counters->capacity.load(std::memory_order_acquire)) {
     Producer::PartitionCounters& c = counters->partitions.load(std::memory_order_acquire)[message->partition];
-    (message->err ? c.failed : c.delivered).fetch_add(1, std::memory_order_relaxed);
+    tally_count(message->err ? c.failed : c.delivered);
   }
   auto* tracker = static_cast<DeliveryTracker*>(message->_private);
   if (!tracker) return;
@@ -143,6 +144,7 @@ Producer::~Producer() {
   poll(0);  // trackers learn that their messages were purged
   for (auto& [name, topic] : topics_) rd_kafka_topic_destroy(topic.rkt);
   rd_kafka_destroy(rk_);
+  flush_report_tally();  // before the counts go with topics_
 }
 
 int64_t Producer::TopicCounters::outstanding() const {
@@ -394,8 +396,7 @@ size_t Producer::produce_counted(rd_kafka_topic_t* rkt, int32_t partition, std::
       refused += batch.size();
       break;
     }
-    set_write_tick();
-    rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
+    poll(10);  // librdkafka's queue is full: serve reports, let it drain
   }
   return refused;
 }
@@ -428,8 +429,7 @@ size_t Producer::produce_each(rd_kafka_topic_t* rkt, int32_t partition, std::spa
         ++refused;
         break;
       }
-      set_write_tick();
-      rd_kafka_poll(rk_, 10);  // librdkafka's queue is full: serve reports, let it drain
+      poll(10);  // librdkafka's queue is full: serve reports, let it drain
     }
   }
   return refused;
@@ -438,11 +438,13 @@ size_t Producer::produce_each(rd_kafka_topic_t* rkt, int32_t partition, std::spa
 void Producer::poll(int timeout_ms) {
   set_write_tick();
   rd_kafka_poll(rk_, timeout_ms);
+  flush_report_tally();
 }
 
 int Producer::flush(int timeout_ms) {
   set_write_tick();
   rd_kafka_flush(rk_, timeout_ms);
+  flush_report_tally();
   return rd_kafka_outq_len(rk_);
 }
 

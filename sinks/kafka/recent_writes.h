@@ -8,9 +8,10 @@
 // callback, or its statistics' count of disconnects, each second) are counted as possibly lost (an
 // upper estimate: a healthy broker reads what it is sent within milliseconds).
 //
-// written() runs on whichever thread polls librdkafka (per delivered message: two relaxed atomics);
-// take() on whichever thread is told of the disconnect. Counts are estimates: slots are reused
-// without a lock, so a message counted into a slot at its turn of the second may be lost or kept.
+// written() runs on whichever thread polls librdkafka (per delivered message: relaxed loads and
+// stores, no locked add); take() on whichever thread is told of the disconnect. Counts are
+// estimates: slots are reused without a lock, so a message counted into a slot at its turn of the
+// second may be lost or kept.
 
 #include <array>
 #include <atomic>
@@ -38,7 +39,9 @@ class RecentWrites {
       b.tick[slot].store(tick, std::memory_order_relaxed);
       b.count[slot].store(0, std::memory_order_relaxed);
     }
-    b.count[slot].fetch_add(1, std::memory_order_relaxed);
+    // Not a locked add: it would wait for the thread's pending stores, per message. Two threads
+    // counting the same sink's writes at once (a shared producer polled by several) may lose one.
+    b.count[slot].store(b.count[slot].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
   // What was written to `broker` in the two seconds up to `tick`, counted once (the slots are cleared).
