@@ -119,23 +119,36 @@ TEST_CASE("datagrams from a client not allowed are dropped and counted", "[sourc
 uint64_t backlog_drops() { return loadgen::input_backlog_drops(); }
 constexpr int kAttempts = 3;
 
+std::vector<std::string> numbered_datagrams(uint64_t count) {
+  std::vector<std::string> datagrams;
+  for (uint64_t i = 0; i < count; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  return datagrams;
+}
+
+// Sends `datagrams` paced to the source's port: false (said, and the source stopped) when
+// loopback's backlog dropped something meanwhile, a send not to count on.
+bool sent_undisturbed(SyslogUdpSource& source, const std::vector<std::string>& datagrams, int attempt) {
+  const uint64_t backlog_before = backlog_drops();
+  send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
+  const uint64_t before_the_socket = backlog_drops() - backlog_before;
+  if (before_the_socket == 0) return true;
+  WARN("attempt " << attempt << ": loopback's backlog dropped " << before_the_socket
+                  << " packet(s) while we sent, ours or another test's: not a send to count on");
+  source.stop(Clock::now() + 1s);
+  return false;
+}
+
 TEST_CASE("with the channel full the kernel drops datagrams, and every one is counted: stored + dropped = sent",
           "[source][udp][faults]") {
   constexpr uint64_t kSent = 5000;
-  std::vector<std::string> datagrams;
-  for (uint64_t i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  const std::vector<std::string> datagrams = numbered_datagrams(kSent);
   for (int attempt = 1;; ++attempt) {
     // A channel of 100 that no sink drains, a small socket buffer: most of 5,000 datagrams find no room.
     MemoryChannel channel("c", MemoryChannelConfig{100, 100, {}, 20});
     const auto component = udp_component({{"numProcessors", "1"}, {"readBufferSize", "64k"}, {"batchSize", "10"}});
     SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
     source.start();
-    const uint64_t backlog_before = backlog_drops();
-    send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
-    if (const uint64_t before_the_socket = backlog_drops() - backlog_before; before_the_socket > 0) {
-      WARN("attempt " << attempt << ": loopback's backlog dropped " << before_the_socket
-                      << " packet(s) while we sent, ours or another test's: not a send to count on");
-      source.stop(Clock::now() + 1s);
+    if (!sent_undisturbed(source, datagrams, attempt)) {
       REQUIRE(attempt < kAttempts);
       continue;
     }
@@ -165,19 +178,13 @@ TEST_CASE("with the channel full the kernel drops datagrams, and every one is co
 TEST_CASE("at stop with the channel still full, what could not be put and what was not read are counted",
           "[source][udp][faults][shutdown]") {
   constexpr uint64_t kSent = 200;
-  std::vector<std::string> datagrams;
-  for (uint64_t i = 0; i < kSent; ++i) datagrams.push_back("<13>app: datagram " + std::to_string(i));
+  const std::vector<std::string> datagrams = numbered_datagrams(kSent);
   for (int attempt = 1;; ++attempt) {
     MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
     const auto component = udp_component({{"numProcessors", "1"}, {"batchSize", "1"}});  // fills it to the last
     SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
     source.start();
-    const uint64_t backlog_before = backlog_drops();
-    send_datagrams(source.listening_ports()[0], datagrams, /*pace=*/true);
-    if (const uint64_t before_the_socket = backlog_drops() - backlog_before; before_the_socket > 0) {
-      WARN("attempt " << attempt << ": loopback's backlog dropped " << before_the_socket
-                      << " packet(s) while we sent, ours or another test's: not a send to count on");
-      source.stop(Clock::now() + 1s);
+    if (!sent_undisturbed(source, datagrams, attempt)) {
       REQUIRE(attempt < kAttempts);
       continue;
     }
