@@ -34,11 +34,12 @@ class HandedOverTake final : public DeliveryTracker {
 
   void on_delivery(const DeliveryReport& report) override {
     if (report.error != DeliveryError::none) {
-      // Rare, so a lock per failed message is fine; successes cost one atomic each.
-      std::lock_guard lock(mutex_);
-      ++failures_[static_cast<int>(report.error)];
-      if (last_text_.empty()) last_text_ = report.text;
-      release();
+      {  // Rare, so a lock per failed message is fine.
+        std::lock_guard lock(mutex_);
+        ++failures_[static_cast<int>(report.error)];
+        if (last_text_.empty()) last_text_ = report.text;
+      }
+      release();  // outside the lock: the last reference frees this, its mutex with it
       return;
     }
     probe_->written(report.broker, report.tick);  // (acks=0: written, not acknowledged)

@@ -280,6 +280,13 @@ void KafkaSink::lengthen_stall_limit() {
 void KafkaSink::use_producer() {
   destinations_.attach(producer_);
   if (config_.acks == "0") producer_->add_watcher(probe_);
+  if (!config_.wait_for_delivery) producer_->handing_over(+1);
+}
+
+// The producer in use is left (replaced, or the sink stops).
+void KafkaSink::leave_producer() {
+  producer_->remove_watcher(probe_.get());
+  if (!config_.wait_for_delivery) producer_->handing_over(-1);
 }
 
 // librdkafka's remedy for a fatal error, and ours for a stalled partition, is a new producer.
@@ -301,7 +308,7 @@ void KafkaSink::replace_producer() {
   next_producer_at_ = Clock::now() + producer_backoff_;
   producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
   if (!fresh) return;
-  producer_->remove_watcher(probe_.get());
+  leave_producer();
   std::atomic_store(&producer_, std::move(fresh));
   use_producer();
   probe_->producer_replaced(reason);
@@ -624,8 +631,9 @@ void KafkaSink::give_back_aside() {
 // channel too, unsent, and are taken again), and the take settles; taken again, the events of the
 // partition without a leader go aside.
 void KafkaSink::unblock_window() {
-  // A shared acks=0 producer may hold other sinks' messages, handed over: a purge would lose them.
-  if (window_.empty() || (config_.share_producer && producer_->acks_zero())) return;
+  // A shared producer may hold another sink's messages handed over (acks=0, committed when
+  // librdkafka took them): a purge would lose them. Sinks that wait for their reports only retry.
+  if (window_.empty() || producer_->handed_over_to()) return;
   const auto now = Clock::now();
   const AwaitedTake& head = *window_.front();
   // Once a second at most, and for one head once every kUnblockAgain: what it has in flight comes
@@ -811,7 +819,7 @@ void KafkaSink::stop(Deadline deadline) {
         "lost after hand-over; acks >= 1: already back in the channel)",
         name_, remaining);
   destinations_.detach();
-  producer_->remove_watcher(probe_.get());
+  leave_producer();
   std::atomic_store(&producer_, std::shared_ptr<Producer>());
   const SinkCounters c = counters();
   spdlog::info(

@@ -87,6 +87,7 @@ class KafkaSink final : public Sink {
   void put_back(Take back);  // into the channel's front, counted as rolled back
   void release_stalled_producer();
   void use_producer();
+  void leave_producer();
   void replace_producer();
   void lengthen_stall_limit();
   // Which header lookups a batch needs (EventBatch::may_have): none, for a batch whose events

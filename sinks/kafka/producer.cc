@@ -93,6 +93,7 @@ void on_log(const rd_kafka_t*, int level, const char* facility, const char* text
 }
 
 int on_statistics(rd_kafka_t*, char* json, size_t, void* opaque) {
+  flush_report_tally();  // the stall watch reads the delivered counts (a flush polls for long)
   if (auto stats = parse_statistics(json)) static_cast<Producer*>(opaque)->observe(std::move(*stats));
   return 0;  // librdkafka frees the JSON
 }
@@ -518,6 +519,10 @@ void Producer::connection_lost(const char* reason) {
   const char* first = text.data() + slash + 1;
   const char* last = text.data() + colon;
   if (std::from_chars(first, last, broker).ptr != last || broker < 0) return;
+  {
+    std::lock_guard lock(stats_mutex_);
+    told_by_error_.insert(broker);
+  }
   broker_disconnected(broker);
 }
 
@@ -588,14 +593,16 @@ void Producer::observe(ProducerStatistics stats) {
     }
   }
   // acks=0: a connection that was up and went down since the last report (librdkafka counts each)
-  // may have taken along what was written to it; the error callback told of those whose broker
-  // was down too, and what it counted is not counted again (RecentWrites::take clears).
+  // may have taken along what was written to it. A broker the error callback told of since the last
+  // report was counted then (RecentWrites::take cleared what was written before): counting again now
+  // would take what was written since, to the connection made after.
   if (acks_zero_)
     for (const BrokerStats& b : stats.brokers) {
       uint64_t& seen = disconnects_seen_[b.id];
-      if (b.disconnects > seen) broker_disconnected(b.id);
+      if (b.disconnects > seen && !told_by_error_.count(b.id)) broker_disconnected(b.id);
       seen = b.disconnects;
     }
+  told_by_error_.clear();
   broker_stats_ = std::move(stats.brokers);
 }
 

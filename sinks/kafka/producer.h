@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -157,6 +158,10 @@ class Producer final : private ClusterQuery {
   void connection_lost(const char* reason);  // the error callback's: a connection failed
   void broker_disconnected(int32_t broker);  // tells the watchers
   bool acks_zero() const { return acks_zero_; }
+  // Sinks using the producer that commit a take once librdkafka has it (acks=0 outside a sink
+  // group): what they handed over is theirs no more, so the producer may not be purged for another.
+  void handing_over(int sinks) { handing_over_.fetch_add(sinks, std::memory_order_relaxed); }
+  bool handed_over_to() const { return handing_over_.load(std::memory_order_relaxed) > 0; }
   // The sinks are done with the cluster view (stopping): it winds down now, joined at destruction.
   void stop_asking() { view_.request_stop(); }
 
@@ -193,11 +198,13 @@ class Producer final : private ClusterQuery {
   LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override;
 
   rd_kafka_s* rk_ = nullptr;
-  std::string partitioner_;         // its `partitioner` setting, or "" (librdkafka's default)
-  bool acks_zero_ = false;          // acks=0: delivery reports say where each message was written
-  mutable std::mutex stats_mutex_;  // guards broker_stats_, stall_watch_, stall_reason_
+  std::string partitioner_;           // its `partitioner` setting, or "" (librdkafka's default)
+  bool acks_zero_ = false;            // acks=0: delivery reports say where each message was written
+  std::atomic<int> handing_over_{0};  // handing_over()
+  mutable std::mutex stats_mutex_;    // guards broker_stats_, stall_watch_, stall_reason_
   std::vector<BrokerStats> broker_stats_;
   std::map<int32_t, uint64_t> disconnects_seen_;  // per broker, as the last statistics said (acks=0)
+  std::set<int32_t> told_by_error_;               // brokers the error callback told of since the last statistics
   StallWatch stall_watch_;
   std::string stall_reason_;
   std::atomic<bool> stalled_{false};

@@ -230,6 +230,7 @@ class SyslogUdpSource::IoThread {
       unread += count_queued(s.fd);
     }
     if (unread) source_.probe_.unread_at_shutdown(counters_, unread);
+    count_drops();  // those of a full buffer since the first look, up to the close
     close_sockets();
   }
 
