@@ -29,14 +29,14 @@ bool ListenerPool::holds(const std::string& key) const {
 
 void ListenerPool::park(const std::string& key, int fd, uint64_t note) {
   std::lock_guard lock(mutex_);
-  auto [it, added] = parked_.try_emplace(key, Parked{fd, note});
+  auto [it, added] = parked_.try_emplace(key, Parked{fd, note, {}});
   if (!added) ::close(fd);
 }
 
-bool ListenerPool::park_if_expected(const std::string& key, int fd, uint64_t note) {
+bool ListenerPool::park_if_expected(const std::string& key, int fd, uint64_t note, Closer closer) {
   std::lock_guard lock(mutex_);
   if (!expected_.count(key)) return false;
-  auto [it, added] = parked_.try_emplace(key, Parked{fd, note});
+  auto [it, added] = parked_.try_emplace(key, Parked{fd, note, std::move(closer)});
   if (!added) ::close(fd);
   return true;
 }
@@ -53,7 +53,10 @@ int ListenerPool::adopt(const std::string& key, uint64_t* note) {
 
 void ListenerPool::settle() {
   std::lock_guard lock(mutex_);
-  for (const auto& [key, parked] : parked_) ::close(parked.fd);  // no successor took it: as a shutdown closes it
+  for (const auto& [key, parked] : parked_) {  // no successor took it: as a shutdown closes it
+    if (parked.closer) parked.closer(parked.fd, parked.note);
+    ::close(parked.fd);
+  }
   parked_.clear();
   expected_.clear();
 }

@@ -9,7 +9,8 @@
 //            retiring old source: park(key, fd) for each expected key (its backlog left for the
 //                              successor), closes the others as a shutdown does
 //            new source starts: adopt(key) instead of binding
-//            settle(): closes what no successor adopted; forgets what was expected
+//            settle(): closes what no successor adopted (a parked socket's closer first: what it
+//                      still holds is told of); forgets what was expected
 //
 // A listener's key: "host:port" for a port given as a number; for port 0 (any), the source's name
 // and the port's place in its list, so that a source kept under its name keeps the port it got.
@@ -18,6 +19,7 @@
 // Thread-safe (a retiring source parks from its io thread). Owned by the agent (SharedState).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -32,6 +34,9 @@ class ListenerPool {
   ListenerPool(const ListenerPool&) = delete;
   ListenerPool& operator=(const ListenerPool&) = delete;
 
+  // Called by settle() for a parked socket no successor adopted, before it closes it.
+  using Closer = std::function<void(int fd, uint64_t note)>;
+
   static std::string key(const std::string& source, const std::string& host, uint16_t configured_port, size_t index);
 
   void expect(const std::string& key);
@@ -41,7 +46,7 @@ class ListenerPool {
   void park(const std::string& key, int fd, uint64_t note = 0);
   // park() if the key is expected (in one step: settle() cannot come between); false, the fd
   // untouched, if it is not.
-  bool park_if_expected(const std::string& key, int fd, uint64_t note = 0);
+  bool park_if_expected(const std::string& key, int fd, uint64_t note = 0, Closer closer = {});
   void reserve(const std::string& key, int fd) { park(key, fd); }
   // The fd parked or reserved under `key` (the caller owns it now), or -1; its note in `note`.
   int adopt(const std::string& key, uint64_t* note = nullptr);
@@ -51,6 +56,7 @@ class ListenerPool {
   struct Parked {
     int fd;
     uint64_t note;
+    Closer closer;
   };
   mutable std::mutex mutex_;
   std::set<std::string> expected_;

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include "sources/syslog/channel_delivery.h"
@@ -105,6 +106,37 @@ int open_socket(const config::ComponentConfig& component, const SyslogUdpConfig&
   return fd;
 }
 
+// Datagrams still queued on a socket, taken off it without their contents.
+uint64_t count_queued(int fd) {
+  uint64_t count = 0;
+  char byte;
+  while (::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_TRUNC) >= 0) ++count;
+  return count;
+}
+
+// What the kernel has dropped on the socket for want of buffer room, a running total
+// (SK_MEMINFO_DROPS), or nullopt if it does not say.
+std::optional<uint32_t> drops_so_far(int fd) {
+  uint32_t meminfo[SK_MEMINFO_VARS] = {};
+  socklen_t length = sizeof meminfo;
+  if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, meminfo, &length) != 0 || length <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+    return std::nullopt;
+  return meminfo[SK_MEMINFO_DROPS];
+}
+
+// A socket about to close that no source read to the end: one a reload handed over to a new
+// source that did not start, or one of a source that never ran. What it still queues, and what
+// the kernel dropped since it was last counted, no source is left to count: logged as lost.
+void log_unread_socket(const std::string& key, int fd, uint32_t drops_seen) {
+  const uint64_t queued = count_queued(fd);
+  const uint32_t dropped = drops_so_far(fd).value_or(drops_seen) - drops_seen;
+  if (queued || dropped)
+    spdlog::error(
+        "UDP socket {} closes with {} datagrams queued and {} dropped by the kernel since last counted, which no "
+        "source read (a reload's new source did not start): lost",
+        key, queued, dropped);
+}
+
 }  // namespace
 
 const ComponentSpec kSyslogUdpSourceSpec{
@@ -151,6 +183,10 @@ class SyslogUdpSource::IoThread {
   }
   ~IoThread() {
     if (thread_.joinable()) thread_.join();
+    // Open still: the thread never ran (the source did not start after these were bound or
+    // adopted); finish() closes them otherwise.
+    for (const Socket& socket : sockets_)
+      if (socket.fd >= 0) log_unread_socket(socket.key, socket.fd, socket.drops_seen);
     close_sockets();
     ::close(wake_);
   }
@@ -223,7 +259,10 @@ class SyslogUdpSource::IoThread {
     uint64_t unread = 0;
     for (size_t i = 0; i < sockets_.size(); ++i) {
       Socket& s = sockets_[i];
-      if (handed[i] && source_.pool_->park_if_expected(s.key, s.fd, s.drops_seen)) {
+      const auto tell_unread = [key = s.key](int fd, uint64_t drops_seen) {
+        log_unread_socket(key, fd, static_cast<uint32_t>(drops_seen));
+      };
+      if (handed[i] && source_.pool_->park_if_expected(s.key, s.fd, s.drops_seen, tell_unread)) {
         s.fd = -1;
         continue;
       }
@@ -232,14 +271,6 @@ class SyslogUdpSource::IoThread {
     if (unread) source_.probe_.unread_at_shutdown(counters_, unread);
     count_drops();  // those of a full buffer since the first look, up to the close
     close_sockets();
-  }
-
-  // Datagrams still queued on a socket, taken off it without their contents.
-  static uint64_t count_queued(int fd) {
-    uint64_t count = 0;
-    char byte;
-    while (::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_TRUNC) >= 0) ++count;
-    return count;
   }
 
   void close_sockets() {
@@ -255,12 +286,9 @@ class SyslogUdpSource::IoThread {
     next_drop_check_ = Clock::now() + kDropCheckEvery;
     for (size_t i = 0; i < sockets_.size(); ++i) {
       if (sockets_[i].fd < 0) continue;
-      uint32_t meminfo[SK_MEMINFO_VARS] = {};
-      socklen_t length = sizeof meminfo;
-      if (::getsockopt(sockets_[i].fd, SOL_SOCKET, SO_MEMINFO, meminfo, &length) != 0 ||
-          length <= SK_MEMINFO_DROPS * sizeof(uint32_t))
-        continue;
-      const uint32_t total = meminfo[SK_MEMINFO_DROPS];
+      const std::optional<uint32_t> drops = drops_so_far(sockets_[i].fd);
+      if (!drops) continue;
+      const uint32_t total = *drops;
       if (const uint32_t dropped = total - sockets_[i].drops_seen) source_.probe_.kernel_dropped(counters_, i, dropped);
       sockets_[i].drops_seen = total;
     }

@@ -12,10 +12,16 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/api/listener_pool.h"
 #include "channels/memory/memory_channel.h"
 #include "loadgen/sender.h"
 #include "sources/syslog_udp/syslog_udp_source.h"
@@ -315,4 +321,46 @@ TEST_CASE("rsyslog omfwd over UDP, RFC 5424 and its RFC 3339 forward format, lan
     CHECK(bodies[port] == expected);
   }
   for (const UdpPortCounters& port : source.udp_counters().per_port) CHECK(port.invalid == 0);
+}
+
+TEST_CASE("a socket handed over at a reload to a source that never starts closes with what it queued logged as lost",
+          "[source][udp][reload][faults]") {
+  constexpr uint64_t kSent = 3000;  // more than a turn of reads (1,024) and than the socket holds
+  const std::vector<std::string> datagrams = numbered_datagrams(kSent);
+  const std::string key = "udp/" + ListenerPool::key("u", "127.0.0.1", 0, 0) + "/0";
+  for (int attempt = 1;; ++attempt) {
+    auto pool = std::make_shared<ListenerPool>();
+    MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
+    const auto component = udp_component({{"numProcessors", "1"}, {"batchSize", "1"}});
+    SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+    source.use_listener_pool(pool);
+    source.start();
+    pool->expect(key);  // a reload's new source will listen there
+    if (!sent_undisturbed(source, datagrams, attempt)) {
+      REQUIRE(attempt < kAttempts);
+      continue;
+    }
+    REQUIRE(eventually([&] { return channel.counters().events_held == 10; }, 5s));  // full: the rest queue
+    source.stop(Clock::now() + 1s);
+    REQUIRE(pool->holds(key));  // handed over as it is
+    // The new source never starts: the reload settles the pool, and the socket closes.
+    std::ostringstream log;
+    const auto previous = spdlog::default_logger();
+    spdlog::set_default_logger(
+        std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+    pool->settle();
+    spdlog::set_default_logger(previous);
+    std::smatch lost;
+    const std::string text = log.str();
+    INFO(text);
+    REQUIRE(std::regex_search(text, lost,
+                              std::regex("UDP socket " + std::regex_replace(key, std::regex("[.]"), "\\.") +
+                                         " closes with (\\d+) datagrams queued and (\\d+) dropped")));
+    // Each one read by the source, counted as dropped by it, or told of as lost.
+    const uint64_t told = std::stoull(lost[1]) + std::stoull(lost[2]);
+    CHECK(told > 0);
+    const SyslogUdpCounters c = source.udp_counters();
+    CHECK(c.events_received + c.kernel_drops + told == kSent);
+    break;
+  }
 }
