@@ -27,9 +27,9 @@ bool ListenerPool::holds(const std::string& key) const {
   return parked_.count(key) > 0;
 }
 
-void ListenerPool::park(const std::string& key, int fd, uint64_t note) {
+void ListenerPool::park(const std::string& key, int fd, uint64_t note, Closer closer) {
   std::lock_guard lock(mutex_);
-  auto [it, added] = parked_.try_emplace(key, Parked{fd, note, {}});
+  auto [it, added] = parked_.try_emplace(key, Parked{fd, note, std::move(closer)});
   if (!added) ::close(fd);
 }
 
@@ -52,13 +52,18 @@ int ListenerPool::adopt(const std::string& key, uint64_t* note) {
 }
 
 void ListenerPool::settle() {
-  std::lock_guard lock(mutex_);
-  for (const auto& [key, parked] : parked_) {  // no successor took it: as a shutdown closes it
+  std::map<std::string, Parked> unadopted;
+  {
+    std::lock_guard lock(mutex_);
+    unadopted.swap(parked_);
+    expected_.clear();
+  }
+  // No successor took them: they close as a shutdown closes them (a closer reads what its socket
+  // holds outside the lock, while old sources may still park).
+  for (const auto& [key, parked] : unadopted) {
     if (parked.closer) parked.closer(parked.fd, parked.note);
     ::close(parked.fd);
   }
-  parked_.clear();
-  expected_.clear();
 }
 
 }  // namespace sluice

@@ -4,7 +4,7 @@
 // new one starts waits in the socket's backlog (it is not refused), and the new source accepts it.
 //
 //   reload:  expect(keys of the new sources that an old one listens on)   (nothing stopped yet)
-//            reserve(key, fd): the new sources' other listeners, bound now: a port another
+//            reserve(key, fd[, closer]): the new sources' other listeners, bound now: a port another
 //                              program holds refuses the reload before anything stops
 //            retiring old source: park(key, fd) for each expected key (its backlog left for the
 //                              successor), closes the others as a shutdown does
@@ -24,6 +24,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace sluice {
 
@@ -43,11 +44,11 @@ class ListenerPool {
   bool expects(const std::string& key) const;
   bool holds(const std::string& key) const;  // parked or reserved, not adopted yet
   // Takes the fd (a listening socket) and its note; a second one for the same key is closed.
-  void park(const std::string& key, int fd, uint64_t note = 0);
+  void park(const std::string& key, int fd, uint64_t note = 0, Closer closer = {});
   // park() if the key is expected (in one step: settle() cannot come between); false, the fd
   // untouched, if it is not.
   bool park_if_expected(const std::string& key, int fd, uint64_t note = 0, Closer closer = {});
-  void reserve(const std::string& key, int fd) { park(key, fd); }
+  void reserve(const std::string& key, int fd, Closer closer = {}) { park(key, fd, 0, std::move(closer)); }
   // The fd parked or reserved under `key` (the caller owns it now), or -1; its note in `note`.
   int adopt(const std::string& key, uint64_t* note = nullptr);
   void settle();

@@ -127,7 +127,12 @@ void KafkaSink::start() {
       ProducerSetting{env_->resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
   std::atomic_store(&producer_, env_->producer(producer_settings_, config_.share_producer, stall_limit_));
   use_producer();
-  thread_ = std::thread([this] { run(); });
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    leave_producer();  // no stop() will
+    throw;
+  }
   const auto idempotence = producer_settings_.find("enable.idempotence");
   const bool idempotent = idempotence != producer_settings_.end() && idempotence->second.value == "true";
   spdlog::info("sink {}: topic {} partition {} on {} (acks={}, {} per batch, commit {}{})", name_, config_.topic,

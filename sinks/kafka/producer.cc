@@ -521,7 +521,7 @@ void Producer::connection_lost(const char* reason) {
   if (std::from_chars(first, last, broker).ptr != last || broker < 0) return;
   {
     std::lock_guard lock(stats_mutex_);
-    told_by_error_.insert(broker);
+    ++told_by_error_[broker];
   }
   broker_disconnected(broker);
 }
@@ -593,13 +593,14 @@ void Producer::observe(ProducerStatistics stats) {
     }
   }
   // acks=0: a connection that was up and went down since the last report (librdkafka counts each)
-  // may have taken along what was written to it. A broker the error callback told of since the last
-  // report was counted then (RecentWrites::take cleared what was written before): counting again now
-  // would take what was written since, to the connection made after.
+  // may have taken along what was written to it. Those the error callback told of since the last
+  // report were counted then (RecentWrites::take cleared what was written before): only more
+  // disconnects than that are counted now, which takes what was written since.
   if (acks_zero_)
     for (const BrokerStats& b : stats.brokers) {
       uint64_t& seen = disconnects_seen_[b.id];
-      if (b.disconnects > seen && !told_by_error_.count(b.id)) broker_disconnected(b.id);
+      const auto told = told_by_error_.find(b.id);
+      if (b.disconnects > seen + (told == told_by_error_.end() ? 0 : told->second)) broker_disconnected(b.id);
       seen = b.disconnects;
     }
   told_by_error_.clear();

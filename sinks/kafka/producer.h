@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -204,7 +203,7 @@ class Producer final : private ClusterQuery {
   mutable std::mutex stats_mutex_;    // guards broker_stats_, stall_watch_, stall_reason_
   std::vector<BrokerStats> broker_stats_;
   std::map<int32_t, uint64_t> disconnects_seen_;  // per broker, as the last statistics said (acks=0)
-  std::set<int32_t> told_by_error_;               // brokers the error callback told of since the last statistics
+  std::map<int32_t, uint64_t> told_by_error_;     // per broker: the error callback's since the last statistics
   StallWatch stall_watch_;
   std::string stall_reason_;
   std::atomic<bool> stalled_{false};

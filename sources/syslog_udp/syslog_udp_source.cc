@@ -433,7 +433,8 @@ void SyslogUdpSource::reserve_listeners(const std::set<std::string>& handed_over
     }
     for (int t = 0; t < io_threads_; ++t) {
       const int fd = open_socket(component_, config_, t == 0 ? port : bound, bound, true);
-      pool_->reserve(socket_key(i, t), fd);
+      const std::string key = socket_key(i, t);
+      pool_->reserve(key, fd, [key](int reserved, uint64_t) { log_unread_socket(key, reserved, 0); });
     }
   }
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -323,6 +324,27 @@ TEST_CASE("rsyslog omfwd over UDP, RFC 5424 and its RFC 3339 forward format, lan
   for (const UdpPortCounters& port : source.udp_counters().per_port) CHECK(port.invalid == 0);
 }
 
+// What `action` logs (spdlog's default logger, captured meanwhile).
+std::string logged_by(const std::function<void()>& action) {
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  action();
+  spdlog::set_default_logger(previous);
+  return log.str();
+}
+
+// The datagrams the log says the socket `key` closed with, queued and dropped (required to say).
+uint64_t told_lost(const std::string& log, const std::string& key) {
+  INFO(log);
+  std::smatch lost;
+  REQUIRE(std::regex_search(log, lost,
+                            std::regex("UDP socket " + std::regex_replace(key, std::regex("[.]"), "\\.") +
+                                       " closes with (\\d+) datagrams queued and (\\d+) dropped")));
+  return std::stoull(lost[1]) + std::stoull(lost[2]);
+}
+
 TEST_CASE("a socket handed over at a reload to a source that never starts closes with what it queued logged as lost",
           "[source][udp][reload][faults]") {
   constexpr uint64_t kSent = 3000;  // more than a turn of reads (1,024) and than the socket holds
@@ -344,23 +366,38 @@ TEST_CASE("a socket handed over at a reload to a source that never starts closes
     source.stop(Clock::now() + 1s);
     REQUIRE(pool->holds(key));  // handed over as it is
     // The new source never starts: the reload settles the pool, and the socket closes.
-    std::ostringstream log;
-    const auto previous = spdlog::default_logger();
-    spdlog::set_default_logger(
-        std::make_shared<spdlog::logger>("captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
-    pool->settle();
-    spdlog::set_default_logger(previous);
-    std::smatch lost;
-    const std::string text = log.str();
-    INFO(text);
-    REQUIRE(std::regex_search(text, lost,
-                              std::regex("UDP socket " + std::regex_replace(key, std::regex("[.]"), "\\.") +
-                                         " closes with (\\d+) datagrams queued and (\\d+) dropped")));
-    // Each one read by the source, counted as dropped by it, or told of as lost.
-    const uint64_t told = std::stoull(lost[1]) + std::stoull(lost[2]);
+    const uint64_t told = told_lost(logged_by([&] { pool->settle(); }), key);
     CHECK(told > 0);
     const SyslogUdpCounters c = source.udp_counters();
     CHECK(c.events_received + c.kernel_drops + told == kSent);
     break;
   }
+}
+
+TEST_CASE(
+    "a socket bound at a reload for a new port whose source never starts closes with what it queued logged as lost",
+    "[source][udp][reload][faults]") {
+  // A free port: bound a moment, then let go.
+  uint16_t port = 0;
+  {
+    const int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in any{};
+    any.sin_family = AF_INET;
+    any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(probe, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0);
+    socklen_t length = sizeof any;
+    REQUIRE(::getsockname(probe, reinterpret_cast<sockaddr*>(&any), &length) == 0);
+    port = ntohs(any.sin_port);
+    ::close(probe);
+  }
+  auto pool = std::make_shared<ListenerPool>();
+  MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
+  const auto component = udp_component({{"numProcessors", "1"}, {"ports", std::to_string(port)}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.use_listener_pool(pool);
+  source.reserve_listeners({}, {});  // bound before anything stops; it receives from now on
+  send_datagrams(port, numbered_datagrams(20), /*pace=*/true);
+  // The source is left out (a channel of it did not open): the reload settles the pool.
+  const std::string key = "udp/" + ListenerPool::key("u", "127.0.0.1", port, 0) + "/0";
+  CHECK(told_lost(logged_by([&] { pool->settle(); }), key) == 20);
 }
