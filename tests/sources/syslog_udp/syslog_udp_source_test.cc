@@ -43,6 +43,19 @@ config::ComponentConfig udp_component(std::map<std::string, std::string> propert
   return test::component(config::Kind::source, "u", "syslogudp", properties);
 }
 
+// A UDP socket bound to 127.0.0.1 on a port the kernel chose (in `port`).
+int bound_udp_socket(uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t length = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
 // Sends each datagram from one socket to 127.0.0.1:port; `pace`: a millisecond's pause after
 // every 100, so that loopback's own queue (net.core.netdev_max_backlog, where drops are not the
 // socket's to see) does not overflow before the socket's buffer does.
@@ -217,15 +230,10 @@ TEST_CASE("a port listed twice, or held by another process, is refused at start"
   CHECK_THROWS_WITH(parse_syslog_udp_config(udp_component({{"ports", "5514 5514"}})),
                     Catch::Contains("lists port 5514 twice"));
   // Another process's socket on the port: an error, not a silent share through SO_REUSEPORT.
-  const int other = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(other, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t length = sizeof addr;
-  ::getsockname(other, reinterpret_cast<sockaddr*>(&addr), &length);
+  uint16_t port = 0;
+  const int other = bound_udp_socket(port);
   MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
-  const auto component = udp_component({{"numProcessors", "2"}, {"ports", std::to_string(ntohs(addr.sin_port))}});
+  const auto component = udp_component({{"numProcessors", "2"}, {"ports", std::to_string(port)}});
   SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
   CHECK_THROWS_WITH(source.start(), Catch::Contains("another process has this port"));
   ::close(other);
@@ -377,19 +385,8 @@ TEST_CASE("a socket handed over at a reload to a source that never starts closes
 TEST_CASE(
     "a socket bound at a reload for a new port whose source never starts closes with what it queued logged as lost",
     "[source][udp][reload][faults]") {
-  // A free port: bound a moment, then let go.
   uint16_t port = 0;
-  {
-    const int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(probe, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0);
-    socklen_t length = sizeof any;
-    REQUIRE(::getsockname(probe, reinterpret_cast<sockaddr*>(&any), &length) == 0);
-    port = ntohs(any.sin_port);
-    ::close(probe);
-  }
+  ::close(bound_udp_socket(port));  // a free port: bound a moment, then let go
   auto pool = std::make_shared<ListenerPool>();
   MemoryChannel channel("c", MemoryChannelConfig{10, 10, {}, 20});
   const auto component = udp_component({{"numProcessors", "1"}, {"ports", std::to_string(port)}});
