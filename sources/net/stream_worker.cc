@@ -698,6 +698,9 @@ void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd en
 // last reply (the close's) has been written: librelp's server closes then too.
 void StreamWorker::send_replies(Connection& conn) {
   if (!connections_.count(&conn)) return;  // already ended (its replies go nowhere)
+  // Whether every reply was released is read before the take: a commit on a sink thread may
+  // release the last ones between the two, and read after, they would be left behind the close.
+  const bool all_released = conn.protocol->acks()->waiting() == 0;
   uint64_t events = 0;
   std::string replies = conn.protocol->acks()->take_ready(events);
   if (!replies.empty() && !send_plain(conn, std::move(replies))) {
@@ -707,7 +710,7 @@ void StreamWorker::send_replies(Connection& conn) {
     return;
   }
   if (events) shared_.probe.acknowledged(counters_, events);
-  if (!conn.protocol->closing() || conn.protocol->acks()->waiting() != 0) return;
+  if (!conn.protocol->closing() || !all_released) return;
   if (conn.tls) {  // a RELP client reads: it gets a clean TLS end
     std::string out;
     conn.tls->close_notify(out);
