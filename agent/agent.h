@@ -111,6 +111,7 @@ class Agent {
   bool last_reload_successful() const { return last_reload_successful_.load(); }
 
  private:
+  friend class ReloadRun;  // reload_run.h: the steps of reload()
   // A channel a reload removed, with its sinks, drained in the background until it is empty.
   struct Retired {
     std::unique_ptr<Channel> channel;

@@ -46,10 +46,14 @@ bool stop_pending() {
   return sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
-// Runs `argv` without a shell, its stdin empty; returns its exit status, stdout and stderr (each
-// at most kOutputMax), or throws when it cannot start or outlasts `timeout` (then it is killed).
-int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::string& out,
-                std::string& err) {
+// A command started, its stdout and stderr read through pipes.
+struct Spawned {
+  pid_t pid;
+  int out, err;  // the read ends
+};
+
+// Starts `argv` without a shell, its stdin empty; throws when it cannot start.
+Spawned spawn(const std::vector<std::string>& argv) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -88,8 +92,16 @@ int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds 
     ::close(err_pipe[0]);
     throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(spawned));
   }
+  return {pid, out_pipe[0], err_pipe[0]};
+}
+
+// Runs `argv` without a shell, its stdin empty; returns its exit status, stdout and stderr (each
+// at most kOutputMax), or throws when it cannot start or outlasts `timeout` (then it is killed).
+int run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::string& out,
+                std::string& err) {
+  const auto [pid, out_fd, err_fd] = spawn(argv);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   std::string* into[2] = {&out, &err};
   int open_pipes = 2;
   bool timed_out = false, interrupted = false;

@@ -125,3 +125,89 @@ TEST_CASE("reload plan: one sink of a group changed rebuilds every sink of the g
   const ReloadPlan plan = plan_reload(parse(grouped), parse(replaced(grouped, "k1.topic = t", "k1.topic = u")));
   CHECK(plan.keep_sink == std::vector<bool>{false, false});
 }
+
+TEST_CASE("reload plan: a stopping sink drains a replaced channel, drains a removed one in the background, or "
+          "settles beside its kept channel",
+          "[agent][reload]") {
+  using F = SinkFate;
+  CHECK(plan_to(kRunning).sink_fate == std::vector<F>{F::kept, F::kept});
+  CHECK(plan_to(replaced(kRunning, "capacity = 1000", "capacity = 2000")).sink_fate ==
+        std::vector<F>{F::drains_then_stops, F::kept});
+  CHECK(plan_to(replaced(kRunning, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u")).sink_fate ==
+        std::vector<F>{F::retires, F::kept});
+  std::string removed = replaced(kRunning, "a.channels = mem disk", "a.channels = mem");
+  removed = replaced(removed, "a.channels.disk.type = file\na.channels.disk.dataDirs = /var/lib/x\n", "");
+  removed = replaced(removed, "a.sinks = k1 k2", "a.sinks = k1");
+  removed = replaced(removed, "a.sinks.k2.type = kafka\na.sinks.k2.channel = disk\na.sinks.k2.topic = t\n", "");
+  removed = replaced(removed, "a.sources.udp.channels = mem disk", "a.sources.udp.channels = mem");
+  CHECK(plan_to(removed).sink_fate == std::vector<F>{F::kept, F::drains_in_background});
+}
+
+TEST_CASE("reload plan: what is built, and which running sink goes on if its new one cannot start",
+          "[agent][reload]") {
+  const ReloadPlan sink = plan_to(replaced(kRunning, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
+  CHECK(sink.build_sink == std::vector<bool>{true, false});
+  CHECK(sink.build_channel == std::vector<bool>{false, false});
+  CHECK(sink.build_source == std::vector<bool>{false, false});
+  CHECK(sink.fallback == std::vector<std::optional<size_t>>{0, std::nullopt});  // k1 as it ran
+  // Its channel replaced: the running k1 drains the old one and stops; nothing to fall back to.
+  const ReloadPlan channel = plan_to(replaced(kRunning, "capacity = 1000", "capacity = 2000"));
+  CHECK(channel.build_channel == std::vector<bool>{true, false});
+  CHECK(channel.build_sink == std::vector<bool>{true, false});
+  CHECK(channel.build_source == std::vector<bool>{true, true});
+  CHECK(channel.fallback == std::vector<std::optional<size_t>>{std::nullopt, std::nullopt});
+  // Moved to another channel that stays: it would drain the wrong one.
+  const ReloadPlan moved = plan_to(replaced(kRunning, "a.sinks.k2.channel = disk", "a.sinks.k2.channel = mem"));
+  CHECK(moved.fallback == std::vector<std::optional<size_t>>{std::nullopt, std::nullopt});
+  CHECK(moved.rebuilt_groups.empty());
+}
+
+TEST_CASE("reload plan: a new sink that did not start falls back alone, or takes its rebuilt group back whole",
+          "[agent][reload][sinkgroups]") {
+  const std::string grouped = kRunning +
+                              "a.sinkgroups = g\na.sinkgroups.g.sinks = k1 k2\n"
+                              "a.sinkgroups.g.processor.type = failover\n";
+  const config::AgentConfig running = parse(grouped);
+  SECTION("a sink alone: its predecessor goes on, nothing else changes") {
+    const config::AgentConfig next = parse(replaced(kRunning, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
+    const ReloadPlan plan = plan_reload(parse(kRunning), next);
+    const SinkFallback f = plan_sink_fallback(plan, parse(kRunning), next, {0});
+    CHECK(f.fall_back == std::set<size_t>{0});
+    CHECK(f.stop_again.empty());
+    CHECK(f.groups.empty());
+    CHECK(f.keep_sink == std::vector<bool>{true, true});
+    CHECK(plan_sink_fallback(plan, parse(kRunning), next, {}).keep_sink == std::vector<bool>{false, true});
+  }
+  SECTION("a group changed: its other new sink stops again, the group runs as it was") {
+    const config::AgentConfig next = parse(replaced(grouped, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
+    const ReloadPlan plan = plan_reload(running, next);
+    CHECK(plan.rebuilt_groups == std::set<std::string>{"g"});
+    const SinkFallback f = plan_sink_fallback(plan, running, next, {0});
+    CHECK(f.stop_again == std::set<size_t>{1});
+    CHECK(f.fall_back == std::set<size_t>{0, 1});
+    CHECK(f.keep_sink == std::vector<bool>{true, true});
+    REQUIRE(f.groups.size() == 1);
+    CHECK(f.groups[0].name == "g");
+    CHECK(f.groups[0].previous == std::optional<size_t>(0));
+    CHECK(f.groups[0].leaving.empty());
+  }
+  SECTION("a member that cannot go on as it ran is never chosen again") {
+    // k2 moves to mem: its running self drains disk, not what the group now sends it.
+    std::string next_text = replaced(grouped, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u");
+    next_text = replaced(next_text, "a.sinks.k2.channel = disk", "a.sinks.k2.channel = mem");
+    const config::AgentConfig next = parse(next_text);
+    const SinkFallback f = plan_sink_fallback(plan_reload(running, next), running, next, {0});
+    CHECK(f.keep_sink == std::vector<bool>{true, false});
+    REQUIRE(f.groups.size() == 1);
+    CHECK(f.groups[0].leaving == std::vector<size_t>{1});
+  }
+  SECTION("a group new in this reload is left out") {
+    const config::AgentConfig next = parse(grouped);
+    const ReloadPlan plan = plan_reload(parse(kRunning), next);
+    const SinkFallback f = plan_sink_fallback(plan, parse(kRunning), next, {1});
+    REQUIRE(f.groups.size() == 1);
+    CHECK(f.groups[0].previous == std::nullopt);
+    CHECK(f.stop_again == std::set<size_t>{0});
+    CHECK(f.keep_sink == std::vector<bool>{true, true});  // both run on alone, as before
+  }
+}
