@@ -42,7 +42,18 @@ class MessageSink {
 
 class StreamProtocol {
  public:
+  // How the agent ends a connection of this protocol (at a stop, at idleTimeout).
+  enum class Ending : uint8_t {
+    // Our FIN at a stop, then it is read until its sender closes: nothing it sent is cut. At
+    // idleTimeout what it sent is finished as at its stream's end, and it closes.
+    read_to_the_end,
+    // It is read no more; the replies still due go out (at a stop, as long as the drain lasts),
+    // then farewell() and the close: what was not answered, its sender still has and resends.
+    answer_then_farewell,
+  };
+
   virtual ~StreamProtocol() = default;
+  virtual Ending ending() const = 0;
   // Bytes read from the connection. Replies that need no event (a session's open and close) go
   // into acks() in their place. Returns an empty string, or why the stream is broken: the
   // worker counts it, sends farewell() and closes the connection.
@@ -57,7 +68,7 @@ class StreamProtocol {
   // The connection's replies, shared with the batches whose events it waits for; null for a
   // protocol that never answers.
   virtual const std::shared_ptr<AckQueue>& acks() const = 0;
-  // True once the sender closed the session (its replies then end the connection).
+  // True once the sender closed the session: the connection ends once its last reply is out.
   virtual bool closing() const = 0;
   // What the agent sends when it ends the connection itself (RELP's serverclose).
   virtual std::string farewell() const = 0;
@@ -69,9 +80,8 @@ class StreamProtocolFactory {
   virtual ~StreamProtocolFactory() = default;
   // `waker` is null unless answers().
   virtual std::unique_ptr<StreamProtocol> open(uint16_t port, std::shared_ptr<AckWaker> waker) const = 0;
-  // True: every connection is answered (its protocol has an AckQueue). At a stop such a
-  // connection is read no more and ends once answered (or at the grace's end) with farewell();
-  // one that is not answered is half-closed and read until its sender closes.
+  // True: every connection is answered (its protocol has an AckQueue, and the io thread a
+  // waker for its replies). How such a connection ends is its protocol's ending().
   virtual bool answers() const = 0;
   // True: a message is done once put into every channel (a disk-backed one: on disk); false:
   // once every channel committed it (delivered by its sink).

@@ -20,6 +20,13 @@
 // TLS: each connection has a TlsSession that the reads feed; what it decrypts goes to the
 // protocol as plain bytes would. A handshake is just reads that have not completed it yet: it
 // never holds the loop, and one not done by ssl.handshakeTimeout is closed (check_handshakes).
+//
+// The class lives in rooms, one file per concern: the loop, its start and stop, batches put and
+// connections closed (stream_worker.cc); admission: PROXY header, TLS handshake slots, reverse
+// lookups (stream_admission.cc); reading: bytes through TLS and the protocol into events
+// (stream_reading.cc); what is sent: TLS records and replies (stream_replies.cc); the ends the
+// agent chooses: idleTimeout and the drain, each as the protocol's ending() says
+// (stream_drain.cc). A connection as they share it: stream_connection.h.
 
 #include <sys/socket.h>
 #include <uv.h>
@@ -159,7 +166,12 @@ class StreamWorker {
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
   void send_replies(Connection& conn);
   bool send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
-  void end_answered_connection(Connection* conn);        // farewell, then close
+  void say_farewell(Connection* conn);                   // replies due, farewell, then close
+  // The ends the agent chooses, each as the connection's protocol says (StreamProtocol::Ending).
+  bool end_at_stop(Connection* conn);                  // false: it is read no more
+  bool reads_on(const Connection& conn) const;         // read unless a drain ended its reading
+  void end_now(Connection* conn);                      // idleTimeout
+  void drain_connection(Connection* conn, bool grace_over);
   void flush();
   void close_connection(Connection* conn);
   void close_listeners();

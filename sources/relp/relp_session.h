@@ -27,6 +27,7 @@ class RelpSession final : public net::StreamProtocol {
   void finish(bool, net::MessageSink&, net::ReadTally&) override {}
   size_t buffered() const override { return framer_.buffered(); }
   const std::shared_ptr<net::AckQueue>& acks() const override { return acks_; }
+  Ending ending() const override { return Ending::answer_then_farewell; }
   bool closing() const override { return closing_; }
   std::string farewell() const override { return "0 serverclose 0\n"; }
 

@@ -23,6 +23,7 @@ class SyslogFraming final : public net::StreamProtocol {
     framer_.finish([&](std::string_view frame, bool truncated) { sink.message(frame, truncated, 0); }, tally, cut);
   }
   size_t buffered() const override { return framer_.buffered(); }
+  Ending ending() const override { return Ending::read_to_the_end; }
   const std::shared_ptr<net::AckQueue>& acks() const override { return kNoAcks; }
   bool closing() const override { return false; }
   std::string farewell() const override { return {}; }

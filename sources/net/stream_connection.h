@@ -1,0 +1,61 @@
+#pragma once
+// One connection of a stream worker (stream_worker.h), as its rooms share it: admission,
+// reading, replies and the drain (stream_*.cc). Private to sources/net.
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <memory>
+#include <string>
+
+#include "sources/net/stream_worker.h"
+#include "sources/net/tls_session.h"
+
+namespace sluice::net {
+
+// Our FIN: a sender that watches its socket (rsyslog checks before each send; sluice-loadgen
+// does) stops writing to us and closes, and everything it wrote before is read.
+inline void half_close(uv_tcp_t& handle) {
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&handle), &fd) == 0) ::shutdown(fd, SHUT_WR);
+}
+
+struct StreamWorker::Connection {
+  uv_tcp_t handle;
+  StreamWorker* worker;
+  uint16_t port;
+  size_t port_index;  // into the source's ports, for the per-port counters
+  // What it speaks: how it is framed, answered, and ended (StreamProtocol::Ending).
+  const std::unique_ptr<StreamProtocol> protocol;
+  uint64_t last_read_ms = 0;  // uv_now() of the last bytes
+  // The client's address and host name as events carry them (clientIPHeader,
+  // clientHostnameHeader): the IP's text, then the name's.
+  std::string client;
+  uint8_t client_ip_length = 0;
+  uint64_t pending_lookup = 0;           // reverse DNS in flight (its id); reading waits for it
+  std::unique_ptr<TlsSession> tls;       // ssl = true
+  bool reading_paused = false;           // its replies wait unsent beyond kUnsentRepliesMax
+  bool awaiting_handshake_slot = false;  // ssl = true: not read until a handshake slot is free
+  bool holds_handshake_slot = false;     // its handshake counts against ssl.maxHandshakes
+  uint64_t opened_ms = 0;                // uv_now() at open: the handshake's clock
+  // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
+  sockaddr_storage peer;
+  bool awaiting_proxy = false;  // proxyProtocol: the header is not whole yet
+  // Bytes read but not yet consumed: a PROXY header's start, or what followed it while the
+  // client's name is looked up.
+  std::string held;
+  Connection(StreamWorker* w, uint16_t p, size_t index, std::unique_ptr<StreamProtocol> speaks, const StreamSettings& c,
+             const sockaddr_storage& from)
+      : worker(w),
+        port(p),
+        port_index(index),
+        protocol(std::move(speaks)),
+        peer(from),
+        awaiting_proxy(c.proxy_protocol != ProxyProtocol::none) {}
+  std::string peer_text() const { return address_text(peer); }
+  // Its protocol answers what it sends (RELP): the replies, shared with the batches (else null).
+  AckQueue* acks() const { return protocol->acks().get(); }
+  bool says_farewell() const { return protocol->ending() == StreamProtocol::Ending::answer_then_farewell; }
+};
+
+}  // namespace sluice::net

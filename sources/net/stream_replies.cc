@@ -1,0 +1,106 @@
+// What a connection is sent: a TLS session's records, and for a protocol that answers (RELP),
+// its replies in order as their events are done, and how such a session ends.
+#include "sources/net/stream_worker.h"
+
+#include <algorithm>
+
+#include "sources/net/stream_connection.h"
+
+namespace sluice::net {
+
+// Writes what a TLS session must send: at once if the socket takes it, else queued behind
+// earlier writes (libuv keeps their order); freed when written or when the connection closes.
+bool StreamWorker::send_raw(Connection* conn, std::string& bytes) {
+  if (bytes.empty()) return true;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&conn->handle);
+  uv_buf_t whole = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
+  // Behind earlier writes still queued, nothing may jump ahead: queue this too.
+  const int written = uv_stream_get_write_queue_size(stream) ? UV_EAGAIN : uv_try_write(stream, &whole, 1);
+  if (written < 0 && written != UV_EAGAIN) return false;  // the socket failed: its read side ends the connection
+  const size_t done = written > 0 ? static_cast<size_t>(written) : 0;
+  if (done == bytes.size()) return true;
+  struct PendingWrite {
+    uv_write_t request;
+    std::string bytes;
+  };
+  auto* pending = new PendingWrite{{}, bytes.substr(done)};
+  pending->request.data = pending;
+  uv_buf_t rest = uv_buf_init(pending->bytes.data(), static_cast<unsigned>(pending->bytes.size()));
+  if (uv_write(&pending->request, stream, &rest, 1, [](uv_write_t* request, int status) {
+        // The request lives inside what it frees: take its handle first. (A connection being
+        // closed has its writes cancelled before it is freed.)
+        auto* written = static_cast<Connection*>(request->handle->data);
+        delete static_cast<PendingWrite*>(request->data);
+        if (status != 0) return;
+        written->worker->resume_if_drained(*written);
+        // A session its sender closed ends once its last reply is out (send_replies).
+        written->worker->send_replies(*written);
+      }) != 0) {
+    delete pending;
+    return false;
+  }
+  if (uv_stream_get_write_queue_size(stream) > kUnsentRepliesMax && !conn->reading_paused) {
+    uv_read_stop(stream);
+    conn->reading_paused = true;
+    shared_.probe.reading_paused(counters_, conn->peer_text());
+  }
+  return true;
+}
+
+void StreamWorker::resume_if_drained(Connection& conn) {
+  if (!conn.reading_paused || !connections_.count(&conn)) return;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&conn.handle);
+  if (uv_stream_get_write_queue_size(stream) > kUnsentRepliesMax / 2) return;
+  conn.reading_paused = false;
+  if (reads_on(conn)) uv_read_start(stream, &StreamWorker::on_alloc, &StreamWorker::on_read);
+}
+
+// What the connection's AckQueue has ready, in order. A session the sender closed ends once its
+// last reply (the close's) has been written: librelp's server closes then too.
+void StreamWorker::send_replies(Connection& conn) {
+  // Ended already (its replies go nowhere), or a protocol that never answers.
+  if (!connections_.count(&conn) || !conn.acks()) return;
+  // Whether every reply was released is read before the take: a commit on a sink thread may
+  // release the last ones between the two, and read after, they would be left behind the close.
+  const bool all_released = conn.protocol->acks()->waiting() == 0;
+  uint64_t events = 0;
+  std::string replies = conn.protocol->acks()->take_ready(events);
+  if (!replies.empty() && !send_plain(conn, std::move(replies))) {
+    // Replies that cannot be sent would leave a gap the sender cannot see: end the session instead.
+    shared_.probe.protocol_broken(counters_, conn.peer_text(), "a reply could not be written");
+    close_connection(&conn);
+    return;
+  }
+  if (events) shared_.probe.acknowledged(counters_, events);
+  if (!conn.protocol->closing() || !all_released) return;
+  if (conn.tls) {  // a RELP client reads: it gets a clean TLS end
+    std::string out;
+    conn.tls->close_notify(out);
+    send_raw(&conn, out);
+  }
+  if (uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn.handle)) == 0) close_connection(&conn);
+}
+
+bool StreamWorker::send_plain(Connection& conn, std::string bytes) {
+  if (bytes.empty()) return true;
+  if (!conn.tls) return send_raw(&conn, bytes);
+  std::string records;
+  return conn.tls->write(bytes, records) && send_raw(&conn, records);
+}
+
+// The agent ends a connection that answers: its farewell (RELP's serverclose: "resend what I did
+// not answer"), then the close. What it sent unanswered is not lost: the sender still has it.
+void StreamWorker::say_farewell(Connection* conn) {
+  send_replies(*conn);
+  if (!connections_.count(conn)) return;
+  send_plain(*conn, conn->protocol->farewell());
+  close_connection(conn);
+}
+
+void StreamWorker::on_acks_ready(uv_async_t* handle) {
+  auto* self = static_cast<StreamWorker*>(handle->data);
+  for (const std::shared_ptr<AckQueue>& queue : self->waker_->take_ready())
+    if (auto* conn = static_cast<Connection*>(queue->connection)) self->send_replies(*conn);
+}
+
+}  // namespace sluice::net
