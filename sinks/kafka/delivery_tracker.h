@@ -24,13 +24,17 @@
 namespace sluice::kafka {
 
 // acks=0: a take already committed to the channel, on its way to Kafka. Holds the take's
-// batches (so the bytes librdkafka points at stay alive) until the last delivery report; the
+// batches and encoded payloads (the bytes librdkafka points at) until the last delivery report; the
 // last one to let go frees it, on whichever thread polled. One reference per message taken by
 // librdkafka plus one for the sink while it sends.
 class HandedOverTake final : public DeliveryTracker {
  public:
-  HandedOverTake(Take take, std::shared_ptr<KafkaSinkProbe> probe)
-      : take_(std::move(take)), probe_(std::move(probe)), references_(static_cast<int64_t>(take_.events) + 1) {}
+  // `encoded`: the take's encoded payloads (request_builder.h), or null.
+  HandedOverTake(Take take, std::shared_ptr<KafkaSinkProbe> probe, std::unique_ptr<std::string> encoded)
+      : take_(std::move(take)),
+        encoded_(std::move(encoded)),
+        probe_(std::move(probe)),
+        references_(static_cast<int64_t>(take_.events) + 1) {}
 
   void on_delivery(const DeliveryReport& report) override {
     if (report.error != DeliveryError::none) {
@@ -57,6 +61,7 @@ class HandedOverTake final : public DeliveryTracker {
 
  private:
   Take take_;
+  const std::unique_ptr<std::string> encoded_;  // librdkafka reads the payloads here, in place
   std::shared_ptr<KafkaSinkProbe> probe_;
   std::atomic<int64_t> references_;
   std::mutex mutex_;
@@ -147,6 +152,8 @@ class AwaitedTake {
   std::vector<int32_t> partitions;
   std::vector<std::optional<std::string>> topics;  // empty: every one the sink's own topic
   Clock::time_point taken_at;
+  // The take's encoded payloads (request_builder.h), or null: librdkafka reads them here, in place.
+  std::unique_ptr<std::string> encoded;
 
  private:
   explicit AwaitedTake(Take take)

@@ -39,6 +39,7 @@
 #include "sinks/kafka/kafka_environment.h"
 #include "sinks/kafka/kafka_sink_config.h"
 #include "sinks/kafka/kafka_sink_probe.h"
+#include "sinks/kafka/request_builder.h"
 
 namespace sluice::kafka {
 
@@ -90,13 +91,6 @@ class KafkaSink final : public Sink {
   void leave_producer();
   void replace_producer();
   void lengthen_stall_limit();
-  // Which header lookups a batch needs (EventBatch::may_have): none, for a batch whose events
-  // have no header blocks and names that are no parsed field.
-  void prepare_lookups(const EventBatch& batch);
-  void add_message(const EventBatch& batch, const EventRecord& e);
-  // Returns how many messages librdkafka did not take (their `refusal` says why).
-  size_t produce_messages();
-  Destination destination_of(size_t index) const;
   void count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text, uint64_t discarded,
                       uint64_t rolled_back);
 
@@ -112,18 +106,7 @@ class KafkaSink final : public Sink {
   std::atomic<bool> retiring_{false};               // retire() was called: take nothing more
   StopDeadline stop_deadline_;                      // ...or at this deadline, whatever is left
   const std::shared_ptr<KafkaSinkProbe> probe_;     // shared with the delivery trackers
-  std::vector<OutgoingMessage> messages_;           // reused for every take
-  std::string json_;                                // format json: the take's payloads, copied by librdkafka
-  std::vector<std::array<char, 24>> key_scratch_;   // numeric keys and header values, formatted
-  std::vector<MessageHeader> headers_;              // kafka.headers of every message, in order
-  std::vector<std::optional<std::string>> topics_;  // per-event topics (topicHeader, %{header}); none: topic
-  std::vector<Fate> fates_;                         // per message of the take being routed
-  std::vector<bool> has_key_;                       // per message: a key that decides its partition
-  struct {
-    bool key = false, partition = false, topic = false;
-  } lookups_;                               // for the batch being added (prepare_lookups)
-  uint64_t topic_header_missing_ = 0;       // %{header}s an event lacked, in this take
-  uint64_t partition_header_unusable_ = 0;  // partitionIdHeader absent or not a partition
+  std::vector<Fate> fates_;                 // per message of the take being routed
   std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
   Clock::time_point resume_at_{};           // no new take before (the backoff)
   const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
@@ -138,6 +121,7 @@ class KafkaSink final : public Sink {
   Clock::time_point last_stall_at_{};                 // when a stalled producer was last replaced
   Clock::time_point next_producer_at_{};
   Destinations destinations_;                         // where messages go, and whether it is served
+  RequestBuilder request_{config_, destinations_};    // the take being sent, made messages
   AsideTakes aside_;                                  // taken, waiting for their partition
   Clock::time_point last_unblock_{};                  // unblock_window(): at most once a second
   const AwaitedTake* last_unblocked_head_ = nullptr;  // (compared only, never followed)

@@ -1,0 +1,79 @@
+// The remedy for a producer that cannot go on (a fatal error, a stalled partition:
+// stall_watch.h): its takes settle, then a new producer, with backoff, and for stalls that come
+// back soon a longer limit.
+#include "sinks/kafka/kafka_sink.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace sluice::kafka {
+namespace {
+
+using namespace std::chrono_literals;
+// Between new producers (after fatal errors, stalled partitions): doubling from 1 s to a minute.
+constexpr std::chrono::milliseconds kProducerBackoffMax = 60s;
+// A stalled producer's other partitions get this long to send what waits for them.
+constexpr std::chrono::milliseconds kStalledFlush = 1s;
+// Stalls this close together lengthen the limit for the next producer, up to kStallLimitMax.
+constexpr std::chrono::milliseconds kStallMemory = 30min;
+constexpr std::chrono::milliseconds kStallLimitMax = 10min;
+}  // namespace
+
+// Before the deadline: a second (no more than is left) to send what can be sent.
+void KafkaSink::release_stalled_producer() {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline_.get() - Clock::now());
+  producer_->release_stalled(std::clamp(left, std::chrono::milliseconds(0), kStalledFlush));
+}
+
+// A partition that truly has no leader (its only replica's broker gone) stalls every new producer
+// too: each stall soon after the last doubles the limit (to kStallLimitMax), so that the purges that
+// come with it thin out while the rest flows; a stall long after the last starts from the setting.
+void KafkaSink::lengthen_stall_limit() {
+  const auto now = Clock::now();
+  const bool soon_after = last_stall_at_ != Clock::time_point{} && now - last_stall_at_ < kStallMemory;
+  stall_limit_ = soon_after ? std::min(stall_limit_ * 2, std::max(kStallLimitMax, config_.stalled_partition_timeout))
+                            : config_.stalled_partition_timeout;
+  last_stall_at_ = now;
+}
+
+// The producer in use, from now on: the topics in use are taken up with it, and with acks=0 the
+// sink hears of lost connections (what was written to them last is possibly lost).
+void KafkaSink::use_producer() {
+  destinations_.attach(producer_);
+  if (config_.acks == "0") producer_->add_watcher(probe_);
+  if (!config_.wait_for_delivery) producer_->handing_over(+1);
+}
+
+// The producer in use is left (replaced, or the sink stops).
+void KafkaSink::leave_producer() {
+  producer_->remove_watcher(probe_.get());
+  if (!config_.wait_for_delivery) producer_->handing_over(-1);
+}
+
+// librdkafka's remedy for a fatal error, and ours for a stalled partition, is a new producer.
+// What the old one held has been settled by now (acks >= 1: rolled back; acks = 0: counted as
+// lost when it is destroyed).
+void KafkaSink::replace_producer() {
+  std::string reason;
+  if (!producer_->needs_replacing(&reason)) return;
+  // Not yet (the backoff) or not any more (stopping): the loop polls and asks again.
+  if (Clock::now() < next_producer_at_ || stop_deadline_.passed()) return;
+  std::shared_ptr<Producer> fresh;
+  try {
+    if (producer_->stalled()) lengthen_stall_limit();
+    fresh = env_->producer(producer_settings_, config_.share_producer, stall_limit_);
+  } catch (const config::ConfigError& e) {
+    spdlog::error("sink {}: cannot create a new Kafka producer: {}; retrying in {} s", name_, e.what(),
+                  producer_backoff_.count() / 1000);
+  }
+  next_producer_at_ = Clock::now() + producer_backoff_;
+  producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
+  if (!fresh) return;
+  leave_producer();
+  std::atomic_store(&producer_, std::move(fresh));
+  use_producer();
+  probe_->producer_replaced(reason);
+}
+
+}  // namespace sluice::kafka
