@@ -1,15 +1,14 @@
 #pragma once
 // The agent's command line, one file per command: run (the agent itself: run_command.cc),
-// --check (check_command.cc), config convert (config_command.cc), top (top_command.cc), and the
-// manual (man_page.cc). main.cc only wires them to CLI11.
+// --check (check_command.cc), config convert (config_command.cc), and the manual (man_page.cc).
+// A tool that is a command of the same program (top/: `sluice top`) brings its own, as a
+// ToolCommand; main/sluice_main.cc wires them all to CLI11.
 
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-
-#include "top/top_command.h"
 
 namespace sluice::cli {
 
@@ -35,14 +34,15 @@ struct ConfigCommand {
 void add_config_command(CLI::App& app, ConfigCommand& config);
 int run_config_command(const ConfigCommand& config);
 
-// `sluice top [--metrics HOST:PORT] [--interval 1s] [--once]`.
-struct TopCommand {
-  CLI::App* command = nullptr;
-  top::TopOptions options;
-  std::string interval = "1s";
+// A subcommand a tool adds to the program: its options on `app` (the parent), then, if the command
+// line named it, its run.
+class ToolCommand {
+ public:
+  virtual ~ToolCommand() = default;
+  virtual void add(CLI::App& app) = 0;
+  virtual bool parsed() const = 0;
+  virtual int run() = 0;  // the exit status
 };
-void add_top_command(CLI::App& app, TopCommand& top);
-int run_top_command(const TopCommand& top);
 
 // `sluice --print-man-page`: the manual, from the options declared on `app`.
 int print_man_page(const CLI::App& app);

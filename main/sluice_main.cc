@@ -1,12 +1,16 @@
 // sluice: syslog over TCP in, Kafka out. Usage mirrors `flume-ng agent -f FILE -n AGENT`. Each
-// command is a file of agent/cli/; this only wires them to the command line.
+// command is a file of agent/cli/, or a tool's own (top/top_cli.h); this only wires them to the
+// command line.
 
 #include <librdkafka/rdkafka.h>
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/cli/commands.h"
+#include "top/top_cli.h"
 
 int main(int argc, char** argv) {
   using namespace sluice::cli;
@@ -20,10 +24,12 @@ int main(int argc, char** argv) {
   app.add_flag("--print-man-page", man_page, "Print this manual as roff (man sluice)")->group("");
   ConfigCommand config;
   add_config_command(app, config);
-  TopCommand top;
-  add_top_command(app, top);
+  std::vector<std::unique_ptr<ToolCommand>> tools;
+  tools.push_back(sluice::top::make_top_command());
+  for (const auto& tool : tools) tool->add(app);
   CLI11_PARSE(app, argc, argv);
-  if (top.command->parsed()) return run_top_command(top);
+  for (const auto& tool : tools)
+    if (tool->parsed()) return tool->run();
   if (config.command->parsed()) return run_config_command(config);
   if (man_page) return print_man_page(app);
   return run_agent(run);
