@@ -27,6 +27,9 @@ namespace names = metric_names;
 // Prometheus: collects samples by family name, in first-use order; Flume fields are not its.
 class PrometheusWriter final : public MetricsWriter {
  public:
+  using MetricsWriter::counter;  // (a family of the table, too)
+  using MetricsWriter::gauge;
+  using MetricsWriter::histogram;
   void counter(const char* name, const char* help, MetricLabels labels, double value) override {
     sample(name, MetricType::Counter, help, std::move(labels)).counter.value = value;
   }
@@ -97,17 +100,17 @@ std::string n(uint64_t v) { return std::to_string(v); }
 void write_channel(MetricsWriter& w, const Channel& channel) {
   const ChannelCounters c = channel.counters();
   const MetricLabels l{{"channel", channel.name()}};
-  w.gauge(names::kChannelEvents, "Events held: queued plus taken but not committed.", l, c.events_held);
+  w.gauge(names::kChannelEvents, l, c.events_held);
   w.gauge(names::kChannelBytes,
-          "Bytes of the events held: their frames and what parsing added (client names, a composed body).", l,
+          l,
           c.bytes_held);
-  w.gauge(names::kChannelCapacityEvents, "Events the channel holds at most.", l, channel.capacity());
-  w.counter(names::kChannelEventsPutTotal, "Events put by sources.", l, c.events_put);
-  w.counter(names::kChannelEventsTakenTotal, "Events taken by sinks (retries included).", l, c.events_taken);
-  w.counter(names::kChannelEventsCommittedTotal, "Events committed by sinks.", l, c.events_committed);
-  w.counter(names::kChannelEventsRolledBackTotal, "Events a sink put back for another attempt.", l,
+  w.gauge(names::kChannelCapacityEvents, l, channel.capacity());
+  w.counter(names::kChannelEventsPutTotal, l, c.events_put);
+  w.counter(names::kChannelEventsTakenTotal, l, c.events_taken);
+  w.counter(names::kChannelEventsCommittedTotal, l, c.events_committed);
+  w.counter(names::kChannelEventsRolledBackTotal, l,
             c.events_rolled_back);
-  w.counter(names::kChannelPutBlockedSecondsTotal, "Time sources waited for room: backpressure.", l,
+  w.counter(names::kChannelPutBlockedSecondsTotal, l,
             std::chrono::duration<double>(c.put_blocked).count());
   char fill[32];
   std::snprintf(fill, sizeof fill, "%.1f", channel.capacity() ? 100.0 * c.events_held / channel.capacity() : 0.0);
@@ -125,34 +128,26 @@ void write_channel(MetricsWriter& w, const Channel& channel) {
 void write_sink(MetricsWriter& w, const Sink& sink) {
   const SinkCounters c = sink.counters();
   const MetricLabels l{{"sink", sink.name()}};
-  w.counter(names::kSinkEventsTakenTotal, "Events taken from the channel.", l, c.events_taken);
-  w.counter(names::kSinkEventsSentTotal, "Events handed to Kafka (acks=0) or acknowledged (acks>=1).", l,
+  w.counter(names::kSinkEventsTakenTotal, l, c.events_taken);
+  w.counter(names::kSinkEventsSentTotal, l,
             c.events_sent);
   w.counter(names::kSinkEventsDiscardedTotal,
-            "Events failed for good (too large, invalid, a partition or topic from the event that does not exist): not "
-            "retried.",
             l, c.events_discarded);
-  w.counter(names::kSinkEventsRolledBackTotal, "Events put back into the channel to be retried.", l,
+  w.counter(names::kSinkEventsRolledBackTotal, l,
             c.events_rolled_back);
   w.counter(names::kSinkEventsLostTotal,
-            "acks=0: events handed over to librdkafka (counted as sent) whose delivery then failed: lost.", l,
+            l,
             c.events_lost_after_handover);
   w.counter(names::kSinkEventsPossiblyLostTotal,
-            "acks=0: events written to a broker connection in the second before it went down (a restart, a refused "
-            "produce): the broker may not have read them; an upper estimate, acks=0 asks for no answer.",
             l, c.events_possibly_lost);
   w.counter(names::kSinkEventsPossiblyDuplicatedTotal,
-            "Of the events rolled back, those the broker may have stored already (sent, then the answer was lost or "
-            "purged): sending them again may duplicate them.",
             l, c.events_possibly_duplicated);
-  w.histogram(names::kSinkBatchSeconds, "Time from take to commit, per batch.", l, c.batch_seconds);
+  w.histogram(names::kSinkBatchSeconds, l, c.batch_seconds);
   w.histogram(names::kPipelineLatencySeconds,
-              "Time from arrival (of its batch's first event) to commit: Kafka's acknowledgement with acks >= 1, "
-              "librdkafka taking it with acks = 0 (or the sink discarding it). Per event.",
               l, c.latency.arrival_to_commit);
   w.histogram(names::kPipelineChannelWaitSeconds,
-              "Of the pipeline latency: from arrival until the sink took it. Per event.", l, c.latency.channel_wait);
-  w.histogram(names::kPipelineDeliverySeconds, "Of the pipeline latency: from take to commit. Per event.", l,
+              l, c.latency.channel_wait);
+  w.histogram(names::kPipelineDeliverySeconds, l,
               c.latency.delivery);
   w.flume("EventDrainAttemptCount", n(c.events_taken));
   w.flume("EventDrainSuccessCount", n(c.events_sent));
@@ -176,20 +171,17 @@ std::string prometheus_text(const Agent& agent) {
   PrometheusWriter w;
   for (size_t i = 0; i < kReloadOutcomes.size(); ++i)
     w.counter(metric_names::kConfigReloadsTotal,
-              "Configuration reloads (SIGHUP, systemctl reload, --watch-config), by result: applied, unchanged, "
-              "refused (did not validate: nothing changed), failed (applied in part, see the log).",
               {{"result", std::string(kReloadOutcomes[i])}}, agent.reloads(static_cast<ReloadOutcome>(i)));
-  w.gauge(metric_names::kConfigLastReloadSuccessful, "1 if the last reload was applied (or found nothing to change).",
-          {}, agent.last_reload_successful() ? 1 : 0);
+  w.gauge(metric_names::kConfigLastReloadSuccessful, {}, agent.last_reload_successful() ? 1 : 0);
   w.gauge(metric_names::kConfigLastReloadSuccessTimestampSeconds,
-          "When the running configuration was last applied (start or reload), in seconds since the epoch.", {},
+          {},
           agent.last_reload_success_seconds());
   const auto lock = agent.lock_components();
   if (const MemoryBound bound = agent.memory_bound(); bound.total != memory::kUnbounded)
     w.gauge(metric_names::kAgentMemoryBoundBytes,
-            "The most memory the running configuration can hold (sluice --check prints its terms).", {},
+            {},
             static_cast<double>(bound.total));
-  w.gauge(metric_names::kProcessResidentMemoryBytes, "Resident memory of the agent's process.", {},
+  w.gauge(metric_names::kProcessResidentMemoryBytes, {},
           static_cast<double>(resident_bytes()));
   for (const auto& source : agent.sources()) source->write_metrics(w);
   for (const auto& channel : agent.channels()) write_channel(w, *channel);

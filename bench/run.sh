@@ -102,6 +102,19 @@ case " $variants " in *" flume "*) bash .ci/install-java --flume ;; esac
 [ -n "$out" ] || out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
 tick=$(getconf CLK_TCK)
 bin=build/bin
+# Metric families by their constant in the agent's own table (sluice --print-metric-names): no
+# name is spelled here, so a renamed family fails loudly rather than reading nothing.
+metric_table=$("$bin/sluice" --print-metric-names)
+metric() {
+  awk -F'\t' -v c="$1" '$1 == c {print $2; found = 1} END {exit !found}' <<<"$metric_table" ||
+    { echo "bench: the agent exports no metric $1" >&2; exit 1; }
+}
+for family in kPipelineLatencySeconds kSourceFramesTruncatedTotal kSourceUdpKernelDropsTotal \
+  kSourceDatagramsUnreadAtShutdownTotal kSourceEventsDroppedAtShutdownTotal; do
+  metric "$family" >/dev/null  # each one this script reads, checked before any run
+done
+# The sum of a family's samples (every label set) in a /metrics text on stdin.
+metric_sum() { awk -v f="$1" 'index($0, f "{") == 1 || index($0, f " ") == 1 {s += $NF} END {printf "%d", s}'; }
 
 cpu_seconds() { awk -v t="$tick" '{print ($14+$15)/t}' "/proc/$1/stat"; }
 peak_rss_mb() { awk '/VmHWM/{printf "%.0f", $2/1024}' "/proc/$1/status"; }
@@ -126,7 +139,7 @@ trap cleanup EXIT
 # p50,p99 in ms of sluice_pipeline_latency_seconds in a /metrics text (all sinks' buckets summed),
 # interpolated within a bucket as Prometheus' histogram_quantile does; "-,-" when it has none.
 latency_quantiles() {
-  awk '/^sluice_pipeline_latency_seconds_bucket/ {
+  awk -v f="$(metric kPipelineLatencySeconds)_bucket" 'index($0, f "{") == 1 {
       match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5)
       c[le] += $NF; if (le != "+Inf") bounds[le] = le + 0 }
     END {
@@ -372,12 +385,16 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
     ( exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && timeout 10 cat <&3 ) >"$dir/metrics.txt" 2>/dev/null || true
     latency=$(latency_quantiles "$dir/metrics.txt")
-    local cut; cut=$(awk '/^sluice_source_frames_truncated_total/ {s += $NF} END {printf "%d", s}' "$dir/metrics.txt")
+    local cut; cut=$(metric_sum "$(metric kSourceFramesTruncatedTotal)" <"$dir/metrics.txt")
     [ "$cut" = 0 ] || { echo "bench: run $variant-$n cut $cut events at eventSize: not the size asked for" >&2; exit 1; }
   fi
   if [ "$shape" = udp ]; then  # what the agent counted as dropped (the kernel's, at shutdown) before it stops
     local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
-    counted_drops=$( { exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3; } | awk '/^sluice_source_(udp_kernel_drops|datagrams_unread_at_shutdown|events_dropped_at_shutdown)_total/ {s += $2} END {printf "%d", s}')
+    local scrape; scrape=$( { exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3; } )
+    counted_drops=0
+    for family in kSourceUdpKernelDropsTotal kSourceDatagramsUnreadAtShutdownTotal kSourceEventsDroppedAtShutdownTotal; do
+      counted_drops=$((counted_drops + $(metric_sum "$(metric $family)" <<<"$scrape")))
+    done
   fi
   stop_pid "$agent"; wait "$agent" 2>/dev/null || true
   [ -z "$scraper" ] || { kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; }

@@ -20,8 +20,11 @@ int main(int argc, char** argv) {
   // The librdkafka it runs with: linked in (or, built with SLUICE_SYSTEM_RDKAFKA, the shared one loaded).
   app.set_version_flag("-V,--version",
                        std::string("sluice " SLUICE_VERSION " (librdkafka ") + rd_kafka_version_str() + ")");
-  bool man_page = false;
+  bool man_page = false, metric_names = false;
   app.add_flag("--print-man-page", man_page, "Print this manual as roff (man sluice)")->group("");
+  app.add_flag("--print-metric-names", metric_names,
+               "Print every metric family the agent exports, one per line: its constant, name, type and help "
+               "(what scripts read instead of spelling names)");
   ConfigCommand config;
   add_config_command(app, config);
   std::vector<std::unique_ptr<ToolCommand>> tools;
@@ -32,5 +35,6 @@ int main(int argc, char** argv) {
     if (tool->parsed()) return tool->run();
   if (config.command->parsed()) return run_config_command(config);
   if (man_page) return print_man_page(app);
+  if (metric_names) return print_metric_names();
   return run_agent(run);
 }

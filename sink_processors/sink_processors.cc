@@ -53,16 +53,11 @@ class GateBase : public SinkGroup {
     for (size_t i = 0; i < members_.size(); ++i) {
       const MetricLabels labels{{"group", group_}, {"sink", members_[i].name}};
       w.gauge(metric_names::kSinkGroupSinkActive,
-              "1 while the sink takes from its channel for its group (failover: the active sink; load_balance: not "
-              "set aside), else 0.",
               labels, taking_locked(i, now) ? 1 : 0);
       w.counter(metric_names::kSinkGroupSinkSetAsideTotal,
-                "Takes of the sink that failed and set it aside for its penalty (its events rolled back for the "
-                "group's other sinks).",
                 labels, static_cast<double>(members_[i].set_aside_count));
     }
     w.counter(metric_names::kSinkGroupFailoversTotal,
-              "Times the group's active sink was set aside and the next one took over (failover groups).",
               {{"group", group_}}, static_cast<double>(failovers_));
   }
 

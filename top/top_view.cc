@@ -53,31 +53,31 @@ struct FailureFamily {
   const char* what;
 };
 constexpr FailureFamily kFailureFamilies[] = {
-    {metric_names::kSinkDeliveryErrorsTotal, "delivery failed"},
-    {metric_names::kSinkEventsDiscardedTotal, "discarded"},
-    {metric_names::kSinkEventsLostTotal, "lost after hand-over"},
-    {metric_names::kSinkEventsPossiblyLostTotal, "possibly lost (acks=0)"},
-    {metric_names::kSinkEventsPossiblyDuplicatedTotal, "possibly duplicated"},
-    {metric_names::kSinkProducerRestartsTotal, "producer restarted"},
-    {metric_names::kKafkaClientErrorsTotal, "Kafka client errors"},
-    {metric_names::kSourceConnectionsRefusedTotal, "connections refused"},
-    {metric_names::kSourceTlsHandshakeFailuresTotal, "TLS handshakes failed"},
-    {metric_names::kSourceAcceptErrorsTotal, "accept errors"},
-    {metric_names::kSourceReadErrorsTotal, "read errors"},
-    {metric_names::kSourceProtocolErrorsTotal, "protocol errors"},
-    {metric_names::kSourceFramesTruncatedTotal, "frames truncated"},
-    {metric_names::kSourceFramesInvalidTotal, "frames invalid"},
-    {metric_names::kSourceUdpKernelDropsTotal, "UDP dropped by the kernel"},
-    {metric_names::kSourceDatagramsDeniedTotal, "datagrams denied"},
-    {metric_names::kSourceEventsDroppedAtShutdownTotal, "dropped at shutdown"},
-    {metric_names::kSourceEventsFilteredTotal, "filtered by interceptors"},
-    {metric_names::kSourceOptionalCopiesDroppedTotal, "optional copies dropped"},
-    {metric_names::kSourceEventsUnroutedTotal, "routed to no channel"},
-    {metric_names::kSinkTopicHeaderMissingTotal, "topic %{header} missing"},
-    {metric_names::kSinkPartitionHeaderUnusableTotal, "partition header unusable"},
-    {metric_names::kChannelDiskWriteErrorsTotal, "disk write errors"},
-    {metric_names::kChannelEventsUnreadableTotal, "unreadable on disk"},
-    {metric_names::kChannelCorruptTailsTotal, "corrupt segment tails"},
+    {metric_names::kSinkDeliveryErrorsTotal.name, "delivery failed"},
+    {metric_names::kSinkEventsDiscardedTotal.name, "discarded"},
+    {metric_names::kSinkEventsLostTotal.name, "lost after hand-over"},
+    {metric_names::kSinkEventsPossiblyLostTotal.name, "possibly lost (acks=0)"},
+    {metric_names::kSinkEventsPossiblyDuplicatedTotal.name, "possibly duplicated"},
+    {metric_names::kSinkProducerRestartsTotal.name, "producer restarted"},
+    {metric_names::kKafkaClientErrorsTotal.name, "Kafka client errors"},
+    {metric_names::kSourceConnectionsRefusedTotal.name, "connections refused"},
+    {metric_names::kSourceTlsHandshakeFailuresTotal.name, "TLS handshakes failed"},
+    {metric_names::kSourceAcceptErrorsTotal.name, "accept errors"},
+    {metric_names::kSourceReadErrorsTotal.name, "read errors"},
+    {metric_names::kSourceProtocolErrorsTotal.name, "protocol errors"},
+    {metric_names::kSourceFramesTruncatedTotal.name, "frames truncated"},
+    {metric_names::kSourceFramesInvalidTotal.name, "frames invalid"},
+    {metric_names::kSourceUdpKernelDropsTotal.name, "UDP dropped by the kernel"},
+    {metric_names::kSourceDatagramsDeniedTotal.name, "datagrams denied"},
+    {metric_names::kSourceEventsDroppedAtShutdownTotal.name, "dropped at shutdown"},
+    {metric_names::kSourceEventsFilteredTotal.name, "filtered by interceptors"},
+    {metric_names::kSourceOptionalCopiesDroppedTotal.name, "optional copies dropped"},
+    {metric_names::kSourceEventsUnroutedTotal.name, "routed to no channel"},
+    {metric_names::kSinkTopicHeaderMissingTotal.name, "topic %{header} missing"},
+    {metric_names::kSinkPartitionHeaderUnusableTotal.name, "partition header unusable"},
+    {metric_names::kChannelDiskWriteErrorsTotal.name, "disk write errors"},
+    {metric_names::kChannelEventsUnreadableTotal.name, "unreadable on disk"},
+    {metric_names::kChannelCorruptTailsTotal.name, "corrupt segment tails"},
 };
 
 std::string component_of(const Sample& s) {
@@ -106,7 +106,7 @@ std::vector<FailureRow> failures_of(const Scrape& before, const Scrape& now, dou
     for (const Sample& s : now.samples)
       if (s.name == family.name && s.value > 0) add(s, family.what);
   for (const Sample& s : now.samples)  // reloads that did not apply
-    if (s.name == metric_names::kConfigReloadsTotal && s.value > 0 &&
+    if (s.name == metric_names::kConfigReloadsTotal.name && s.value > 0 &&
         (s.label("result") == "refused" || s.label("result") == "failed"))
       add(s, "reloads");
   return rows;
@@ -186,43 +186,43 @@ TopView compute_view(const Scrape& before, const Scrape& now) {
   TopView v;
   v.seconds = &before == &now ? 0 : std::chrono::duration<double>(now.at - before.at).count();
   const double dt = v.seconds;
-  for (const std::string& name : names_in(now, metric_names::kSourceEventsReceivedTotal, "source")) {
+  for (const std::string& name : names_in(now, metric_names::kSourceEventsReceivedTotal.name, "source")) {
     SourceRow r{name};
-    r.events_per_s = rate_of(before, now, dt, metric_names::kSourceEventsReceivedTotal, "source", name);
-    r.bytes_per_s = rate_of(before, now, dt, metric_names::kSourceBytesReceivedTotal, "source", name);
-    r.connections = sum_of(now, metric_names::kSourceConnections, "source", name);
+    r.events_per_s = rate_of(before, now, dt, metric_names::kSourceEventsReceivedTotal.name, "source", name);
+    r.bytes_per_s = rate_of(before, now, dt, metric_names::kSourceBytesReceivedTotal.name, "source", name);
+    r.connections = sum_of(now, metric_names::kSourceConnections.name, "source", name);
     v.events_in_per_s += r.events_per_s;
     v.sources.push_back(std::move(r));
   }
-  for (const std::string& name : names_in(now, metric_names::kChannelCapacityEvents, "channel")) {
+  for (const std::string& name : names_in(now, metric_names::kChannelCapacityEvents.name, "channel")) {
     ChannelRow r{name};
-    r.events = sum_of(now, metric_names::kChannelEvents, "channel", name);
-    r.capacity = sum_of(now, metric_names::kChannelCapacityEvents, "channel", name);
-    r.put_per_s = rate_of(before, now, dt, metric_names::kChannelEventsPutTotal, "channel", name);
-    r.taken_per_s = rate_of(before, now, dt, metric_names::kChannelEventsTakenTotal, "channel", name);
-    r.blocked_percent = 100 * rate_of(before, now, dt, metric_names::kChannelPutBlockedSecondsTotal, "channel", name);
-    if (has(now, metric_names::kChannelDiskEvents, "channel", name))
-      r.disk_events = sum_of(now, metric_names::kChannelDiskEvents, "channel", name);
+    r.events = sum_of(now, metric_names::kChannelEvents.name, "channel", name);
+    r.capacity = sum_of(now, metric_names::kChannelCapacityEvents.name, "channel", name);
+    r.put_per_s = rate_of(before, now, dt, metric_names::kChannelEventsPutTotal.name, "channel", name);
+    r.taken_per_s = rate_of(before, now, dt, metric_names::kChannelEventsTakenTotal.name, "channel", name);
+    r.blocked_percent = 100 * rate_of(before, now, dt, metric_names::kChannelPutBlockedSecondsTotal.name, "channel", name);
+    if (has(now, metric_names::kChannelDiskEvents.name, "channel", name))
+      r.disk_events = sum_of(now, metric_names::kChannelDiskEvents.name, "channel", name);
     v.channels.push_back(std::move(r));
   }
-  for (const std::string& name : names_in(now, metric_names::kSinkEventsSentTotal, "sink")) {
+  for (const std::string& name : names_in(now, metric_names::kSinkEventsSentTotal.name, "sink")) {
     SinkRow r{name};
-    r.sent_per_s = rate_of(before, now, dt, metric_names::kSinkEventsSentTotal, "sink", name);
-    r.kafka_queue = sum_of(now, metric_names::kSinkKafkaQueueMessages, "sink", name);
-    const double avg = max_of(now, metric_names::kKafkaBrokerRttAvgSeconds, "sink", name, -1);
-    const double p99 = max_of(now, metric_names::kKafkaBrokerRttP99Seconds, "sink", name, -1);
+    r.sent_per_s = rate_of(before, now, dt, metric_names::kSinkEventsSentTotal.name, "sink", name);
+    r.kafka_queue = sum_of(now, metric_names::kSinkKafkaQueueMessages.name, "sink", name);
+    const double avg = max_of(now, metric_names::kKafkaBrokerRttAvgSeconds.name, "sink", name, -1);
+    const double p99 = max_of(now, metric_names::kKafkaBrokerRttP99Seconds.name, "sink", name, -1);
     r.rtt_avg_ms = avg < 0 ? -1 : avg * 1000;
     r.rtt_p99_ms = p99 < 0 ? -1 : p99 * 1000;
     for (const Sample& s : now.samples)
-      if (s.name == metric_names::kKafkaBrokerUp && s.label("sink") == name) {
+      if (s.name == metric_names::kKafkaBrokerUp.name && s.label("sink") == name) {
         ++r.brokers;
         r.brokers_up += s.value;
       }
     if (dt > 0) {
       const double p50 =
-          histogram_quantile_between(before, now, metric_names::kPipelineLatencySeconds, "sink", name, 0.5);
+          histogram_quantile_between(before, now, metric_names::kPipelineLatencySeconds.name, "sink", name, 0.5);
       const double p99l =
-          histogram_quantile_between(before, now, metric_names::kPipelineLatencySeconds, "sink", name, 0.99);
+          histogram_quantile_between(before, now, metric_names::kPipelineLatencySeconds.name, "sink", name, 0.99);
       r.latency_p50_ms = p50 < 0 ? -1 : p50 * 1000;
       r.latency_p99_ms = p99l < 0 ? -1 : p99l * 1000;
     }

@@ -1,120 +1,14 @@
 #pragma once
-// Every metric family the agent exports, named once: the probes write them, `sluice top` and
-// the Grafana dashboard read them, and a test checks that a running agent exports exactly the
-// families this list promises for the components it runs (tests/conf/dashboard_test.cc).
+// Every metric family the agent exports, one row each (its name, who exports it, its type and
+// its help): the probes write them, `sluice top` and the Grafana dashboard read them, `sluice
+// --print-metric-names` lists them for scripts, and a test checks that a running agent exports
+// exactly the families this table promises for the components it runs (tests/conf/dashboard_test.cc).
 // Names: sluice_<area>_<noun>_<unit>[_total], base units, bounded labels.
 
 #include <array>
 #include <string_view>
 
 namespace sluice::metric_names {
-
-// The agent itself.
-inline constexpr const char* kConfigReloadsTotal = "sluice_config_reloads_total";
-inline constexpr const char* kConfigLastReloadSuccessful = "sluice_config_last_reload_successful";
-inline constexpr const char* kConfigLastReloadSuccessTimestampSeconds =
-    "sluice_config_last_reload_success_timestamp_seconds";
-inline constexpr const char* kAgentMemoryBoundBytes = "sluice_agent_memory_bound_bytes";
-inline constexpr const char* kProcessResidentMemoryBytes = "process_resident_memory_bytes";
-
-// Every syslog source (TCP, TLS, RELP, UDP), per port where labelled so.
-inline constexpr const char* kSourceEventsReceivedTotal = "sluice_source_events_received_total";
-inline constexpr const char* kSourceBytesReceivedTotal = "sluice_source_bytes_received_total";
-inline constexpr const char* kSourceFramesInvalidTotal = "sluice_source_frames_invalid_total";
-inline constexpr const char* kSourceFramesTruncatedTotal = "sluice_source_frames_truncated_total";
-inline constexpr const char* kSourceEventsInvalidUtf8Total = "sluice_source_events_invalid_utf8_total";
-inline constexpr const char* kSourceBlankLinesTotal = "sluice_source_blank_lines_total";
-inline constexpr const char* kSourceReadErrorsTotal = "sluice_source_read_errors_total";
-inline constexpr const char* kSourceEventsDroppedAtShutdownTotal = "sluice_source_events_dropped_at_shutdown_total";
-inline constexpr const char* kSourceEventsFilteredTotal = "sluice_source_events_filtered_total";
-inline constexpr const char* kSourceOptionalCopiesDroppedTotal = "sluice_source_optional_copies_dropped_total";
-inline constexpr const char* kSourceEventsUnroutedTotal = "sluice_source_events_unrouted_total";
-
-// The stream sources (TCP, TLS, RELP).
-inline constexpr const char* kSourceFramesCutTotal = "sluice_source_frames_cut_total";
-inline constexpr const char* kSourceFramesOctetCountedTotal = "sluice_source_frames_octet_counted_total";
-inline constexpr const char* kSourceConnections = "sluice_source_connections";
-inline constexpr const char* kSourceConnectionsAcceptedTotal = "sluice_source_connections_accepted_total";
-inline constexpr const char* kSourceConnectionsRefusedTotal = "sluice_source_connections_refused_total";
-inline constexpr const char* kSourceConnectionsIdleClosedTotal = "sluice_source_connections_idle_closed_total";
-inline constexpr const char* kSourceAcceptErrorsTotal = "sluice_source_accept_errors_total";
-inline constexpr const char* kSourceBytesUnreadAtShutdownTotal = "sluice_source_bytes_unread_at_shutdown_total";
-inline constexpr const char* kSourceConnectionsCutAtShutdownTotal = "sluice_source_connections_cut_at_shutdown_total";
-
-// A stream source with clientHostnameHeader.
-inline constexpr const char* kSourceHostnameLookupsGivenUpTotal = "sluice_source_hostname_lookups_given_up_total";
-
-// A source with ssl = true.
-inline constexpr const char* kSourceTlsHandshakesTotal = "sluice_source_tls_handshakes_total";
-inline constexpr const char* kSourceTlsHandshakeFailuresTotal = "sluice_source_tls_handshake_failures_total";
-inline constexpr const char* kSourceTlsHandshakesInProgress = "sluice_source_tls_handshakes_in_progress";
-inline constexpr const char* kSourceTlsConnectionsAwaitingHandshake =
-    "sluice_source_tls_connections_awaiting_handshake";
-
-// A RELP source.
-inline constexpr const char* kSourceEventsAcknowledgedTotal = "sluice_source_events_acknowledged_total";
-inline constexpr const char* kSourceReadsPausedTotal = "sluice_source_reads_paused_total";
-inline constexpr const char* kSourceProtocolErrorsTotal = "sluice_source_protocol_errors_total";
-
-// A UDP source.
-inline constexpr const char* kSourceDatagramsDeniedTotal = "sluice_source_datagrams_denied_total";
-inline constexpr const char* kSourceUdpKernelDropsTotal = "sluice_source_udp_kernel_drops_total";
-inline constexpr const char* kSourceDatagramsUnreadAtShutdownTotal = "sluice_source_datagrams_unread_at_shutdown_total";
-
-// Every channel.
-inline constexpr const char* kChannelEvents = "sluice_channel_events";
-inline constexpr const char* kChannelBytes = "sluice_channel_bytes";
-inline constexpr const char* kChannelCapacityEvents = "sluice_channel_capacity_events";
-inline constexpr const char* kChannelEventsPutTotal = "sluice_channel_events_put_total";
-inline constexpr const char* kChannelEventsTakenTotal = "sluice_channel_events_taken_total";
-inline constexpr const char* kChannelEventsCommittedTotal = "sluice_channel_events_committed_total";
-inline constexpr const char* kChannelEventsRolledBackTotal = "sluice_channel_events_rolled_back_total";
-inline constexpr const char* kChannelPutBlockedSecondsTotal = "sluice_channel_put_blocked_seconds_total";
-
-// A spillablememory or file channel.
-inline constexpr const char* kChannelDiskEvents = "sluice_channel_disk_events";
-inline constexpr const char* kChannelDiskBytes = "sluice_channel_disk_bytes";
-inline constexpr const char* kChannelEventsSpilledTotal = "sluice_channel_events_spilled_total";
-inline constexpr const char* kChannelEventsRecoveredTotal = "sluice_channel_events_recovered_total";
-inline constexpr const char* kChannelCorruptTailsTotal = "sluice_channel_corrupt_tails_total";
-inline constexpr const char* kChannelEventsUnreadableTotal = "sluice_channel_events_unreadable_total";
-inline constexpr const char* kChannelDiskWriteErrorsTotal = "sluice_channel_disk_write_errors_total";
-
-// Every sink.
-inline constexpr const char* kSinkEventsTakenTotal = "sluice_sink_events_taken_total";
-inline constexpr const char* kSinkEventsSentTotal = "sluice_sink_events_sent_total";
-inline constexpr const char* kSinkEventsDiscardedTotal = "sluice_sink_events_discarded_total";
-inline constexpr const char* kSinkEventsRolledBackTotal = "sluice_sink_events_rolled_back_total";
-inline constexpr const char* kSinkEventsLostTotal = "sluice_sink_events_lost_total";
-inline constexpr const char* kSinkEventsPossiblyLostTotal = "sluice_sink_events_possibly_lost_total";
-inline constexpr const char* kSinkEventsPossiblyDuplicatedTotal = "sluice_sink_events_possibly_duplicated_total";
-inline constexpr const char* kSinkBatchSeconds = "sluice_sink_batch_seconds";
-inline constexpr const char* kPipelineLatencySeconds = "sluice_pipeline_latency_seconds";
-inline constexpr const char* kPipelineChannelWaitSeconds = "sluice_pipeline_channel_wait_seconds";
-inline constexpr const char* kPipelineDeliverySeconds = "sluice_pipeline_delivery_seconds";
-
-// A Kafka sink.
-inline constexpr const char* kSinkDeliveryErrorsTotal = "sluice_sink_delivery_errors_total";
-inline constexpr const char* kSinkProducerRestartsTotal = "sluice_sink_producer_restarts_total";
-inline constexpr const char* kSinkTopicHeaderMissingTotal = "sluice_sink_topic_header_missing_total";
-inline constexpr const char* kSinkPartitionHeaderUnusableTotal = "sluice_sink_partition_header_unusable_total";
-inline constexpr const char* kSinkKafkaQueueMessages = "sluice_sink_kafka_queue_messages";
-inline constexpr const char* kSinkDestinationServed = "sluice_sink_destination_served";
-inline constexpr const char* kSinkEventsAside = "sluice_sink_events_aside";
-inline constexpr const char* kSinkEventsSetAsideTotal = "sluice_sink_events_set_aside_total";
-inline constexpr const char* kSinkWindowUnblockedTotal = "sluice_sink_window_unblocked_total";
-inline constexpr const char* kSinkEventTopics = "sluice_sink_event_topics";
-inline constexpr const char* kSinkKafkaTopicHandles = "sluice_sink_kafka_topic_handles";
-inline constexpr const char* kSinkEventTopicsRefusedTotal = "sluice_sink_event_topics_refused_total";
-inline constexpr const char* kKafkaBrokerUp = "sluice_kafka_broker_up";
-inline constexpr const char* kKafkaBrokerRttAvgSeconds = "sluice_kafka_broker_rtt_avg_seconds";
-inline constexpr const char* kKafkaBrokerRttP99Seconds = "sluice_kafka_broker_rtt_p99_seconds";
-inline constexpr const char* kKafkaClientErrorsTotal = "sluice_kafka_client_errors_total";
-
-// Sink groups (Flume's sink processors).
-inline constexpr const char* kSinkGroupSinkActive = "sluice_sinkgroup_sink_active";
-inline constexpr const char* kSinkGroupFailoversTotal = "sluice_sinkgroup_failovers_total";
-inline constexpr const char* kSinkGroupSinkSetAsideTotal = "sluice_sinkgroup_sink_set_aside_total";
 
 // Who exports a family.
 enum class Exporter {
@@ -132,93 +26,213 @@ enum class Exporter {
   sink_group
 };
 
+enum class Type { counter, gauge, histogram };
+
 struct Family {
-  std::string_view name;
+  const char* constant;  // "kConfigReloadsTotal": how scripts name it (sluice --print-metric-names)
+  const char* name;
   Exporter exporter;
+  Type type;
+  const char* help;
+  // Where a name is wanted (a scrape's reader, a label table).
+  constexpr operator const char*() const { return name; }
 };
 
-inline constexpr std::array kFamilies = {
-    Family{kConfigReloadsTotal, Exporter::agent},
-    Family{kConfigLastReloadSuccessful, Exporter::agent},
-    Family{kConfigLastReloadSuccessTimestampSeconds, Exporter::agent},
-    Family{kAgentMemoryBoundBytes, Exporter::agent},
-    Family{kProcessResidentMemoryBytes, Exporter::agent},
-    Family{kSourceEventsReceivedTotal, Exporter::syslog_source},
-    Family{kSourceBytesReceivedTotal, Exporter::syslog_source},
-    Family{kSourceFramesInvalidTotal, Exporter::syslog_source},
-    Family{kSourceFramesTruncatedTotal, Exporter::syslog_source},
-    Family{kSourceEventsInvalidUtf8Total, Exporter::syslog_source},
-    Family{kSourceBlankLinesTotal, Exporter::syslog_source},
-    Family{kSourceReadErrorsTotal, Exporter::syslog_source},
-    Family{kSourceEventsDroppedAtShutdownTotal, Exporter::syslog_source},
-    Family{kSourceEventsFilteredTotal, Exporter::syslog_source},
-    Family{kSourceOptionalCopiesDroppedTotal, Exporter::syslog_source},
-    Family{kSourceEventsUnroutedTotal, Exporter::syslog_source},
-    Family{kSourceFramesCutTotal, Exporter::stream_source},
-    Family{kSourceFramesOctetCountedTotal, Exporter::stream_source},
-    Family{kSourceConnections, Exporter::stream_source},
-    Family{kSourceConnectionsAcceptedTotal, Exporter::stream_source},
-    Family{kSourceConnectionsRefusedTotal, Exporter::stream_source},
-    Family{kSourceConnectionsIdleClosedTotal, Exporter::stream_source},
-    Family{kSourceAcceptErrorsTotal, Exporter::stream_source},
-    Family{kSourceBytesUnreadAtShutdownTotal, Exporter::stream_source},
-    Family{kSourceConnectionsCutAtShutdownTotal, Exporter::stream_source},
-    Family{kSourceHostnameLookupsGivenUpTotal, Exporter::hostname_lookups},
-    Family{kSourceTlsHandshakesTotal, Exporter::tls_source},
-    Family{kSourceTlsHandshakeFailuresTotal, Exporter::tls_source},
-    Family{kSourceTlsHandshakesInProgress, Exporter::tls_source},
-    Family{kSourceTlsConnectionsAwaitingHandshake, Exporter::tls_source},
-    Family{kSourceEventsAcknowledgedTotal, Exporter::relp_source},
-    Family{kSourceReadsPausedTotal, Exporter::relp_source},
-    Family{kSourceProtocolErrorsTotal, Exporter::relp_source},
-    Family{kSourceDatagramsDeniedTotal, Exporter::udp_source},
-    Family{kSourceUdpKernelDropsTotal, Exporter::udp_source},
-    Family{kSourceDatagramsUnreadAtShutdownTotal, Exporter::udp_source},
-    Family{kChannelEvents, Exporter::channel},
-    Family{kChannelBytes, Exporter::channel},
-    Family{kChannelCapacityEvents, Exporter::channel},
-    Family{kChannelEventsPutTotal, Exporter::channel},
-    Family{kChannelEventsTakenTotal, Exporter::channel},
-    Family{kChannelEventsCommittedTotal, Exporter::channel},
-    Family{kChannelEventsRolledBackTotal, Exporter::channel},
-    Family{kChannelPutBlockedSecondsTotal, Exporter::channel},
-    Family{kChannelDiskEvents, Exporter::disk_channel},
-    Family{kChannelDiskBytes, Exporter::disk_channel},
-    Family{kChannelEventsSpilledTotal, Exporter::disk_channel},
-    Family{kChannelEventsRecoveredTotal, Exporter::disk_channel},
-    Family{kChannelCorruptTailsTotal, Exporter::disk_channel},
-    Family{kChannelEventsUnreadableTotal, Exporter::disk_channel},
-    Family{kChannelDiskWriteErrorsTotal, Exporter::disk_channel},
-    Family{kSinkEventsTakenTotal, Exporter::sink},
-    Family{kSinkEventsSentTotal, Exporter::sink},
-    Family{kSinkEventsDiscardedTotal, Exporter::sink},
-    Family{kSinkEventsRolledBackTotal, Exporter::sink},
-    Family{kSinkEventsLostTotal, Exporter::sink},
-    Family{kSinkEventsPossiblyLostTotal, Exporter::sink},
-    Family{kSinkEventsPossiblyDuplicatedTotal, Exporter::sink},
-    Family{kSinkBatchSeconds, Exporter::sink},
-    Family{kPipelineLatencySeconds, Exporter::sink},
-    Family{kPipelineChannelWaitSeconds, Exporter::sink},
-    Family{kPipelineDeliverySeconds, Exporter::sink},
-    Family{kSinkDeliveryErrorsTotal, Exporter::kafka_sink},
-    Family{kSinkProducerRestartsTotal, Exporter::kafka_sink},
-    Family{kSinkTopicHeaderMissingTotal, Exporter::kafka_sink},
-    Family{kSinkPartitionHeaderUnusableTotal, Exporter::kafka_sink},
-    Family{kSinkKafkaQueueMessages, Exporter::kafka_sink},
-    Family{kSinkDestinationServed, Exporter::kafka_sink},
-    Family{kSinkEventsAside, Exporter::kafka_sink},
-    Family{kSinkEventsSetAsideTotal, Exporter::kafka_sink},
-    Family{kSinkWindowUnblockedTotal, Exporter::kafka_sink},
-    Family{kSinkEventTopics, Exporter::kafka_sink},
-    Family{kSinkKafkaTopicHandles, Exporter::kafka_sink},
-    Family{kSinkEventTopicsRefusedTotal, Exporter::kafka_sink},
-    Family{kKafkaBrokerUp, Exporter::kafka_sink},
-    Family{kKafkaBrokerRttAvgSeconds, Exporter::kafka_sink},
-    Family{kKafkaBrokerRttP99Seconds, Exporter::kafka_sink},
-    Family{kKafkaClientErrorsTotal, Exporter::kafka_sink},
-    Family{kSinkGroupSinkActive, Exporter::sink_group},
-    Family{kSinkGroupFailoversTotal, Exporter::sink_group},
-    Family{kSinkGroupSinkSetAsideTotal, Exporter::sink_group},
-};
+// The table: row(constant, name, exporter, type, help).
+#define SLUICE_METRIC_FAMILIES(row) \
+  /* The agent itself. */ \
+  row(kConfigReloadsTotal, "sluice_config_reloads_total", agent, counter, \
+      "Configuration reloads (SIGHUP, systemctl reload, --watch-config), by result: applied, unchanged, refused " \
+      "(did not validate: nothing changed), failed (applied in part, see the log).") \
+  row(kConfigLastReloadSuccessful, "sluice_config_last_reload_successful", agent, gauge, \
+      "1 if the last reload was applied (or found nothing to change).") \
+  row(kConfigLastReloadSuccessTimestampSeconds, "sluice_config_last_reload_success_timestamp_seconds", agent, gauge, \
+      "When the running configuration was last applied (start or reload), in seconds since the epoch.") \
+  row(kAgentMemoryBoundBytes, "sluice_agent_memory_bound_bytes", agent, gauge, \
+      "The most memory the running configuration can hold (sluice --check prints its terms).") \
+  row(kProcessResidentMemoryBytes, "process_resident_memory_bytes", agent, gauge, \
+      "Resident memory of the agent's process.") \
+  /* Every syslog source (TCP, TLS, RELP, UDP), per port where labelled so. */ \
+  row(kSourceEventsReceivedTotal, "sluice_source_events_received_total", syslog_source, counter, \
+      "Events read from senders.") \
+  row(kSourceBytesReceivedTotal, "sluice_source_bytes_received_total", syslog_source, counter, \
+      "Bytes read from senders.") \
+  row(kSourceFramesInvalidTotal, "sluice_source_frames_invalid_total", syslog_source, counter, \
+      "Frames without a valid PRI (kept, status Invalid).") \
+  row(kSourceFramesTruncatedTotal, "sluice_source_frames_truncated_total", syslog_source, counter, \
+      "Frames longer than eventSize (cut, status Incomplete).") \
+  row(kSourceEventsInvalidUtf8Total, "sluice_source_events_invalid_utf8_total", syslog_source, counter, \
+      "Events whose invalid UTF-8 was replaced by U+FFFD.") \
+  row(kSourceBlankLinesTotal, "sluice_source_blank_lines_total", syslog_source, counter, "Empty frames skipped.") \
+  row(kSourceReadErrorsTotal, "sluice_source_read_errors_total", syslog_source, counter, \
+      "Read errors: stream connections a read error ended, UDP reads (recvmmsg) that failed.") \
+  row(kSourceEventsDroppedAtShutdownTotal, "sluice_source_events_dropped_at_shutdown_total", syslog_source, counter, \
+      "Events read but not put into a channel by the shutdown deadline.") \
+  row(kSourceEventsFilteredTotal, "sluice_source_events_filtered_total", syslog_source, counter, \
+      "Events the source's interceptors filtered out (regex_filter): read, counted, not put.") \
+  row(kSourceOptionalCopiesDroppedTotal, "sluice_source_optional_copies_dropped_total", syslog_source, counter, \
+      "Copies of events an optional channel of the source's selector had no room for: dropped from that channel " \
+      "only.") \
+  row(kSourceEventsUnroutedTotal, "sluice_source_events_unrouted_total", syslog_source, counter, \
+      "Events the source's selector sent to no channel (a multiplexing header value without a mapping, and no " \
+      "selector.default): read, counted, not put.") \
+  /* The stream sources (TCP, TLS, RELP). */ \
+  row(kSourceFramesCutTotal, "sluice_source_frames_cut_total", stream_source, counter, \
+      "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status Incomplete.") \
+  row(kSourceFramesOctetCountedTotal, "sluice_source_frames_octet_counted_total", stream_source, counter, \
+      "Frames that came RFC 6587 octet-counted.") \
+  row(kSourceConnections, "sluice_source_connections", stream_source, gauge, "Open connections.") \
+  row(kSourceConnectionsAcceptedTotal, "sluice_source_connections_accepted_total", stream_source, counter, \
+      "Connections accepted.") \
+  row(kSourceConnectionsRefusedTotal, "sluice_source_connections_refused_total", stream_source, counter, \
+      "Connections closed at once, by reason.") \
+  row(kSourceConnectionsIdleClosedTotal, "sluice_source_connections_idle_closed_total", stream_source, counter, \
+      "Connections closed by idleTimeout.") \
+  row(kSourceAcceptErrorsTotal, "sluice_source_accept_errors_total", stream_source, counter, \
+      "accept() failures (e.g. out of file descriptors).") \
+  row(kSourceBytesUnreadAtShutdownTotal, "sluice_source_bytes_unread_at_shutdown_total", stream_source, counter, \
+      "Bytes senders had delivered, left unread when the shutdown grace ended.") \
+  row(kSourceConnectionsCutAtShutdownTotal, "sluice_source_connections_cut_at_shutdown_total", stream_source, counter, \
+      "Connections closed when the shutdown grace ended, before their sender closed its side.") \
+  /* A stream source with clientHostnameHeader. */ \
+  row(kSourceHostnameLookupsGivenUpTotal, "sluice_source_hostname_lookups_given_up_total", hostname_lookups, counter, \
+      "Connections read with their address as host name (clientHostnameHeader): the reverse lookup timed out, was " \
+      "skipped with too many waiting, or was still waiting when the source stopped.") \
+  /* A source with ssl = true. */ \
+  row(kSourceTlsHandshakesTotal, "sluice_source_tls_handshakes_total", tls_source, counter, \
+      "TLS handshakes completed and admitted.") \
+  row(kSourceTlsHandshakeFailuresTotal, "sluice_source_tls_handshake_failures_total", tls_source, counter, \
+      "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, revoked, " \
+      "not_allowed, protocol).") \
+  row(kSourceTlsHandshakesInProgress, "sluice_source_tls_handshakes_in_progress", tls_source, gauge, \
+      "TLS handshakes in progress (at most each io thread's share of ssl.maxHandshakes, rounded up).") \
+  row(kSourceTlsConnectionsAwaitingHandshake, "sluice_source_tls_connections_awaiting_handshake", tls_source, gauge, \
+      "TLS connections waiting, unread, for a handshake slot (ssl.maxHandshakes).") \
+  /* A RELP source. */ \
+  row(kSourceEventsAcknowledgedTotal, "sluice_source_events_acknowledged_total", relp_source, counter, \
+      "Events whose acknowledgement (RELP rsp 200) was sent: done downstream as ackAfter says.") \
+  row(kSourceReadsPausedTotal, "sluice_source_reads_paused_total", relp_source, counter, \
+      "Times a connection's reading paused because over 256 KiB of its replies were unsent (a client that does not " \
+      "read them).") \
+  row(kSourceProtocolErrorsTotal, "sluice_source_protocol_errors_total", relp_source, counter, \
+      "Sessions ended because their stream broke the protocol (RELP): the sender resends.") \
+  /* A UDP source. */ \
+  row(kSourceDatagramsDeniedTotal, "sluice_source_datagrams_denied_total", udp_source, counter, \
+      "Datagrams from clients not allowed (allow/deny): dropped.") \
+  row(kSourceUdpKernelDropsTotal, "sluice_source_udp_kernel_drops_total", udp_source, counter, \
+      "Datagrams the kernel dropped for want of socket buffer room (SO_MEMINFO): UDP has no backpressure.") \
+  row(kSourceDatagramsUnreadAtShutdownTotal, "sluice_source_datagrams_unread_at_shutdown_total", udp_source, counter, \
+      "Datagrams still queued on the sockets when they closed at shutdown: lost.") \
+  /* Every channel. */ \
+  row(kChannelEvents, "sluice_channel_events", channel, gauge, "Events held: queued plus taken but not committed.") \
+  row(kChannelBytes, "sluice_channel_bytes", channel, gauge, \
+      "Bytes of the events held: their frames and what parsing added (client names, a composed body).") \
+  row(kChannelCapacityEvents, "sluice_channel_capacity_events", channel, gauge, "Events the channel holds at most.") \
+  row(kChannelEventsPutTotal, "sluice_channel_events_put_total", channel, counter, "Events put by sources.") \
+  row(kChannelEventsTakenTotal, "sluice_channel_events_taken_total", channel, counter, \
+      "Events taken by sinks (retries included).") \
+  row(kChannelEventsCommittedTotal, "sluice_channel_events_committed_total", channel, counter, \
+      "Events committed by sinks.") \
+  row(kChannelEventsRolledBackTotal, "sluice_channel_events_rolled_back_total", channel, counter, \
+      "Events a sink put back for another attempt.") \
+  row(kChannelPutBlockedSecondsTotal, "sluice_channel_put_blocked_seconds_total", channel, counter, \
+      "Time sources waited for room: backpressure.") \
+  /* A spillablememory or file channel. */ \
+  row(kChannelDiskEvents, "sluice_channel_disk_events", disk_channel, gauge, \
+      "Events held in records on disk (kept across restarts).") \
+  row(kChannelDiskBytes, "sluice_channel_disk_bytes", disk_channel, gauge, "Bytes of segment files and commit log.") \
+  row(kChannelEventsSpilledTotal, "sluice_channel_events_spilled_total", disk_channel, counter, \
+      "Events put to disk because memory was full.") \
+  row(kChannelEventsRecoveredTotal, "sluice_channel_events_recovered_total", disk_channel, counter, \
+      "Events found on disk at start and replayed.") \
+  row(kChannelCorruptTailsTotal, "sluice_channel_corrupt_tails_total", disk_channel, counter, \
+      "Segments cut at a torn or corrupt record at start.") \
+  row(kChannelEventsUnreadableTotal, "sluice_channel_events_unreadable_total", disk_channel, counter, \
+      "Events of records whose CRC failed when read back: lost.") \
+  row(kChannelDiskWriteErrorsTotal, "sluice_channel_disk_write_errors_total", disk_channel, counter, \
+      "Commit log writes and fsyncs that failed (disk full, I/O error): the records concerned may be delivered " \
+      "again after a restart.") \
+  /* Every sink. */ \
+  row(kSinkEventsTakenTotal, "sluice_sink_events_taken_total", sink, counter, "Events taken from the channel.") \
+  row(kSinkEventsSentTotal, "sluice_sink_events_sent_total", sink, counter, \
+      "Events handed to Kafka (acks=0) or acknowledged (acks>=1).") \
+  row(kSinkEventsDiscardedTotal, "sluice_sink_events_discarded_total", sink, counter, \
+      "Events failed for good (too large, invalid, a partition or topic from the event that does not exist): not " \
+      "retried.") \
+  row(kSinkEventsRolledBackTotal, "sluice_sink_events_rolled_back_total", sink, counter, \
+      "Events put back into the channel to be retried.") \
+  row(kSinkEventsLostTotal, "sluice_sink_events_lost_total", sink, counter, \
+      "acks=0: events handed over to librdkafka (counted as sent) whose delivery then failed: lost.") \
+  row(kSinkEventsPossiblyLostTotal, "sluice_sink_events_possibly_lost_total", sink, counter, \
+      "acks=0: events written to a broker connection in the second before it went down (a restart, a refused " \
+      "produce): the broker may not have read them; an upper estimate, acks=0 asks for no answer.") \
+  row(kSinkEventsPossiblyDuplicatedTotal, "sluice_sink_events_possibly_duplicated_total", sink, counter, \
+      "Of the events rolled back, those the broker may have stored already (sent, then the answer was lost or " \
+      "purged): sending them again may duplicate them.") \
+  row(kSinkBatchSeconds, "sluice_sink_batch_seconds", sink, histogram, "Time from take to commit, per batch.") \
+  row(kPipelineLatencySeconds, "sluice_pipeline_latency_seconds", sink, histogram, \
+      "Time from arrival (of its batch's first event) to commit: Kafka's acknowledgement with acks >= 1, " \
+      "librdkafka taking it with acks = 0 (or the sink discarding it). Per event.") \
+  row(kPipelineChannelWaitSeconds, "sluice_pipeline_channel_wait_seconds", sink, histogram, \
+      "Of the pipeline latency: from arrival until the sink took it. Per event.") \
+  row(kPipelineDeliverySeconds, "sluice_pipeline_delivery_seconds", sink, histogram, \
+      "Of the pipeline latency: from take to commit. Per event.") \
+  /* A Kafka sink. */ \
+  row(kSinkDeliveryErrorsTotal, "sluice_sink_delivery_errors_total", kafka_sink, counter, \
+      "Events whose delivery failed, by reason (each attempt counts).") \
+  row(kSinkProducerRestartsTotal, "sluice_sink_producer_restarts_total", kafka_sink, counter, \
+      "New Kafka producers made after fatal errors or a stalled partition.") \
+  row(kSinkTopicHeaderMissingTotal, "sluice_sink_topic_header_missing_total", kafka_sink, counter, \
+      "kafka.topic %{header}s an event lacked (an empty string in its place, as Flume).") \
+  row(kSinkPartitionHeaderUnusableTotal, "sluice_sink_partition_header_unusable_total", kafka_sink, counter, \
+      "Events whose partitionIdHeader was absent or not a partition number (sent as if unset).") \
+  row(kSinkKafkaQueueMessages, "sluice_sink_kafka_queue_messages", kafka_sink, gauge, \
+      "Messages waiting in the sink's Kafka producer.") \
+  row(kSinkDestinationServed, "sluice_sink_destination_served", kafka_sink, gauge, \
+      "1 once the sink's own topic and partition are served (its leader answers for it), 0 while they are not (not " \
+      "created yet, no leader, the cluster not answered yet): nothing is taken meanwhile.") \
+  row(kSinkEventsAside, "sluice_sink_events_aside", kafka_sink, gauge, \
+      "Events taken and waiting aside for their partition to be served (still the channel's).") \
+  row(kSinkEventsSetAsideTotal, "sluice_sink_events_set_aside_total", kafka_sink, counter, \
+      "Events set aside because their partition was not served.") \
+  row(kSinkWindowUnblockedTotal, "sluice_sink_window_unblocked_total", kafka_sink, counter, \
+      "Times the oldest take waited only for partitions without a leader and the producer gave back what it had " \
+      "not sent.") \
+  row(kSinkEventTopics, "sluice_sink_event_topics", kafka_sink, gauge, \
+      "Topics named by events that the sink keeps (maxTopics bounds them).") \
+  row(kSinkKafkaTopicHandles, "sluice_sink_kafka_topic_handles", kafka_sink, gauge, \
+      "Topic handles the sink's producer holds (its own topic, those events named; shared producers: all of their " \
+      "sinks').") \
+  row(kSinkEventTopicsRefusedTotal, "sluice_sink_event_topics_refused_total", kafka_sink, counter, \
+      "Events whose topic the sink did not use (allowedTopics, maxTopics): sent to its own topic instead (with a " \
+      "%{header} topic: discarded).") \
+  row(kKafkaBrokerUp, "sluice_kafka_broker_up", kafka_sink, gauge, \
+      "1 if the sink's producer is connected to the broker (librdkafka state UP).") \
+  row(kKafkaBrokerRttAvgSeconds, "sluice_kafka_broker_rtt_avg_seconds", kafka_sink, gauge, \
+      "Average request round-trip time to the broker (librdkafka statistics).") \
+  row(kKafkaBrokerRttP99Seconds, "sluice_kafka_broker_rtt_p99_seconds", kafka_sink, gauge, \
+      "99th percentile request round-trip time to the broker.") \
+  row(kKafkaClientErrorsTotal, "sluice_kafka_client_errors_total", kafka_sink, counter, \
+      "Errors librdkafka reported about the cluster (unreachable, auth, ...).") \
+  /* Sink groups (Flume's sink processors). */ \
+  row(kSinkGroupSinkActive, "sluice_sinkgroup_sink_active", sink_group, gauge, \
+      "1 while the sink takes from its channel for its group (failover: the active sink; load_balance: not set " \
+      "aside), else 0.") \
+  row(kSinkGroupFailoversTotal, "sluice_sinkgroup_failovers_total", sink_group, counter, \
+      "Times the group's active sink was set aside and the next one took over (failover groups).") \
+  row(kSinkGroupSinkSetAsideTotal, "sluice_sinkgroup_sink_set_aside_total", sink_group, counter, \
+      "Takes of the sink that failed and set it aside for its penalty (its events rolled back for the group's " \
+      "other sinks).") \
+  /* (end of the table) */
+
+#define SLUICE_METRIC_CONSTANT(constant, name, exporter, type, help) \
+  inline constexpr Family constant{#constant, name, Exporter::exporter, Type::type, help};
+SLUICE_METRIC_FAMILIES(SLUICE_METRIC_CONSTANT)
+#undef SLUICE_METRIC_CONSTANT
+
+#define SLUICE_METRIC_ROW(constant, name, exporter, type, help) constant,
+inline constexpr std::array kFamilies = {SLUICE_METRIC_FAMILIES(SLUICE_METRIC_ROW)};
+#undef SLUICE_METRIC_ROW
+#undef SLUICE_METRIC_FAMILIES
 
 }  // namespace sluice::metric_names

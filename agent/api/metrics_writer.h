@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "agent/api/metric_names.h"
+
 namespace sluice {
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;
@@ -72,6 +74,16 @@ class MetricsWriter {
   virtual void counter(const char* name, const char* help, MetricLabels labels, double value) = 0;
   virtual void gauge(const char* name, const char* help, MetricLabels labels, double value) = 0;
   virtual void histogram(const char* name, const char* help, MetricLabels labels, const DurationHistogram& h) = 0;
+  // A sample of a family of metric_names.h, with the table's help.
+  void counter(const metric_names::Family& family, MetricLabels labels, double value) {
+    counter(family.name, family.help, labels, value);
+  }
+  void gauge(const metric_names::Family& family, MetricLabels labels, double value) {
+    gauge(family.name, family.help, labels, value);
+  }
+  void histogram(const metric_names::Family& family, MetricLabels labels, const DurationHistogram& h) {
+    histogram(family.name, family.help, labels, h);
+  }
   // One field of the component's object in Flume's JSON reporting ("EventReceivedCount").
   virtual void flume(std::string_view field, std::string value) = 0;
 };

@@ -46,6 +46,8 @@ class ToolCommand {
 
 // `sluice --print-man-page`: the manual, from the options declared on `app`.
 int print_man_page(const CLI::App& app);
+// `sluice --print-metric-names`: agent/api/metric_names.h's table, tab-separated.
+int print_metric_names();
 
 // A duration given on the command line (30s, 500ms): a ConfigError naming the option if not.
 std::chrono::milliseconds duration_option(const std::string& text, const std::string& option);

@@ -461,20 +461,18 @@ void SpillableChannel::write_metrics(MetricsWriter& w) const {
   const ChannelCounters c = counters();
   const SpillCounters s = spill_counters();
   const MetricLabels l{{"channel", name()}};
-  w.gauge(metric_names::kChannelDiskEvents, "Events held in records on disk (kept across restarts).", l,
+  w.gauge(metric_names::kChannelDiskEvents, l,
           c.events_on_disk);
-  w.gauge(metric_names::kChannelDiskBytes, "Bytes of segment files and commit log.", l, s.bytes_on_disk);
-  w.counter(metric_names::kChannelEventsSpilledTotal, "Events put to disk because memory was full.", l,
+  w.gauge(metric_names::kChannelDiskBytes, l, s.bytes_on_disk);
+  w.counter(metric_names::kChannelEventsSpilledTotal, l,
             s.events_spilled);
-  w.counter(metric_names::kChannelEventsRecoveredTotal, "Events found on disk at start and replayed.", l,
+  w.counter(metric_names::kChannelEventsRecoveredTotal, l,
             c.events_recovered);
-  w.counter(metric_names::kChannelCorruptTailsTotal, "Segments cut at a torn or corrupt record at start.", l,
+  w.counter(metric_names::kChannelCorruptTailsTotal, l,
             s.corrupt_tails);
-  w.counter(metric_names::kChannelEventsUnreadableTotal, "Events of records whose CRC failed when read back: lost.", l,
+  w.counter(metric_names::kChannelEventsUnreadableTotal, l,
             c.events_unreadable);
   w.counter(metric_names::kChannelDiskWriteErrorsTotal,
-            "Commit log writes and fsyncs that failed (disk full, I/O error): the records concerned may be delivered "
-            "again after a restart.",
             l, s.disk_write_errors);
 }
 

@@ -127,60 +127,48 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
   const KafkaSinkCounters c = kafka_counters();
   const MetricLabels l{{"sink", sink_name_}};
   for (const auto& [reason, count] : c.failed_by_reason)
-    w.counter(metric_names::kSinkDeliveryErrorsTotal, "Events whose delivery failed, by reason (each attempt counts).",
-              {{"sink", sink_name_}, {"reason", reason}}, count);
+    w.counter(metric_names::kSinkDeliveryErrorsTotal, {{"sink", sink_name_}, {"reason", reason}}, count);
   w.counter(metric_names::kSinkProducerRestartsTotal,
-            "New Kafka producers made after fatal errors or a stalled partition.", l, c.producer_restarts);
+            l, c.producer_restarts);
   w.counter(metric_names::kSinkTopicHeaderMissingTotal,
-            "kafka.topic %{header}s an event lacked (an empty string in its place, as Flume).", l,
+            l,
             topic_header_missing_.load(std::memory_order_relaxed));
   w.counter(metric_names::kSinkPartitionHeaderUnusableTotal,
-            "Events whose partitionIdHeader was absent or not a partition number (sent as if unset).", l,
+            l,
             partition_header_unusable_.load(std::memory_order_relaxed));
-  w.gauge(metric_names::kSinkKafkaQueueMessages, "Messages waiting in the sink's Kafka producer.", l,
+  w.gauge(metric_names::kSinkKafkaQueueMessages, l,
           producer ? producer->queue_length() : 0);
   w.gauge(metric_names::kSinkDestinationServed,
-          "1 once the sink's own topic and partition are served (its leader answers for it), 0 while they are not (not "
-          "created yet, no leader, the cluster not answered yet): nothing is taken meanwhile.",
           l, served_.load(std::memory_order_relaxed) ? 1 : 0);
   w.gauge(metric_names::kSinkEventsAside,
-          "Events taken and waiting aside for their partition to be served (still the channel's).", l,
+          l,
           static_cast<double>(aside_.load(std::memory_order_relaxed)));
-  w.counter(metric_names::kSinkEventsSetAsideTotal, "Events set aside because their partition was not served.", l,
+  w.counter(metric_names::kSinkEventsSetAsideTotal, l,
             static_cast<double>(set_aside_.load(std::memory_order_relaxed)));
   w.counter(metric_names::kSinkWindowUnblockedTotal,
-            "Times the oldest take waited only for partitions without a leader and the producer gave back what it "
-            "had not sent.",
             l, static_cast<double>(unblocked_.load(std::memory_order_relaxed)));
-  w.gauge(metric_names::kSinkEventTopics, "Topics named by events that the sink keeps (maxTopics bounds them).", l,
+  w.gauge(metric_names::kSinkEventTopics, l,
           static_cast<double>(event_topics_.load(std::memory_order_relaxed)));
   for (int r = 0; r < kRetopickedKinds; ++r)
     w.counter(metric_names::kSinkEventTopicsRefusedTotal,
-              "Events whose topic the sink did not use (allowedTopics, maxTopics): sent to its own topic instead (with "
-              "a %{header} topic: discarded).",
               {{"sink", sink_name_}, {"reason", r == 0 ? "not_allowed" : "max_topics"}},
               static_cast<double>(retopicked_[r].load(std::memory_order_relaxed)));
   if (!producer) return;
   w.gauge(metric_names::kSinkKafkaTopicHandles,
-          "Topic handles the sink's producer holds (its own topic, those events named; shared producers: all of "
-          "their sinks').",
           l, static_cast<double>(producer->topics_held()));
   for (const BrokerStats& b : producer->broker_stats()) {
     const MetricLabels bl{{"sink", sink_name_}, {"broker", b.name}};
-    w.gauge(metric_names::kKafkaBrokerUp, "1 if the sink's producer is connected to the broker (librdkafka state UP).",
-            bl, b.up ? 1 : 0);
+    w.gauge(metric_names::kKafkaBrokerUp, bl, b.up ? 1 : 0);
     w.gauge(metric_names::kKafkaBrokerRttAvgSeconds,
-            "Average request round-trip time to the broker (librdkafka "
-            "statistics).",
             bl, b.rtt_avg_seconds);
-    w.gauge(metric_names::kKafkaBrokerRttP99Seconds, "99th percentile request round-trip time to the broker.", bl,
+    w.gauge(metric_names::kKafkaBrokerRttP99Seconds, bl,
             b.rtt_p99_seconds);
   }
 }
 
 void KafkaSinkProbe::write_type_metrics(MetricsWriter& w) {
   w.counter(metric_names::kKafkaClientErrorsTotal,
-            "Errors librdkafka reported about the cluster (unreachable, auth, ...).", {},
+            {},
             static_cast<double>(client_errors()));
 }
 

@@ -180,71 +180,59 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
     syslog::write_port_frame_families(w, n, p);
     const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
     w.counter(metric_names::kSourceFramesCutTotal,
-              "Partial frames the agent cut by closing the connection (shutdown, idleTimeout): kept, status "
-              "Incomplete.",
               l, p.cut);
-    w.counter(metric_names::kSourceFramesOctetCountedTotal, "Frames that came RFC 6587 octet-counted.", l,
+    w.counter(metric_names::kSourceFramesOctetCountedTotal, l,
               p.octet_counted);
   }
   const MetricLabels l{{"source", n}};
   const auto open = static_cast<double>(c.connections_accepted - c.connections_closed);
-  w.gauge(metric_names::kSourceConnections, "Open connections.", l, open);
-  w.counter(metric_names::kSourceConnectionsAcceptedTotal, "Connections accepted.", l, c.connections_accepted);
-  w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
-            {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
-  w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
-            {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
+  w.gauge(metric_names::kSourceConnections, l, open);
+  w.counter(metric_names::kSourceConnectionsAcceptedTotal, l, c.connections_accepted);
+  w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
+  w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
   if (proxy_) {
-    w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
-              {{"source", n}, {"reason", "proxy_header"}}, c.connections_refused_proxy);
-    w.counter(metric_names::kSourceConnectionsRefusedTotal, "Connections closed at once, by reason.",
-              {{"source", n}, {"reason", "proxy_untrusted"}}, c.connections_refused_untrusted);
+    w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "proxy_header"}}, c.connections_refused_proxy);
+    w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "proxy_untrusted"}}, c.connections_refused_untrusted);
   }
-  w.counter(metric_names::kSourceConnectionsIdleClosedTotal, "Connections closed by idleTimeout.", l,
+  w.counter(metric_names::kSourceConnectionsIdleClosedTotal, l,
             c.connections_idle_closed);
-  w.counter(metric_names::kSourceAcceptErrorsTotal, "accept() failures (e.g. out of file descriptors).", l,
+  w.counter(metric_names::kSourceAcceptErrorsTotal, l,
             c.accept_errors);
-  w.counter(metric_names::kSourceReadErrorsTotal, "Connections ended by a read error.", l, c.read_errors);
+  w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
   syslog::write_filtered_family(w, n, c.events_filtered);
   w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
-            "Events read but not put into a channel by the shutdown deadline.", l, c.events_dropped_at_shutdown);
+            l, c.events_dropped_at_shutdown);
   w.counter(metric_names::kSourceBytesUnreadAtShutdownTotal,
-            "Bytes senders had delivered, left unread when the shutdown grace ended.", l, c.bytes_unread_at_shutdown);
+            l, c.bytes_unread_at_shutdown);
   w.counter(metric_names::kSourceConnectionsCutAtShutdownTotal,
-            "Connections closed when the shutdown grace ended, before their sender closed its side.", l,
+            l,
             c.connections_cut_at_shutdown);
   if (lookups_)
     for (const auto& [reason, count] : {std::pair<const char*, uint64_t>{"timeout", c.lookups_timed_out},
                                         {"skipped", c.lookups_skipped},
                                         {"stopped", c.lookups_stopped}})
       w.counter(metric_names::kSourceHostnameLookupsGivenUpTotal,
-                "Connections read with their address as host name (clientHostnameHeader): the reverse lookup timed "
-                "out, was skipped with too many waiting, or was still waiting when the source stopped.",
                 {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
-    w.counter(metric_names::kSourceTlsHandshakesTotal, "TLS handshakes completed and admitted.", l, c.tls_handshakes);
+    w.counter(metric_names::kSourceTlsHandshakesTotal, l, c.tls_handshakes);
     w.gauge(metric_names::kSourceTlsHandshakesInProgress,
-            "TLS handshakes in progress (at most each io thread's share of ssl.maxHandshakes, rounded up).", l,
+            l,
             static_cast<double>(c.tls_handshaking));
     w.gauge(metric_names::kSourceTlsConnectionsAwaitingHandshake,
-            "TLS connections waiting, unread, for a handshake slot (ssl.maxHandshakes).", l,
+            l,
             static_cast<double>(c.tls_awaiting_slot));
     for (TlsFailure why : kTlsFailures)
       w.counter(metric_names::kSourceTlsHandshakeFailuresTotal,
-                "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, revoked, "
-                "not_allowed, protocol).",
                 {{"source", n}, {"reason", std::string(failure_label(why))}}, c.tls_failures[static_cast<size_t>(why)]);
   }
   if (!protocol_.empty()) {
     w.counter(metric_names::kSourceEventsAcknowledgedTotal,
-              "Events whose acknowledgement (RELP rsp 200) was sent: done downstream as ackAfter says.", l,
+              l,
               c.events_acknowledged);
     w.counter(metric_names::kSourceReadsPausedTotal,
-              "Times a connection's reading paused because over 256 KiB of its replies were unsent (a client that "
-              "does not read them).",
               l, c.reading_paused);
     w.counter(metric_names::kSourceProtocolErrorsTotal,
-              "Sessions ended because their stream broke the protocol (RELP): the sender resends.", l,
+              l,
               c.protocol_errors);
   }
   // Flume's reporting of a source.

@@ -8,20 +8,19 @@ namespace sluice::syslog {
 
 void write_port_frame_families(MetricsWriter& w, const std::string& source, const PortFrameTotals& p) {
   const MetricLabels l{{"source", source}, {"port", std::to_string(p.port)}};
-  w.counter(metric_names::kSourceEventsReceivedTotal, "Events read from senders.", l, p.events);
-  w.counter(metric_names::kSourceBytesReceivedTotal, "Bytes read from senders.", l, p.bytes);
-  w.counter(metric_names::kSourceFramesInvalidTotal, "Frames without a valid PRI (kept, status Invalid).", l,
+  w.counter(metric_names::kSourceEventsReceivedTotal, l, p.events);
+  w.counter(metric_names::kSourceBytesReceivedTotal, l, p.bytes);
+  w.counter(metric_names::kSourceFramesInvalidTotal, l,
             p.invalid);
-  w.counter(metric_names::kSourceFramesTruncatedTotal, "Frames longer than eventSize (cut, status Incomplete).", l,
+  w.counter(metric_names::kSourceFramesTruncatedTotal, l,
             p.truncated);
-  w.counter(metric_names::kSourceEventsInvalidUtf8Total, "Events whose invalid UTF-8 was replaced by U+FFFD.", l,
+  w.counter(metric_names::kSourceEventsInvalidUtf8Total, l,
             p.invalid_utf8);
-  w.counter(metric_names::kSourceBlankLinesTotal, "Empty frames skipped.", l, p.blank_lines);
+  w.counter(metric_names::kSourceBlankLinesTotal, l, p.blank_lines);
 }
 
 void write_filtered_family(MetricsWriter& w, const std::string& source, uint64_t filtered) {
   w.counter(metric_names::kSourceEventsFilteredTotal,
-            "Events the source's interceptors filtered out (regex_filter): read, counted, not put.",
             {{"source", source}}, filtered);
 }
 
@@ -69,12 +68,8 @@ void RouteCounters::write_metrics(MetricsWriter& w) const {
   for (size_t i = 0; i < channels_.size(); ++i)
     if (optional_[i])
       w.counter(metric_names::kSourceOptionalCopiesDroppedTotal,
-                "Copies of events an optional channel of the source's selector had no room for: dropped from "
-                "that channel only.",
                 {{"source", source_}, {"channel", channels_[i]}}, dropped_[i].get());
   w.counter(metric_names::kSourceEventsUnroutedTotal,
-            "Events the source's selector sent to no channel (a multiplexing header value without a mapping, and "
-            "no selector.default): read, counted, not put.",
             {{"source", source_}}, unrouted_.get());
 }
 

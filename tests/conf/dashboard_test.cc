@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -131,7 +132,22 @@ TEST_CASE(
     listed.insert(std::string(family.name));
     INFO("listed in agent/api/metric_names.h, not exported: " << family.name);
     CHECK(exported.count(std::string(family.name)) == 1);
+    // Its help and type are the table's, whoever exports it (one row per family).
+    const char* type = family.type == sluice::metric_names::Type::counter ? "counter"
+                       : family.type == sluice::metric_names::Type::gauge ? "gauge"
+                                                                           : "histogram";
+    CHECK_THAT(text, Catch::Contains("# HELP " + std::string(family.name) + " " + family.help + "\n"));
+    CHECK_THAT(text, Catch::Contains("# TYPE " + std::string(family.name) + " " + type + "\n"));
   }
+  // `sluice --print-metric-names` prints the same table, for scripts: one line per family.
+  REQUIRE(run({bin("sluice"), "--print-metric-names"}, dir.file("names.txt"), 10s) == 0);
+  const std::string table = read_file(dir.file("names.txt"));
+  size_t lines = 0;
+  for (const sluice::metric_names::Family& family : sluice::metric_names::kFamilies) {
+    CHECK_THAT(table, Catch::Contains(std::string(family.constant) + "\t" + family.name + "\t"));
+    ++lines;
+  }
+  CHECK(static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) == lines);
   for (const std::string& name : exported) {
     const bool histogram_series = name.ends_with("_bucket") || name.ends_with("_sum") || name.ends_with("_count");
     if (histogram_series && !listed.count(name)) continue;  // a listed histogram's series
