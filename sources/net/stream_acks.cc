@@ -56,9 +56,10 @@ void AckQueue::release_done_locked() {
   }
 }
 
-std::string AckQueue::take_ready(uint64_t& events) {
+std::string AckQueue::take_ready(uint64_t& events, bool* all_released) {
   std::lock_guard lock(mutex_);
   notified_ = false;
+  if (all_released) *all_released = pending_.empty();
   events = std::exchange(ready_events_, 0);
   return std::exchange(ready_, {});
 }

@@ -54,8 +54,9 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   // Any thread: these tickets' events are done.
   void done(Ticket first, size_t count);
   // Loop thread: the replies whose turn has come, in order (empty if none); `events` counts
-  // those that answered an event (expect()).
-  std::string take_ready(uint64_t& events);
+  // those that answered an event (expect()); `all_released`, if given, whether none still waits
+  // (read under the same lock: a commit on another thread cannot fall between the two).
+  std::string take_ready(uint64_t& events, bool* all_released = nullptr);
   // Replies still waiting for their events.
   size_t waiting() const;
 

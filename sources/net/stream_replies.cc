@@ -60,11 +60,12 @@ void StreamWorker::resume_if_drained(Connection& conn) {
 void StreamWorker::send_replies(Connection& conn) {
   // Ended already (its replies go nowhere), or a protocol that never answers.
   if (!connections_.count(&conn) || !conn.acks()) return;
-  // Whether every reply was released is read before the take: a commit on a sink thread may
-  // release the last ones between the two, and read after, they would be left behind the close.
-  const bool all_released = conn.protocol->acks()->waiting() == 0;
+  // Whether every reply was released comes with the take, under its lock: a commit on a sink
+  // thread between a separate question and the take would either leave its replies behind the
+  // close, or leave the session open with nothing left to wake it.
+  bool all_released = false;
   uint64_t events = 0;
-  std::string replies = conn.protocol->acks()->take_ready(events);
+  std::string replies = conn.acks()->take_ready(events, &all_released);
   if (!replies.empty() && !send_plain(conn, std::move(replies))) {
     // Replies that cannot be sent would leave a gap the sender cannot see: end the session instead.
     shared_.probe.protocol_broken(counters_, conn.peer_text(), "a reply could not be written");

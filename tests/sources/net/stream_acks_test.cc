@@ -75,3 +75,20 @@ TEST_CASE("replies leave in ticket order, those needing no event wait their turn
   CHECK(ready(q) == "1\nopen-like\n3\n");
   CHECK(q.waiting() == 0);
 }
+
+TEST_CASE("a take says whether every reply is released with the replies it takes, never between the two",
+          "[ack]") {
+  // A session closes once its last reply is out: the worker learns that from the same take that
+  // hands it the replies (a separate question could be answered before or after a commit).
+  const auto q = std::make_shared<AckQueue>(std::make_shared<AckWaker>(nullptr));
+  const AckQueue::Ticket first = q->expect("1 rsp 6 200 OK\n");
+  q->reply_in_order("2 rsp 0\n");  // the close's answer, behind the event's
+  uint64_t events = 0;
+  bool all_released = true;
+  CHECK(q->take_ready(events, &all_released).empty());
+  CHECK_FALSE(all_released);
+  q->done(first, 1);
+  CHECK(q->take_ready(events, &all_released) == "1 rsp 6 200 OK\n2 rsp 0\n");
+  CHECK(all_released);
+  CHECK(events == 1);
+}
