@@ -61,7 +61,7 @@ class ReloadRun {
   bool channel_open(const std::string& name) const;
 
   Agent& agent_;
-  const config::AgentConfig& running_;  // the agent's, until swap_in() replaces it
+  const config::AgentConfig running_;  // the agent's when the reload began (swap_in() replaces the agent's)
   const config::AgentConfig& next_;
   const std::chrono::milliseconds drain_;
   ReloadPlan plan_;

@@ -102,17 +102,6 @@ case " $variants " in *" flume "*) bash .ci/install-java --flume ;; esac
 [ -n "$out" ] || out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
 tick=$(getconf CLK_TCK)
 bin=build/bin
-# Metric families by their constant in the agent's own table (sluice --print-metric-names): no
-# name is spelled here, so a renamed family fails loudly rather than reading nothing.
-metric_table=$("$bin/sluice" --print-metric-names)
-metric() {
-  awk -F'\t' -v c="$1" '$1 == c {print $2; found = 1} END {exit !found}' <<<"$metric_table" ||
-    { echo "bench: the agent exports no metric $1" >&2; exit 1; }
-}
-for family in kPipelineLatencySeconds kSourceFramesTruncatedTotal kSourceUdpKernelDropsTotal \
-  kSourceDatagramsUnreadAtShutdownTotal kSourceEventsDroppedAtShutdownTotal; do
-  metric "$family" >/dev/null  # each one this script reads, checked before any run
-done
 # The sum of a family's samples (every label set) in a /metrics text on stdin.
 metric_sum() { awk -v f="$1" 'index($0, f "{") == 1 || index($0, f " ") == 1 {s += $NF} END {printf "%d", s}'; }
 
@@ -139,7 +128,7 @@ trap cleanup EXIT
 # p50,p99 in ms of sluice_pipeline_latency_seconds in a /metrics text (all sinks' buckets summed),
 # interpolated within a bucket as Prometheus' histogram_quantile does; "-,-" when it has none.
 latency_quantiles() {
-  awk -v f="$(metric kPipelineLatencySeconds)_bucket" 'index($0, f "{") == 1 {
+  awk -v f="${latency_family}_bucket" 'index($0, f "{") == 1 {
       match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5)
       c[le] += $NF; if (le != "+Inf") bounds[le] = le + 0 }
     END {
@@ -385,15 +374,15 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
     ( exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && timeout 10 cat <&3 ) >"$dir/metrics.txt" 2>/dev/null || true
     latency=$(latency_quantiles "$dir/metrics.txt")
-    local cut; cut=$(metric_sum "$(metric kSourceFramesTruncatedTotal)" <"$dir/metrics.txt")
+    local cut; cut=$(metric_sum "$truncated_family" <"$dir/metrics.txt")
     [ "$cut" = 0 ] || { echo "bench: run $variant-$n cut $cut events at eventSize: not the size asked for" >&2; exit 1; }
   fi
   if [ "$shape" = udp ]; then  # what the agent counted as dropped (the kernel's, at shutdown) before it stops
     local mport; mport=$(sed -n 's/^metrics.port=//p' "$dir/ready")
     local scrape; scrape=$( { exec 3<>"/dev/tcp/127.0.0.1/$mport" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3; } )
     counted_drops=0
-    for family in kSourceUdpKernelDropsTotal kSourceDatagramsUnreadAtShutdownTotal kSourceEventsDroppedAtShutdownTotal; do
-      counted_drops=$((counted_drops + $(metric_sum "$(metric $family)" <<<"$scrape")))
+    for family in "${udp_drop_families[@]}"; do
+      counted_drops=$((counted_drops + $(metric_sum "$family" <<<"$scrape")))
     done
   fi
   stop_pid "$agent"; wait "$agent" 2>/dev/null || true
@@ -496,6 +485,23 @@ fi
 }
 
 if [ -n "$summarize_only" ]; then summarize "$(cd "$summarize_only" && pwd)"; exit 0; fi
+
+# Metric families by their constant in the agent's own table (sluice --print-metric-names): no
+# name is spelled here, so a renamed family stops the benchmark rather than reading nothing.
+metric_table=$("$bin/sluice" --print-metric-names) ||
+  { echo "bench: $bin/sluice has no --print-metric-names: rebuild it (bash .ci/build)" >&2; exit 1; }
+metric() {
+  awk -F'\t' -v c="$1" '$1 == c {print $2; found = 1} END {exit !found}' <<<"$metric_table" ||
+    { echo "bench: the agent exports no metric $1" >&2; return 1; }
+}
+# Each one this script reads, resolved once (a failed assignment stops the script under set -e).
+latency_family=$(metric kPipelineLatencySeconds)
+truncated_family=$(metric kSourceFramesTruncatedTotal)
+udp_drop_families=()
+for constant in kSourceUdpKernelDropsTotal kSourceDatagramsUnreadAtShutdownTotal kSourceEventsDroppedAtShutdownTotal; do
+  family=$(metric "$constant")
+  udp_drop_families+=("$family")
+done
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 [ "$kafka" = mock ] || start_real_kafka
 case " $variants " in *" tls"*)  # a CA and the agent's certificate for the tls variant

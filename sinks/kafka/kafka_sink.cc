@@ -354,15 +354,17 @@ uint64_t KafkaSink::memory_bound(const memory::Context& context) const {
   for (const TopicTemplate::Part& part : config_.topic_template.parts) events_name_topics |= may_carry(part.header);
   if (events_name_topics) bound = add(bound, times(config_.max_topics, kTopicHandleBytes));
   // The JSON format (each payload escaped, up to 6 bytes a byte) and Flume's Avro event (the body and
-  // every header, each at most an event's bytes) are copies: one take's in the sink's scratch, and
-  // with acks >= 1 those of the takes in flight in librdkafka (with acks = 0 its queue's byte bound
-  // above holds them).
+  // every header, each at most an event's bytes) are written into a buffer per take
+  // (request_builder.h) that stays with the take until librdkafka's last report, with as much again
+  // of room it may have grown into: the take being built and, with acks >= 1, the takes in flight;
+  // with acks = 0 the takes handed over, as many as librdkafka's queue may hold.
   uint64_t copy = 0;
   if (config_.format == PayloadFormat::json) copy = 6 * context.max_event_bytes + 256;
   if (config_.flume_event_format) copy = (copy ? copy : context.max_event_bytes) + context.max_event_bytes + 1024;
   if (copy) {
     const uint64_t takes = 1 + (config_.wait_for_delivery ? config_.takes_in_flight : 0);
-    bound = add(bound, times(times(takes, batch_size_), copy));
+    bound = add(bound, times(2, times(times(takes, batch_size_), copy)));
+    if (!config_.wait_for_delivery) bound = add(bound, times(2, std::min(queued_bytes_max, times(queued_max, copy))));
   }
   return bound;
 }

@@ -211,3 +211,24 @@ TEST_CASE("reload plan: a new sink that did not start falls back alone, or takes
     CHECK(f.keep_sink == std::vector<bool>{true, true});  // both run on alone, as before
   }
 }
+
+TEST_CASE("reload plan: a sink moved between two groups that both fall back is chosen again in the group it ran in",
+          "[agent][reload][sinkgroups]") {
+  const std::string three = kRunning + "a.sinks.k3.type = kafka\na.sinks.k3.channel = mem\na.sinks.k3.topic = t\n";
+  const std::string running_text = replaced(three, "a.sinks = k1 k2", "a.sinks = k1 k2 k3") +
+                                   "a.sinkgroups = ga gb\na.sinkgroups.ga.sinks = k1 k2\n"
+                                   "a.sinkgroups.ga.processor.type = failover\na.sinkgroups.gb.sinks = k3\n"
+                                   "a.sinkgroups.gb.processor.type = failover\n";
+  std::string next_text = replaced(running_text, "ga.sinks = k1 k2", "ga.sinks = k1");
+  next_text = replaced(next_text, "gb.sinks = k3", "gb.sinks = k2 k3");
+  const config::AgentConfig running = parse(running_text), next = parse(next_text);
+  const ReloadPlan plan = plan_reload(running, next);
+  CHECK(plan.rebuilt_groups == std::set<std::string>{"ga", "gb"});
+  // k1 and k3 do not start: both groups keep their previous settings, and k2 goes on as it ran,
+  // in ga, where it is still a member to choose.
+  const SinkFallback f = plan_sink_fallback(plan, running, next, {0, 2});
+  CHECK(f.keep_sink == std::vector<bool>{true, true, true});
+  REQUIRE(f.groups.size() == 2);
+  CHECK(f.groups[0].leaving.empty());
+  CHECK(f.groups[1].leaving.empty());
+}

@@ -927,3 +927,31 @@ TEST_CASE("the memory bound counts maxTopics topic handles only when events can 
   context.event_headers = std::nullopt;
   CHECK(bound({}) == own_topic + 1000 * kHandle);
 }
+
+TEST_CASE("the memory bound counts the encoded buffers a take keeps until librdkafka's reports",
+          "[kafka][sink][memory]") {
+  kafka::MockCluster cluster;
+  const memory::Context context{.max_event_bytes = 2048,
+                                .max_batch_bytes = 2048 * 100,
+                                .takes_in_flight = 1,
+                                .channel_capacity = 10000,
+                                .event_headers = std::vector<std::string>{}};
+  const auto bound = [&](std::map<std::string, std::string> properties) {
+    properties["batchSize"] = "100";
+    properties["kafka.producer.queue.buffering.max.kbytes"] = "4096";
+    const SinkUnderTest t(cluster, std::move(properties));
+    const uint64_t b = t.sink->memory_bound(context);
+    t.sink->stop(Clock::now() + 5s);
+    return b;
+  };
+  const uint64_t raw = bound({{"kafka.producer.acks", "0"}});
+  // acks = 0: the handed-over takes' buffers hold what librdkafka's queue holds (4 MiB here), and
+  // may have grown to twice that; besides the take being built (100 events of Flume's event).
+  const uint64_t flume = bound({{"kafka.producer.acks", "0"}, {"useFlumeEventFormat", "true"}});
+  CHECK(flume >= raw + 2 * (4096ull << 10) + 100 * 2 * 2048);
+  // acks >= 1: the takes in flight keep theirs; librdkafka's queue holds no more than they do.
+  const uint64_t awaited_raw = bound({{"kafka.producer.acks", "1"}});
+  const uint64_t awaited_flume = bound({{"kafka.producer.acks", "1"}, {"useFlumeEventFormat", "true"}});
+  CHECK(awaited_flume >= awaited_raw + 2 * 2 * 100 * 2 * 2048);  // two takes, each up to twice its bytes
+  CHECK(awaited_flume < flume);
+}
