@@ -1,5 +1,7 @@
 #include "channels/memory/memory_channel_config.h"
 
+#include "channels/byte_capacity.h"
+
 namespace sluice {
 
 using MC = MemoryChannelConfig;
@@ -11,13 +13,8 @@ const config::PropertyTable<MC> kMemoryChannelProperties{
     {"transactionCapacity", &MC::transaction_capacity, "1000",
      "Max events one put or take moves; a source's batchSize and a sink's batchSize must not exceed it.",
      {.min = 1, .max = 1'000'000'000}},
-    {"byteCapacity", &MC::byte_capacity, "256m",
-     "Max bytes of event data held (beyond it puts wait: backpressure), so that memory is bounded whatever the "
-     "events' size; 0 bounds by event count alone. One batch may exceed it when the channel is empty.",
-     {.min = 0}},
-    {"byteCapacityBufferPercentage", &MC::byte_capacity_buffer_percentage, "20",
-     "Percent of byteCapacity kept free for headers, as in Flume: the effective byte bound is byteCapacity * (100 - this) / 100.",
-     {.min = 0, .max = 99}},
+    byte_capacity_property<MC>(),
+    byte_capacity_buffer_property<MC>(),
 };
 // clang-format on
 

@@ -1,5 +1,7 @@
 #include "channels/spillable/spillable_channel_config.h"
 
+#include "channels/byte_capacity.h"
+
 namespace sluice {
 
 using SC = SpillableChannelConfig;
@@ -9,14 +11,8 @@ const config::PropertyTable<SC> kSpillableChannelProperties{
     {"memoryCapacity", &SC::memory_capacity, "10000",
      "Events held in memory (queued plus taken); beyond it batches go to disk. Must be 0 for type file.",
      {.min = 0, .max = 1'000'000'000}},
-    {"byteCapacity", &SC::byte_capacity, "256m",
-     "Max bytes of event data the memory part holds; beyond it (or memoryCapacity) batches go to disk. 0: bounded by "
-     "memoryCapacity alone. Not for type file.",
-     {.min = 0}},
-    {"byteCapacityBufferPercentage", &SC::byte_capacity_buffer_percentage, "20",
-     "Percent of byteCapacity kept free for headers, as in Flume: the memory part's byte bound is byteCapacity * "
-     "(100 - this) / 100.",
-     {.min = 0, .max = 99}},
+    byte_capacity_property<SC>(),
+    byte_capacity_buffer_property<SC>(),
     {"overflowCapacity", &SC::overflow_capacity, "100000000",
      "Events held on disk (in records not yet delivered); beyond it, and beyond memory, puts wait: backpressure.",
      {.min = 0, .max = 1'000'000'000'000}, {}, {"capacity"}},

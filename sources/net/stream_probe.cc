@@ -117,15 +117,11 @@ void StreamProbe::log_truncated(uint64_t frames, const std::string& peer, uint16
 
 StreamCounters StreamProbe::counters() const {
   StreamCounters c;
-  for (uint16_t port : bound_ports_) c.per_port.emplace_back().port = port;
+  c.per_port = syslog::sum_ports<PortCounters>(bound_ports_, io_, [](PortCounters& to, const IoCounters::Port& from) {
+    to.cut += from.cut.get();
+    to.octet_counted += from.octet_counted.get();
+  });
   for (const IoCounters& io : io_) {
-    for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
-      const IoCounters::Port& from = io.per_port[i];
-      PortCounters& to = c.per_port[i];
-      to.add(from);
-      to.cut += from.cut.get();
-      to.octet_counted += from.octet_counted.get();
-    }
     c.connections_accepted += io.accepted.get();
     c.connections_idle_closed += io.idle_closed.get();
     c.connections_closed += io.closed.get();

@@ -50,6 +50,21 @@ struct PortFrameTotals {
   }
 };
 
+// Each bound port's totals (a PortFrameTotals with a source's own per-port counts), summed over the
+// io threads' counters (`io`: each has a per_port deque in the ports' order); `add_own(to, from)`
+// adds what the source counts per port beside the frames.
+template <class Totals, class IoCounters, class AddOwn>
+std::vector<Totals> sum_ports(const std::vector<uint16_t>& ports, const std::deque<IoCounters>& io, AddOwn&& add_own) {
+  std::vector<Totals> totals(ports.size());
+  for (size_t i = 0; i < ports.size(); ++i) totals[i].port = ports[i];
+  for (const IoCounters& thread : io)
+    for (size_t i = 0; i < thread.per_port.size() && i < totals.size(); ++i) {
+      totals[i].add(thread.per_port[i]);
+      add_own(totals[i], thread.per_port[i]);
+    }
+  return totals;
+}
+
 // sluice_source_{events_received,bytes_received,frames_invalid,frames_truncated,
 // events_invalid_utf8,blank_lines}_total{source,port}.
 void write_port_frame_families(MetricsWriter& writer, const std::string& source, const PortFrameTotals& port);

@@ -45,15 +45,12 @@ void SyslogUdpProbe::unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams) {
 
 SyslogUdpCounters SyslogUdpProbe::counters() const {
   SyslogUdpCounters c;
-  for (uint16_t port : bound_ports_) c.per_port.emplace_back().port = port;
+  c.per_port =
+      syslog::sum_ports<UdpPortCounters>(bound_ports_, io_, [](UdpPortCounters& to, const UdpIoCounters::Port& from) {
+        to.denied += from.denied.get();
+        to.kernel_drops += from.kernel_drops.get();
+      });
   for (const UdpIoCounters& io : io_) {
-    for (size_t i = 0; i < io.per_port.size() && i < c.per_port.size(); ++i) {
-      const UdpIoCounters::Port& from = io.per_port[i];
-      UdpPortCounters& to = c.per_port[i];
-      to.add(from);
-      to.denied += from.denied.get();
-      to.kernel_drops += from.kernel_drops.get();
-    }
     c.read_errors += io.read_errors.get();
     c.events_dropped_at_shutdown += io.dropped.get();
     c.datagrams_unread_at_shutdown += io.unread.get();
