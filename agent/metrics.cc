@@ -101,17 +101,13 @@ void write_channel(MetricsWriter& w, const Channel& channel) {
   const ChannelCounters c = channel.counters();
   const MetricLabels l{{"channel", channel.name()}};
   w.gauge(names::kChannelEvents, l, c.events_held);
-  w.gauge(names::kChannelBytes,
-          l,
-          c.bytes_held);
+  w.gauge(names::kChannelBytes, l, c.bytes_held);
   w.gauge(names::kChannelCapacityEvents, l, channel.capacity());
   w.counter(names::kChannelEventsPutTotal, l, c.events_put);
   w.counter(names::kChannelEventsTakenTotal, l, c.events_taken);
   w.counter(names::kChannelEventsCommittedTotal, l, c.events_committed);
-  w.counter(names::kChannelEventsRolledBackTotal, l,
-            c.events_rolled_back);
-  w.counter(names::kChannelPutBlockedSecondsTotal, l,
-            std::chrono::duration<double>(c.put_blocked).count());
+  w.counter(names::kChannelEventsRolledBackTotal, l, c.events_rolled_back);
+  w.counter(names::kChannelPutBlockedSecondsTotal, l, std::chrono::duration<double>(c.put_blocked).count());
   char fill[32];
   std::snprintf(fill, sizeof fill, "%.1f", channel.capacity() ? 100.0 * c.events_held / channel.capacity() : 0.0);
   w.flume("ChannelSize", n(c.events_held));
@@ -129,26 +125,16 @@ void write_sink(MetricsWriter& w, const Sink& sink) {
   const SinkCounters c = sink.counters();
   const MetricLabels l{{"sink", sink.name()}};
   w.counter(names::kSinkEventsTakenTotal, l, c.events_taken);
-  w.counter(names::kSinkEventsSentTotal, l,
-            c.events_sent);
-  w.counter(names::kSinkEventsDiscardedTotal,
-            l, c.events_discarded);
-  w.counter(names::kSinkEventsRolledBackTotal, l,
-            c.events_rolled_back);
-  w.counter(names::kSinkEventsLostTotal,
-            l,
-            c.events_lost_after_handover);
-  w.counter(names::kSinkEventsPossiblyLostTotal,
-            l, c.events_possibly_lost);
-  w.counter(names::kSinkEventsPossiblyDuplicatedTotal,
-            l, c.events_possibly_duplicated);
+  w.counter(names::kSinkEventsSentTotal, l, c.events_sent);
+  w.counter(names::kSinkEventsDiscardedTotal, l, c.events_discarded);
+  w.counter(names::kSinkEventsRolledBackTotal, l, c.events_rolled_back);
+  w.counter(names::kSinkEventsLostTotal, l, c.events_lost_after_handover);
+  w.counter(names::kSinkEventsPossiblyLostTotal, l, c.events_possibly_lost);
+  w.counter(names::kSinkEventsPossiblyDuplicatedTotal, l, c.events_possibly_duplicated);
   w.histogram(names::kSinkBatchSeconds, l, c.batch_seconds);
-  w.histogram(names::kPipelineLatencySeconds,
-              l, c.latency.arrival_to_commit);
-  w.histogram(names::kPipelineChannelWaitSeconds,
-              l, c.latency.channel_wait);
-  w.histogram(names::kPipelineDeliverySeconds, l,
-              c.latency.delivery);
+  w.histogram(names::kPipelineLatencySeconds, l, c.latency.arrival_to_commit);
+  w.histogram(names::kPipelineChannelWaitSeconds, l, c.latency.channel_wait);
+  w.histogram(names::kPipelineDeliverySeconds, l, c.latency.delivery);
   w.flume("EventDrainAttemptCount", n(c.events_taken));
   w.flume("EventDrainSuccessCount", n(c.events_sent));
   w.flume("BatchCompleteCount", n(c.batches));
@@ -170,19 +156,14 @@ uint64_t resident_bytes() {
 std::string prometheus_text(const Agent& agent) {
   PrometheusWriter w;
   for (size_t i = 0; i < kReloadOutcomes.size(); ++i)
-    w.counter(metric_names::kConfigReloadsTotal,
-              {{"result", std::string(kReloadOutcomes[i])}}, agent.reloads(static_cast<ReloadOutcome>(i)));
+    w.counter(metric_names::kConfigReloadsTotal, {{"result", std::string(kReloadOutcomes[i])}},
+              agent.reloads(static_cast<ReloadOutcome>(i)));
   w.gauge(metric_names::kConfigLastReloadSuccessful, {}, agent.last_reload_successful() ? 1 : 0);
-  w.gauge(metric_names::kConfigLastReloadSuccessTimestampSeconds,
-          {},
-          agent.last_reload_success_seconds());
+  w.gauge(metric_names::kConfigLastReloadSuccessTimestampSeconds, {}, agent.last_reload_success_seconds());
   const auto lock = agent.lock_components();
   if (const MemoryBound bound = agent.memory_bound(); bound.total != memory::kUnbounded)
-    w.gauge(metric_names::kAgentMemoryBoundBytes,
-            {},
-            static_cast<double>(bound.total));
-  w.gauge(metric_names::kProcessResidentMemoryBytes, {},
-          static_cast<double>(resident_bytes()));
+    w.gauge(metric_names::kAgentMemoryBoundBytes, {}, static_cast<double>(bound.total));
+  w.gauge(metric_names::kProcessResidentMemoryBytes, {}, static_cast<double>(resident_bytes()));
   for (const auto& source : agent.sources()) source->write_metrics(w);
   for (const auto& channel : agent.channels()) write_channel(w, *channel);
   for (const auto& sink : agent.sinks()) write_sink(w, *sink);

@@ -85,7 +85,7 @@ void plan_sinks(const config::AgentConfig& running, const config::AgentConfig& n
   plan.sink_fate.resize(running.sinks.size());
   for (size_t i = 0; i < running.sinks.size(); ++i) {
     const size_t channel = index_named(running.channels, running.sinks[i].channels.front());
-    plan.sink_fate[i] = plan.keep_sink[i]           ? SinkFate::kept
+    plan.sink_fate[i] = plan.keep_sink[i]            ? SinkFate::kept
                         : plan.keep_channel[channel] ? SinkFate::retires
                         : plan.successor[channel]    ? SinkFate::drains_then_stops
                                                      : SinkFate::drains_in_background;

@@ -197,7 +197,8 @@ void ReloadRun::drain_stopping_channels() {
   for (size_t i = 0; i < agent_.channels_.size(); ++i) {
     if (plan_.keep_channel[i]) continue;
     for (size_t k = 0; k < agent_.sinks_.size(); ++k)
-      if (plan_.sink_fate[k] == SinkFate::drains_then_stops && running_.sinks[k].channels.front() == running_.channels[i].name)
+      if (plan_.sink_fate[k] == SinkFate::drains_then_stops &&
+          running_.sinks[k].channels.front() == running_.channels[i].name)
         draining.push_back(agent_.sinks_[k].get());
     if (!plan_.successor[i]) {
       spdlog::info("reload: channel {} was removed; its sinks drain it ({} events) before it closes",
@@ -261,8 +262,7 @@ void ReloadRun::open_channels() {
     if (!channels_[i]) continue;
     try {
       // Its own drain time: the reload's has usually passed by now, in the outage this is for.
-      if (channels_[i]->keeps_contents())
-        agent_.release_storage_for(*channels_[i], Clock::now() + kReloadDrainMax / 2);
+      if (channels_[i]->keeps_contents()) agent_.release_storage_for(*channels_[i], Clock::now() + kReloadDrainMax / 2);
       channels_[i]->open();
       opened_[i] = true;
     } catch (const config::ConfigError& e) {

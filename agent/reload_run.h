@@ -78,12 +78,12 @@ class ReloadRun {
   Deadline deadline_{};
   bool failed_ = false;
 
-  std::vector<bool> source_retiring_;           // by running source: drains on in the background
-  std::set<const Channel*> fed_by_retiring_;    // channels a source draining in the background puts into
+  std::vector<bool> source_retiring_;         // by running source: drains on in the background
+  std::set<const Channel*> fed_by_retiring_;  // channels a source draining in the background puts into
   std::vector<Replaced> replaced_;
-  std::vector<size_t> removed_;                 // running channels that go for good
-  std::vector<bool> opened_;                    // by new channel
-  std::vector<size_t> kept_draining_;           // replaced channels that still hold events
+  std::vector<size_t> removed_;                      // running channels that go for good
+  std::vector<bool> opened_;                         // by new channel
+  std::vector<size_t> kept_draining_;                // replaced channels that still hold events
   std::vector<Agent::Retired> drain_in_background_;  // their sinks of the old settings, as kept_draining_
 };
 

@@ -52,13 +52,10 @@ class GateBase : public SinkGroup {
     const Clock::time_point now = Clock::now();
     for (size_t i = 0; i < members_.size(); ++i) {
       const MetricLabels labels{{"group", group_}, {"sink", members_[i].name}};
-      w.gauge(metric_names::kSinkGroupSinkActive,
-              labels, taking_locked(i, now) ? 1 : 0);
-      w.counter(metric_names::kSinkGroupSinkSetAsideTotal,
-                labels, static_cast<double>(members_[i].set_aside_count));
+      w.gauge(metric_names::kSinkGroupSinkActive, labels, taking_locked(i, now) ? 1 : 0);
+      w.counter(metric_names::kSinkGroupSinkSetAsideTotal, labels, static_cast<double>(members_[i].set_aside_count));
     }
-    w.counter(metric_names::kSinkGroupFailoversTotal,
-              {{"group", group_}}, static_cast<double>(failovers_));
+    w.counter(metric_names::kSinkGroupFailoversTotal, {{"group", group_}}, static_cast<double>(failovers_));
   }
 
  protected:

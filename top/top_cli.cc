@@ -13,8 +13,8 @@ namespace {
 class TopCli final : public cli::ToolCommand {
  public:
   void add(CLI::App& app) override {
-    command_ = app.add_subcommand(
-        "top", "Show a running agent's metrics in the terminal, refreshed each interval (q quits)");
+    command_ =
+        app.add_subcommand("top", "Show a running agent's metrics in the terminal, refreshed each interval (q quits)");
     command_->add_option("--metrics", options_.address, "The agent's metrics endpoint: host:port (its --metrics)")
         ->capture_default_str();
     command_->add_option("--interval", interval_, "How often to refresh (e.g. 1s, 500ms)")->capture_default_str();

@@ -200,7 +200,8 @@ TopView compute_view(const Scrape& before, const Scrape& now) {
     r.capacity = sum_of(now, metric_names::kChannelCapacityEvents.name, "channel", name);
     r.put_per_s = rate_of(before, now, dt, metric_names::kChannelEventsPutTotal.name, "channel", name);
     r.taken_per_s = rate_of(before, now, dt, metric_names::kChannelEventsTakenTotal.name, "channel", name);
-    r.blocked_percent = 100 * rate_of(before, now, dt, metric_names::kChannelPutBlockedSecondsTotal.name, "channel", name);
+    r.blocked_percent =
+        100 * rate_of(before, now, dt, metric_names::kChannelPutBlockedSecondsTotal.name, "channel", name);
     if (has(now, metric_names::kChannelDiskEvents.name, "channel", name))
       r.disk_events = sum_of(now, metric_names::kChannelDiskEvents.name, "channel", name);
     v.channels.push_back(std::move(r));

@@ -38,7 +38,9 @@ struct Family {
   constexpr operator const char*() const { return name; }
 };
 
-// The table: row(constant, name, exporter, type, help).
+// The table: row(constant, name, exporter, type, help), laid out for reading rather than by
+// clang-format.
+// clang-format off
 #define SLUICE_METRIC_FAMILIES(row) \
   /* The agent itself. */ \
   row(kConfigReloadsTotal, "sluice_config_reloads_total", agent, counter, \
@@ -224,6 +226,7 @@ struct Family {
       "Takes of the sink that failed and set it aside for its penalty (its events rolled back for the group's " \
       "other sinks).") \
   /* (end of the table) */
+// clang-format on
 
 #define SLUICE_METRIC_CONSTANT(constant, name, exporter, type, help) \
   inline constexpr Family constant{#constant, name, Exporter::exporter, Type::type, help};

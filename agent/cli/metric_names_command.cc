@@ -12,8 +12,10 @@ int print_metric_names() {
   using metric_names::Type;
   for (const metric_names::Family& f : metric_names::kFamilies)
     std::cout << f.constant << '\t' << f.name << '\t'
-              << (f.type == Type::counter ? "counter" : f.type == Type::gauge ? "gauge" : "histogram") << '\t'
-              << f.help << '\n';
+              << (f.type == Type::counter ? "counter"
+                  : f.type == Type::gauge ? "gauge"
+                                          : "histogram")
+              << '\t' << f.help << '\n';
   return 0;
 }
 

@@ -461,19 +461,13 @@ void SpillableChannel::write_metrics(MetricsWriter& w) const {
   const ChannelCounters c = counters();
   const SpillCounters s = spill_counters();
   const MetricLabels l{{"channel", name()}};
-  w.gauge(metric_names::kChannelDiskEvents, l,
-          c.events_on_disk);
+  w.gauge(metric_names::kChannelDiskEvents, l, c.events_on_disk);
   w.gauge(metric_names::kChannelDiskBytes, l, s.bytes_on_disk);
-  w.counter(metric_names::kChannelEventsSpilledTotal, l,
-            s.events_spilled);
-  w.counter(metric_names::kChannelEventsRecoveredTotal, l,
-            c.events_recovered);
-  w.counter(metric_names::kChannelCorruptTailsTotal, l,
-            s.corrupt_tails);
-  w.counter(metric_names::kChannelEventsUnreadableTotal, l,
-            c.events_unreadable);
-  w.counter(metric_names::kChannelDiskWriteErrorsTotal,
-            l, s.disk_write_errors);
+  w.counter(metric_names::kChannelEventsSpilledTotal, l, s.events_spilled);
+  w.counter(metric_names::kChannelEventsRecoveredTotal, l, c.events_recovered);
+  w.counter(metric_names::kChannelCorruptTailsTotal, l, s.corrupt_tails);
+  w.counter(metric_names::kChannelEventsUnreadableTotal, l, c.events_unreadable);
+  w.counter(metric_names::kChannelDiskWriteErrorsTotal, l, s.disk_write_errors);
 }
 
 }  // namespace sluice

@@ -102,16 +102,16 @@ class KafkaSink final : public Sink {
   ProducerSettings producer_settings_;  // config_.producer with the resolved bootstrap
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
-  std::atomic<bool> draining_{false};               // stop() was called: end once the channel is empty
-  std::atomic<bool> retiring_{false};               // retire() was called: take nothing more
-  StopDeadline stop_deadline_;                      // ...or at this deadline, whatever is left
-  const std::shared_ptr<KafkaSinkProbe> probe_;     // shared with the delivery trackers
-  std::vector<Fate> fates_;                 // per message of the take being routed
-  std::chrono::milliseconds backoff_{100};  // before retrying a rolled-back take; doubles to 10 s
-  Clock::time_point resume_at_{};           // no new take before (the backoff)
-  const size_t max_in_flight_;              // acks >= 1: takes awaiting their reports at once
-  const SinkGroupMember group_;             // its sink group, if any: asked before each take
-  std::deque<AwaitedTake*> window_;         // those takes, oldest first; each settled in order
+  std::atomic<bool> draining_{false};            // stop() was called: end once the channel is empty
+  std::atomic<bool> retiring_{false};            // retire() was called: take nothing more
+  StopDeadline stop_deadline_;                   // ...or at this deadline, whatever is left
+  const std::shared_ptr<KafkaSinkProbe> probe_;  // shared with the delivery trackers
+  std::vector<Fate> fates_;                      // per message of the take being routed
+  std::chrono::milliseconds backoff_{100};       // before retrying a rolled-back take; doubles to 10 s
+  Clock::time_point resume_at_{};                // no new take before (the backoff)
+  const size_t max_in_flight_;                   // acks >= 1: takes awaiting their reports at once
+  const SinkGroupMember group_;                  // its sink group, if any: asked before each take
+  std::deque<AwaitedTake*> window_;              // those takes, oldest first; each settled in order
   // What settled takes of the window failed to deliver, oldest first: rolled back together once
   // the window is empty, so the channel gets them back in the order they were taken.
   std::vector<Take> window_back_;

@@ -128,48 +128,33 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
   const MetricLabels l{{"sink", sink_name_}};
   for (const auto& [reason, count] : c.failed_by_reason)
     w.counter(metric_names::kSinkDeliveryErrorsTotal, {{"sink", sink_name_}, {"reason", reason}}, count);
-  w.counter(metric_names::kSinkProducerRestartsTotal,
-            l, c.producer_restarts);
-  w.counter(metric_names::kSinkTopicHeaderMissingTotal,
-            l,
-            topic_header_missing_.load(std::memory_order_relaxed));
-  w.counter(metric_names::kSinkPartitionHeaderUnusableTotal,
-            l,
+  w.counter(metric_names::kSinkProducerRestartsTotal, l, c.producer_restarts);
+  w.counter(metric_names::kSinkTopicHeaderMissingTotal, l, topic_header_missing_.load(std::memory_order_relaxed));
+  w.counter(metric_names::kSinkPartitionHeaderUnusableTotal, l,
             partition_header_unusable_.load(std::memory_order_relaxed));
-  w.gauge(metric_names::kSinkKafkaQueueMessages, l,
-          producer ? producer->queue_length() : 0);
-  w.gauge(metric_names::kSinkDestinationServed,
-          l, served_.load(std::memory_order_relaxed) ? 1 : 0);
-  w.gauge(metric_names::kSinkEventsAside,
-          l,
-          static_cast<double>(aside_.load(std::memory_order_relaxed)));
-  w.counter(metric_names::kSinkEventsSetAsideTotal, l,
-            static_cast<double>(set_aside_.load(std::memory_order_relaxed)));
-  w.counter(metric_names::kSinkWindowUnblockedTotal,
-            l, static_cast<double>(unblocked_.load(std::memory_order_relaxed)));
-  w.gauge(metric_names::kSinkEventTopics, l,
-          static_cast<double>(event_topics_.load(std::memory_order_relaxed)));
+  w.gauge(metric_names::kSinkKafkaQueueMessages, l, producer ? producer->queue_length() : 0);
+  w.gauge(metric_names::kSinkDestinationServed, l, served_.load(std::memory_order_relaxed) ? 1 : 0);
+  w.gauge(metric_names::kSinkEventsAside, l, static_cast<double>(aside_.load(std::memory_order_relaxed)));
+  w.counter(metric_names::kSinkEventsSetAsideTotal, l, static_cast<double>(set_aside_.load(std::memory_order_relaxed)));
+  w.counter(metric_names::kSinkWindowUnblockedTotal, l,
+            static_cast<double>(unblocked_.load(std::memory_order_relaxed)));
+  w.gauge(metric_names::kSinkEventTopics, l, static_cast<double>(event_topics_.load(std::memory_order_relaxed)));
   for (int r = 0; r < kRetopickedKinds; ++r)
     w.counter(metric_names::kSinkEventTopicsRefusedTotal,
               {{"sink", sink_name_}, {"reason", r == 0 ? "not_allowed" : "max_topics"}},
               static_cast<double>(retopicked_[r].load(std::memory_order_relaxed)));
   if (!producer) return;
-  w.gauge(metric_names::kSinkKafkaTopicHandles,
-          l, static_cast<double>(producer->topics_held()));
+  w.gauge(metric_names::kSinkKafkaTopicHandles, l, static_cast<double>(producer->topics_held()));
   for (const BrokerStats& b : producer->broker_stats()) {
     const MetricLabels bl{{"sink", sink_name_}, {"broker", b.name}};
     w.gauge(metric_names::kKafkaBrokerUp, bl, b.up ? 1 : 0);
-    w.gauge(metric_names::kKafkaBrokerRttAvgSeconds,
-            bl, b.rtt_avg_seconds);
-    w.gauge(metric_names::kKafkaBrokerRttP99Seconds, bl,
-            b.rtt_p99_seconds);
+    w.gauge(metric_names::kKafkaBrokerRttAvgSeconds, bl, b.rtt_avg_seconds);
+    w.gauge(metric_names::kKafkaBrokerRttP99Seconds, bl, b.rtt_p99_seconds);
   }
 }
 
 void KafkaSinkProbe::write_type_metrics(MetricsWriter& w) {
-  w.counter(metric_names::kKafkaClientErrorsTotal,
-            {},
-            static_cast<double>(client_errors()));
+  w.counter(metric_names::kKafkaClientErrorsTotal, {}, static_cast<double>(client_errors()));
 }
 
 }  // namespace sluice::kafka

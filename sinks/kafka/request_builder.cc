@@ -174,8 +174,8 @@ size_t RequestBuilder::produce(Producer& producer, const StopDeadline& until) {
       const ProduceOptions options{.copy_payloads = false,  // the events' bytes, or the take's encoded buffer
                                    .with_headers = !config_.headers.empty(),
                                    .partition_count = destinations_.view(topic).partition_count()};
-      refused += producer.produce(topic, one_partition ? run.front().partition : Producer::kPerMessage, run, until,
-                                  options);
+      refused +=
+          producer.produce(topic, one_partition ? run.front().partition : Producer::kPerMessage, run, until, options);
     }
     start = i;
   }

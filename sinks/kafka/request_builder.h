@@ -31,9 +31,7 @@ class RequestBuilder {
   // message's nullopt: the sink's own).
   std::vector<OutgoingMessage>& messages() { return messages_; }
   std::vector<std::optional<std::string>>& topics() { return topics_; }
-  const std::string& topic_at(size_t i) const {
-    return i < topics_.size() && topics_[i] ? *topics_[i] : config_.topic;
-  }
+  const std::string& topic_at(size_t i) const { return i < topics_.size() && topics_[i] ? *topics_[i] : config_.topic; }
   Destination destination_of(size_t index) const {
     return {.topic_from_event = index < topics_.size() && topics_[index].has_value(),
             .partition_from_event = !config_.partition_header.empty()};

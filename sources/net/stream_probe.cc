@@ -175,61 +175,47 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
   for (const PortCounters& p : c.per_port) {
     syslog::write_port_frame_families(w, n, p);
     const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
-    w.counter(metric_names::kSourceFramesCutTotal,
-              l, p.cut);
-    w.counter(metric_names::kSourceFramesOctetCountedTotal, l,
-              p.octet_counted);
+    w.counter(metric_names::kSourceFramesCutTotal, l, p.cut);
+    w.counter(metric_names::kSourceFramesOctetCountedTotal, l, p.octet_counted);
   }
   const MetricLabels l{{"source", n}};
   const auto open = static_cast<double>(c.connections_accepted - c.connections_closed);
   w.gauge(metric_names::kSourceConnections, l, open);
   w.counter(metric_names::kSourceConnectionsAcceptedTotal, l, c.connections_accepted);
-  w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "denied"}}, c.connections_refused_denied);
-  w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "limit"}}, c.connections_refused_limit);
+  w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "denied"}},
+            c.connections_refused_denied);
+  w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "limit"}},
+            c.connections_refused_limit);
   if (proxy_) {
-    w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "proxy_header"}}, c.connections_refused_proxy);
-    w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "proxy_untrusted"}}, c.connections_refused_untrusted);
+    w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "proxy_header"}},
+              c.connections_refused_proxy);
+    w.counter(metric_names::kSourceConnectionsRefusedTotal, {{"source", n}, {"reason", "proxy_untrusted"}},
+              c.connections_refused_untrusted);
   }
-  w.counter(metric_names::kSourceConnectionsIdleClosedTotal, l,
-            c.connections_idle_closed);
-  w.counter(metric_names::kSourceAcceptErrorsTotal, l,
-            c.accept_errors);
+  w.counter(metric_names::kSourceConnectionsIdleClosedTotal, l, c.connections_idle_closed);
+  w.counter(metric_names::kSourceAcceptErrorsTotal, l, c.accept_errors);
   w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
   syslog::write_filtered_family(w, n, c.events_filtered);
-  w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
-            l, c.events_dropped_at_shutdown);
-  w.counter(metric_names::kSourceBytesUnreadAtShutdownTotal,
-            l, c.bytes_unread_at_shutdown);
-  w.counter(metric_names::kSourceConnectionsCutAtShutdownTotal,
-            l,
-            c.connections_cut_at_shutdown);
+  w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal, l, c.events_dropped_at_shutdown);
+  w.counter(metric_names::kSourceBytesUnreadAtShutdownTotal, l, c.bytes_unread_at_shutdown);
+  w.counter(metric_names::kSourceConnectionsCutAtShutdownTotal, l, c.connections_cut_at_shutdown);
   if (lookups_)
     for (const auto& [reason, count] : {std::pair<const char*, uint64_t>{"timeout", c.lookups_timed_out},
                                         {"skipped", c.lookups_skipped},
                                         {"stopped", c.lookups_stopped}})
-      w.counter(metric_names::kSourceHostnameLookupsGivenUpTotal,
-                {{"source", n}, {"reason", reason}}, count);
+      w.counter(metric_names::kSourceHostnameLookupsGivenUpTotal, {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
     w.counter(metric_names::kSourceTlsHandshakesTotal, l, c.tls_handshakes);
-    w.gauge(metric_names::kSourceTlsHandshakesInProgress,
-            l,
-            static_cast<double>(c.tls_handshaking));
-    w.gauge(metric_names::kSourceTlsConnectionsAwaitingHandshake,
-            l,
-            static_cast<double>(c.tls_awaiting_slot));
+    w.gauge(metric_names::kSourceTlsHandshakesInProgress, l, static_cast<double>(c.tls_handshaking));
+    w.gauge(metric_names::kSourceTlsConnectionsAwaitingHandshake, l, static_cast<double>(c.tls_awaiting_slot));
     for (TlsFailure why : kTlsFailures)
       w.counter(metric_names::kSourceTlsHandshakeFailuresTotal,
                 {{"source", n}, {"reason", std::string(failure_label(why))}}, c.tls_failures[static_cast<size_t>(why)]);
   }
   if (!protocol_.empty()) {
-    w.counter(metric_names::kSourceEventsAcknowledgedTotal,
-              l,
-              c.events_acknowledged);
-    w.counter(metric_names::kSourceReadsPausedTotal,
-              l, c.reading_paused);
-    w.counter(metric_names::kSourceProtocolErrorsTotal,
-              l,
-              c.protocol_errors);
+    w.counter(metric_names::kSourceEventsAcknowledgedTotal, l, c.events_acknowledged);
+    w.counter(metric_names::kSourceReadsPausedTotal, l, c.reading_paused);
+    w.counter(metric_names::kSourceProtocolErrorsTotal, l, c.protocol_errors);
   }
   // Flume's reporting of a source.
   w.flume("EventReceivedCount", std::to_string(c.events_received));

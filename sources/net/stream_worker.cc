@@ -195,7 +195,7 @@ void StreamWorker::close_connection(Connection* conn) {
   }
   release_handshake_slot(conn);
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
-    it->second.conn = nullptr;                                       // its answer must not touch it
+    it->second.conn = nullptr;                                    // its answer must not touch it
   if (AckQueue* acks = conn->acks()) acks->connection = nullptr;  // replies still to come go nowhere
   counters_.closed.add(1);
   shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);

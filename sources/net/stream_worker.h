@@ -168,9 +168,9 @@ class StreamWorker {
   bool send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
   void say_farewell(Connection* conn);                   // replies due, farewell, then close
   // The ends the agent chooses, each as the connection's protocol says (StreamProtocol::Ending).
-  bool end_at_stop(Connection* conn);                  // false: it is read no more
-  bool reads_on(const Connection& conn) const;         // read unless a drain ended its reading
-  void end_now(Connection* conn);                      // idleTimeout
+  bool end_at_stop(Connection* conn);           // false: it is read no more
+  bool reads_on(const Connection& conn) const;  // read unless a drain ended its reading
+  void end_now(Connection* conn);               // idleTimeout
   void drain_connection(Connection* conn, bool grace_over);
   void flush();
   void close_connection(Connection* conn);

@@ -10,18 +10,14 @@ void write_port_frame_families(MetricsWriter& w, const std::string& source, cons
   const MetricLabels l{{"source", source}, {"port", std::to_string(p.port)}};
   w.counter(metric_names::kSourceEventsReceivedTotal, l, p.events);
   w.counter(metric_names::kSourceBytesReceivedTotal, l, p.bytes);
-  w.counter(metric_names::kSourceFramesInvalidTotal, l,
-            p.invalid);
-  w.counter(metric_names::kSourceFramesTruncatedTotal, l,
-            p.truncated);
-  w.counter(metric_names::kSourceEventsInvalidUtf8Total, l,
-            p.invalid_utf8);
+  w.counter(metric_names::kSourceFramesInvalidTotal, l, p.invalid);
+  w.counter(metric_names::kSourceFramesTruncatedTotal, l, p.truncated);
+  w.counter(metric_names::kSourceEventsInvalidUtf8Total, l, p.invalid_utf8);
   w.counter(metric_names::kSourceBlankLinesTotal, l, p.blank_lines);
 }
 
 void write_filtered_family(MetricsWriter& w, const std::string& source, uint64_t filtered) {
-  w.counter(metric_names::kSourceEventsFilteredTotal,
-            {{"source", source}}, filtered);
+  w.counter(metric_names::kSourceEventsFilteredTotal, {{"source", source}}, filtered);
 }
 
 RouteCounters::RouteCounters(std::string source, const std::vector<Channel*>& channels, const ChannelSelector& selector)
@@ -67,10 +63,9 @@ SourceCounters RouteCounters::with(SourceCounters counters) const {
 void RouteCounters::write_metrics(MetricsWriter& w) const {
   for (size_t i = 0; i < channels_.size(); ++i)
     if (optional_[i])
-      w.counter(metric_names::kSourceOptionalCopiesDroppedTotal,
-                {{"source", source_}, {"channel", channels_[i]}}, dropped_[i].get());
-  w.counter(metric_names::kSourceEventsUnroutedTotal,
-            {{"source", source_}}, unrouted_.get());
+      w.counter(metric_names::kSourceOptionalCopiesDroppedTotal, {{"source", source_}, {"channel", channels_[i]}},
+                dropped_[i].get());
+  w.counter(metric_names::kSourceEventsUnroutedTotal, {{"source", source_}}, unrouted_.get());
 }
 
 void log_dropped_at_shutdown(LogLimiter& log, const std::string& source, const std::string& channel, uint64_t events) {

@@ -79,20 +79,14 @@ void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   for (const UdpPortCounters& p : c.per_port) {
     syslog::write_port_frame_families(w, source_name_, p);
     const MetricLabels l{{"source", source_name_}, {"port", std::to_string(p.port)}};
-    w.counter(metric_names::kSourceDatagramsDeniedTotal, l,
-              p.denied);
-    w.counter(metric_names::kSourceUdpKernelDropsTotal,
-              l,
-              p.kernel_drops);
+    w.counter(metric_names::kSourceDatagramsDeniedTotal, l, p.denied);
+    w.counter(metric_names::kSourceUdpKernelDropsTotal, l, p.kernel_drops);
   }
   const MetricLabels l{{"source", source_name_}};
   w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
   syslog::write_filtered_family(w, source_name_, c.events_filtered);
-  w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal,
-            l, c.events_dropped_at_shutdown);
-  w.counter(metric_names::kSourceDatagramsUnreadAtShutdownTotal,
-            l,
-            c.datagrams_unread_at_shutdown);
+  w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal, l, c.events_dropped_at_shutdown);
+  w.counter(metric_names::kSourceDatagramsUnreadAtShutdownTotal, l, c.datagrams_unread_at_shutdown);
   w.flume("EventReceivedCount", std::to_string(c.events_received));
   w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown - c.events_filtered));
   w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown + c.kernel_drops));

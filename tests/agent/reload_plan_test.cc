@@ -126,9 +126,10 @@ TEST_CASE("reload plan: one sink of a group changed rebuilds every sink of the g
   CHECK(plan.keep_sink == std::vector<bool>{false, false});
 }
 
-TEST_CASE("reload plan: a stopping sink drains a replaced channel, drains a removed one in the background, or "
-          "settles beside its kept channel",
-          "[agent][reload]") {
+TEST_CASE(
+    "reload plan: a stopping sink drains a replaced channel, drains a removed one in the background, or "
+    "settles beside its kept channel",
+    "[agent][reload]") {
   using F = SinkFate;
   CHECK(plan_to(kRunning).sink_fate == std::vector<F>{F::kept, F::kept});
   CHECK(plan_to(replaced(kRunning, "capacity = 1000", "capacity = 2000")).sink_fate ==
@@ -143,8 +144,7 @@ TEST_CASE("reload plan: a stopping sink drains a replaced channel, drains a remo
   CHECK(plan_to(removed).sink_fate == std::vector<F>{F::kept, F::drains_in_background});
 }
 
-TEST_CASE("reload plan: what is built, and which running sink goes on if its new one cannot start",
-          "[agent][reload]") {
+TEST_CASE("reload plan: what is built, and which running sink goes on if its new one cannot start", "[agent][reload]") {
   const ReloadPlan sink = plan_to(replaced(kRunning, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
   CHECK(sink.build_sink == std::vector<bool>{true, false});
   CHECK(sink.build_channel == std::vector<bool>{false, false});

@@ -135,7 +135,7 @@ TEST_CASE(
     // Its help and type are the table's, whoever exports it (one row per family).
     const char* type = family.type == sluice::metric_names::Type::counter ? "counter"
                        : family.type == sluice::metric_names::Type::gauge ? "gauge"
-                                                                           : "histogram";
+                                                                          : "histogram";
     CHECK_THAT(text, Catch::Contains("# HELP " + std::string(family.name) + " " + family.help + "\n"));
     CHECK_THAT(text, Catch::Contains("# TYPE " + std::string(family.name) + " " + type + "\n"));
   }

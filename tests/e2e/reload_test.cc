@@ -345,7 +345,8 @@ TEST_CASE(
   CHECK_THAT(log, Catch::Contains(left + " events stay in it"));
   CHECK(reload_to(p, spillable("first", large), "applied"));
   INFO(log_lines_with(p.agent_log(), {"reload", "channel", "stopped:"}));
-  CHECK_THAT(p.agent_log(), Catch::Contains("opens on its directories and replays what it holds (" + left + " events)"));
+  CHECK_THAT(p.agent_log(),
+             Catch::Contains("opens on its directories and replays what it holds (" + left + " events)"));
   p.control_broker("up");
   REQUIRE(eventually([&] { return p.stored() == 30000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);

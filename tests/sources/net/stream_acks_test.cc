@@ -76,8 +76,7 @@ TEST_CASE("replies leave in ticket order, those needing no event wait their turn
   CHECK(q.waiting() == 0);
 }
 
-TEST_CASE("a take says whether every reply is released with the replies it takes, never between the two",
-          "[ack]") {
+TEST_CASE("a take says whether every reply is released with the replies it takes, never between the two", "[ack]") {
   // A session closes once its last reply is out: the worker learns that from the same take that
   // hands it the replies (a separate question could be answered before or after a commit).
   const auto q = std::make_shared<AckQueue>(std::make_shared<AckWaker>(nullptr));
