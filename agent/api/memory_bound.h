@@ -1,7 +1,7 @@
 #pragma once
 // The agent's memory bound, a formula of its settings: every component says how much memory it
 // can hold at the most (memory_bound()), the agent adds its base, and `sluice --check` prints the
-// sum (README: "Memory: a bound you can compute"). The terms are upper bounds of what the code
+// sum (docs/memory.md). The terms are upper bounds of what the code
 // keeps, not measurements of what it usually keeps; the constants below are the per-item costs,
 // each with its reason. Kernel memory (socket buffers) is not the process's and not counted.
 

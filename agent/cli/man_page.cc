@@ -42,7 +42,7 @@ int print_man_page(const CLI::App& app) {
         "0: stopped cleanly (or --check found the file valid); 1: the configuration or the "
         "command line is wrong (the message names file, line and key); 2: a fatal error."},
        {"SEE ALSO",
-        "sluice-loadgen(1), sluice-kafka-mock(1), systemctl(1), kcat(1); the README in "
+        "sluice-loadgen(1), sluice-kafka-mock(1), systemctl(1), kcat(1); the README and docs/ in "
         "/usr/share/doc/sluice."}});
   return 0;
 }

@@ -144,7 +144,7 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "Event headers sent as Kafka record headers, each named as written here (e.g. Facility Severity host clientIP, or "
      "one an interceptor sets; numbers in decimal, timestamp in ms since the epoch); a header the event lacks is left "
      "out. Off by default: records with headers are produced one call each (rd_kafka_producev), which costs CPU "
-     "(see the README).",
+     "(docs/kafka-sink.md).",
      {}, {}, {"kafka.headers"}},
     {"useFlumeEventFormat", &C::flume_event_format, "false",
      "Write each message as Flume's Avro event (AvroFlumeEvent: every header and the body), which Flume's Kafka "

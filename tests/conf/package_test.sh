@@ -13,7 +13,7 @@ fail() { echo "package_test: $*" >&2; exit 1; }
 for f in usr/bin/sluice usr/bin/sluice-loadgen usr/bin/sluice-kafka-mock etc/sluice/agent.properties \
          etc/sluice/agent.yaml etc/default/sluice lib/systemd/system/sluice.service lib/systemd/system/sluice@.service \
          usr/lib/sysctl.d/99-sluice.conf usr/lib/sluice/tune.sh usr/share/doc/sluice/README.md \
-         usr/share/doc/sluice/REFERENCE.md usr/share/doc/sluice/copyright usr/share/doc/sluice/grafana-dashboard.json usr/share/man/man1/sluice.1.gz \
+         usr/share/doc/sluice/docs/memory.md usr/share/doc/sluice/REFERENCE.md usr/share/doc/sluice/copyright usr/share/doc/sluice/grafana-dashboard.json usr/share/man/man1/sluice.1.gz \
          usr/share/man/man1/sluice-loadgen.1.gz usr/share/man/man1/sluice-kafka-mock.1.gz; do
   [ -e "$scratch/root/$f" ] || fail "missing /$f"
 done

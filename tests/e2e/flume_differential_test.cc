@@ -173,7 +173,7 @@ FlumeEvent decode(std::string_view in) {
 // deterministic replaced by their shape, and without what Sluice sets differently on purpose (a
 // line without a PRI is user.notice in Sluice, Facility and Severity 0 in Flume, its timestamp
 // header is the time it arrived, where Flume sets none, and it has no priority, where Flume repeats
-// the previous line's, an upstream bug: README, "Coming from Flume").
+// the previous line's, an upstream bug: docs/coming-from-flume.md).
 std::string comparable(const std::string& key, FlumeEvent event) {
   if (event.headers.count("flume.syslog.status") && event.headers["flume.syslog.status"] == "Invalid") {
     event.headers.erase("Facility");

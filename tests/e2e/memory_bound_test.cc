@@ -1,4 +1,4 @@
-// The agent's memory bound (agent/api/memory_bound.h, README "Memory: a bound you can compute"),
+// The agent's memory bound (agent/api/memory_bound.h, docs/memory.md),
 // proved under the clients it is meant for: one agent flooded at once with half-open TLS
 // handshakes up to maxConnections, slow senders each holding an eventSize partial frame (with a
 // maximal octet count), RELP sessions holding maxDataSize partial frames and RELP clients that
