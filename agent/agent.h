@@ -33,8 +33,8 @@ struct AgentTotals {
   int64_t sinks_queued = 0;                 // events waiting in the sinks' clients (Kafka producers)
 };
 
-// The most memory the agent can hold, by part (memory_bound.h; docs/memory.md): each part's sum, and the total with the allocator's share. memory::kUnbounded where a
-// setting bounds nothing.
+// The most memory the agent can hold, by part (memory_bound.h; docs/memory.md): each part's sum, and the total with the
+// allocator's share. memory::kUnbounded where a setting bounds nothing.
 struct MemoryBound {
   uint64_t base = 0, sources = 0, channels = 0, sinks = 0, total = 0;
   std::string describe() const;  // "612 MiB (base 32 MiB, sources ..., ...)"
