@@ -27,6 +27,8 @@ struct StreamWorker::Connection {
   size_t port_index;  // into the source's ports, for the per-port counters
   // What it speaks: how it is framed, answered, and ended (StreamProtocol::Ending).
   const std::unique_ptr<StreamProtocol> protocol;
+  // Its protocol's replies (null if it never answers), asked once: every message reads it.
+  AckQueue* const ack_queue;
   uint64_t last_read_ms = 0;  // uv_now() of the last bytes
   // The client's address and host name as events carry them (clientIPHeader,
   // clientHostnameHeader): the IP's text, then the name's.
@@ -50,11 +52,12 @@ struct StreamWorker::Connection {
         port(p),
         port_index(index),
         protocol(std::move(speaks)),
+        ack_queue(protocol->acks().get()),
         peer(from),
         awaiting_proxy(c.proxy_protocol != ProxyProtocol::none) {}
   std::string peer_text() const { return address_text(peer); }
   // Its protocol answers what it sends (RELP): the replies, shared with the batches (else null).
-  AckQueue* acks() const { return protocol->acks().get(); }
+  AckQueue* acks() const { return ack_queue; }
   bool says_farewell() const { return protocol->ending() == StreamProtocol::Ending::answer_then_farewell; }
 };
 
