@@ -96,7 +96,7 @@ class MultiplexingSelector final : public ChannelSelector {
       return by_number_[numeric_ == Numeric::severity ? e.severity : e.facility];
     }
     char scratch[24];
-    const std::optional<std::string_view> value = builder.last_event_header(ref_, scratch);
+    const std::optional<std::string_view> value = builder.last_headers().get(ref_, scratch);
     return value ? route_of(*value) : 0;
   }
 

@@ -10,24 +10,6 @@
 
 namespace sluice {
 
-std::optional<EventField> event_field_from_name(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "host" || lower == "hostname") return EventField::host;
-  if (lower == "app" || lower == "appname" || lower == "program") return EventField::app;
-  if (lower == "facility") return EventField::facility;
-  if (lower == "severity") return EventField::severity;
-  if (lower == "procid" || lower == "pid") return EventField::procid;
-  if (lower == "msgid") return EventField::msgid;
-  if (lower == "port") return EventField::port;
-  if (lower == "timestamp") return EventField::timestamp;
-  if (lower == "clientip" || lower == "client_ip") return EventField::client_ip;
-  if (lower == "clienthostname" || lower == "client_hostname") return EventField::client_host;
-  if (lower == "priority") return EventField::priority;
-  if (lower == "version") return EventField::version;
-  return std::nullopt;
-}
-
 int64_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
   switch (f) {
     case EventField::facility: return e.facility;
@@ -40,75 +22,16 @@ int64_t EventBatch::numeric_field(const EventRecord& e, EventField f) {
   }
 }
 
-std::string_view EventBatch::field(const EventRecord& e, EventField f, char* scratch) const {
-  switch (f) {
-    case EventField::host: return text(e, e.host);
-    case EventField::app: return text(e, e.app);
-    case EventField::procid: return text(e, e.procid);
-    case EventField::msgid: return text(e, e.msgid);
-    case EventField::client_ip: return client_ip(e);
-    case EventField::client_host: return client_host(e);
-    case EventField::none: return {};
-    default: {
-      const auto [end, ec] = std::to_chars(scratch, scratch + 24, numeric_field(e, f));
-      return {scratch, ec == std::errc() ? static_cast<size_t>(end - scratch) : 0};
-    }
-  }
-}
-
-HeaderRef::HeaderRef(std::string n) : name(std::move(n)), field(event_field_from_name(name)) {}
-
-// The source's header name `name` stands for (portHeader, clientIPHeader, clientHostnameHeader).
-static std::optional<EventField> named_by_source(const HeaderNames* names, std::string_view name) {
-  if (!names || name.empty()) return std::nullopt;
-  if (name == names->client_ip) return EventField::client_ip;
-  if (name == names->client_host) return EventField::client_host;
-  if (name == names->port) return EventField::port;
-  return std::nullopt;
-}
-
-// The parsed field `f` of the event at `bytes` (its frame's start), as a header.
-static std::optional<std::string_view> field_value(const char* bytes, const EventRecord& e, std::optional<EventField> f,
-                                                   char* scratch) {
-  if (!f) return std::nullopt;
-  std::string_view value;
-  switch (*f) {
-    case EventField::host: value = {bytes + e.host.offset, e.host.length}; break;
-    case EventField::app: value = {bytes + e.app.offset, e.app.length}; break;
-    case EventField::procid: value = {bytes + e.procid.offset, e.procid.length}; break;
-    case EventField::msgid: value = {bytes + e.msgid.offset, e.msgid.length}; break;
-    case EventField::client_ip: value = {bytes + e.client_offset, e.client_ip_length}; break;
-    case EventField::client_host: value = {bytes + e.client_offset + e.client_ip_length, e.client_host_length}; break;
-    case EventField::none: return std::nullopt;
-    case EventField::priority:
-      if (e.status == EventStatus::invalid) return std::nullopt;  // the line had none
-      [[fallthrough]];
-    case EventField::version:
-      if (*f == EventField::version && e.version == 0) return std::nullopt;
-      [[fallthrough]];
-    default: {
-      const auto [end, ec] = std::to_chars(scratch, scratch + 24, EventBatch::numeric_field(e, *f));
-      return std::string_view(scratch, ec == std::errc() ? static_cast<size_t>(end - scratch) : 0);
-    }
-  }
-  if (value.empty()) return std::nullopt;  // a text field the event does not have (no HOSTNAME)
-  return value;
-}
-
 std::optional<std::string_view> EventBatch::header(const EventRecord& e, std::string_view name, char* scratch) const {
   return header(e, HeaderRef(std::string(name)), scratch);
 }
 
-std::optional<std::string_view> EventBatch::header(const EventRecord& e, const HeaderRef& ref, char* scratch) const {
-  if (!storage_->headers.empty())
-    if (const std::optional<HeaderEntry> set = last_entry(header_block(e), ref.name))
-      return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
-  std::optional<EventField> f = named_by_source(header_names(), ref.name);
-  if (!f) f = ref.field;
-  return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
+namespace {
+// True when `name` is one of the source's header names (portHeader, clientIPHeader, clientHostnameHeader).
+bool names_by_source(const HeaderNames* names, std::string_view name) {
+  return names && !name.empty() && (name == names->port || name == names->client_ip || name == names->client_host);
 }
 
-namespace {
 // False when header blocks of `storage` cannot name `name` (their names are known, and not it).
 bool blocks_may_name(std::string_view name, const std::shared_ptr<const std::vector<std::string>>& names) {
   return !names || std::find(names->begin(), names->end(), name) != names->end();
@@ -116,67 +39,22 @@ bool blocks_may_name(std::string_view name, const std::shared_ptr<const std::vec
 }  // namespace
 
 bool EventBatch::may_have(const HeaderRef& ref) const {
-  return storage_ && (ref.field || named_by_source(header_names(), ref.name) ||
-                      (!storage_->headers.empty() && blocks_may_name(ref.name, storage_->header_block_names)));
+  if (!storage_) return false;
+  if (!storage_->headers.empty() && blocks_may_name(ref.name, storage_->header_block_names)) return true;
+  std::optional<EventField> f = flume_header_field(ref.name, header_names());
+  if (!f) f = ref.field;
+  if (!f) return false;
+  const FieldPresence presence = field_row(*f).presence;
+  return storage_->kind == EventKind::syslog || presence == FieldPresence::when_origin;
 }
 
-std::vector<std::pair<std::string, std::string>> EventBatch::all_headers(const EventRecord& e) const {
-  std::vector<std::pair<std::string, std::string>> out;
-  auto put = [&](std::string_view name, std::string_view value) {
-    for (auto& [n, v] : out)
-      if (n == name) {
-        v = value;
-        return;
-      }
-    out.emplace_back(name, value);
-  };
-  out.emplace_back("timestamp", std::to_string(e.timestamp_ms));
-  out.emplace_back("Facility", std::to_string(e.facility));
-  out.emplace_back("Severity", std::to_string(e.severity));
-  // Flume 1.11's syslog sources also carry the PRI and RFC 5424's VERSION as written.
-  if (e.status != EventStatus::invalid) out.emplace_back("priority", std::to_string(e.facility * 8 + e.severity));
-  if (e.version) out.emplace_back("version", std::to_string(e.version));
-  if (e.status != EventStatus::ok)
-    out.emplace_back("flume.syslog.status", e.status == EventStatus::invalid ? "Invalid" : "Incomplete");
-  if (e.host.length) out.emplace_back("host", text(e, e.host));
-  if (const HeaderNames* names = header_names()) {
-    if (!names->port.empty()) put(names->port, std::to_string(e.port));
-    if (!names->client_ip.empty() && e.client_ip_length) put(names->client_ip, client_ip(e));
-    if (!names->client_host.empty() && e.client_host_length) put(names->client_host, client_host(e));
-  }
-  HeaderReader reader(header_block(e));
-  for (HeaderEntry entry; reader.next(entry);) {
-    if (!entry.removed) {
-      put(entry.name, entry.value);
-      continue;
-    }
-    std::erase_if(out, [&](const auto& header) { return header.first == entry.name; });
-  }
-  return out;
-}
-
-std::optional<std::string_view> EventBatchBuilder::last_header(std::string_view name, char* scratch) const {
+EventHeaders EventBatchBuilder::last_headers() const {
+  const size_t index = storage_->events.size() - 1;
   const EventRecord& e = storage_->events.back();
-  std::optional<EventField> f = named_by_source(header_names_.get(), name);
-  if (!f) {
-    if (name == "flume.syslog.status") {
-      if (e.status == EventStatus::ok) return std::nullopt;
-      return e.status == EventStatus::invalid ? "Invalid" : "Incomplete";
-    }
-    if (name == "host")
-      f = EventField::host;
-    else if (name == "Facility")
-      f = EventField::facility;
-    else if (name == "Severity")
-      f = EventField::severity;
-    else if (name == "timestamp")
-      f = EventField::timestamp;
-    else if (name == "priority")
-      f = EventField::priority;
-    else if (name == "version")
-      f = EventField::version;
-  }
-  return field_value(storage_->bytes.data() + e.offset, e, f, scratch);
+  std::string_view block;
+  if (index < storage_->headers.size())
+    block = {storage_->bytes.data() + e.offset + storage_->headers[index].offset, storage_->headers[index].length};
+  return {storage_->bytes.data() + e.offset, e, kind_, block, header_names_.get()};
 }
 
 // Events [begin, end)'s bytes in their storage: each event's frame is followed by what parsing
@@ -318,39 +196,13 @@ void EventBatchBuilder::set_last_route(uint8_t route) {
 }
 
 bool EventBatchBuilder::last_header_is_parsed(std::string_view name) const {
+  if (kind_ != EventKind::syslog) return false;
   const size_t index = storage_->events.size() - 1;
   // Asked per event with the same name: what does not depend on the event is worked out once.
   if (!parsed_query_ || parsed_query_->name != name)
-    parsed_query_ = ParsedQuery{std::string(name), blocks_may_name(name, block_names_),
-                                named_by_source(header_names_.get(), name).has_value()};
+    parsed_query_ =
+        ParsedQuery{std::string(name), blocks_may_name(name, block_names_), names_by_source(header_names_.get(), name)};
   return !(index < storage_->headers.size() && parsed_query_->in_blocks) && !parsed_query_->by_source;
-}
-
-std::optional<std::string_view> EventBatchBuilder::last_event_header(std::string_view name, char* scratch) const {
-  const size_t index = storage_->events.size() - 1;
-  if (index < storage_->headers.size() && blocks_may_name(name, block_names_)) {
-    const EventRecord& e = storage_->events.back();
-    const HeaderBlock& block = storage_->headers[index];
-    if (const std::optional<HeaderEntry> set =
-            last_entry({storage_->bytes.data() + e.offset + block.offset, block.length}, name))
-      return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
-  }
-  return last_header(name, scratch);
-}
-
-std::optional<std::string_view> EventBatchBuilder::last_event_header(const HeaderRef& ref, char* scratch) const {
-  if (const std::optional<std::string_view> value = last_event_header(ref.name, scratch)) return value;
-  // Not a header of Flume's name: the parsed field a sink reads by that name (HeaderRef), unless a
-  // header block removed the name.
-  const size_t index = storage_->events.size() - 1;
-  if (!ref.field || named_by_source(header_names_.get(), ref.name)) return std::nullopt;
-  if (index < storage_->headers.size() && blocks_may_name(ref.name, block_names_)) {
-    const EventRecord& e = storage_->events.back();
-    const HeaderBlock& block = storage_->headers[index];
-    if (last_entry({storage_->bytes.data() + e.offset + block.offset, block.length}, ref.name)) return std::nullopt;
-  }
-  const EventRecord& e = storage_->events.back();
-  return field_value(storage_->bytes.data() + e.offset, e, ref.field, scratch);
 }
 
 RoutedBatch EventBatchBuilder::seal_routed(size_t routes) {
@@ -429,13 +281,15 @@ EventBatch EventBatchBuilder::seal_storage(std::unique_ptr<EventStorage>& storag
   if (storage->bytes.capacity() > 2 * storage->bytes.size() + 256) storage->bytes.shrink_to_fit();
   if (storage->events.capacity() > 2 * storage->events.size() + 4) storage->events.shrink_to_fit();
   storage->header_names = header_names_;
+  storage->kind = kind_;
   storage->header_block_names = block_names_;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage));
   return batch;
 }
 
-std::unique_ptr<EventStorage> EventBatchBuilder::new_storage(const Reservation& reservation) {
+std::unique_ptr<EventStorage> EventBatchBuilder::new_storage(const Reservation& reservation) const {
   auto storage = std::make_unique<EventStorage>();
+  storage->kind = kind_;
   storage->events.reserve(reservation.events);
   storage->bytes.reserve(reservation.bytes);
   return storage;

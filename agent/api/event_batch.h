@@ -6,6 +6,7 @@
 // immutable and shared (shared_ptr) by every EventBatch cut from them, so a sink can keep a
 // batch alive until Kafka's delivery reports while the channel has already moved on.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "agent/api/deadline.h"
+#include "agent/api/event_fields.h"
 #include "agent/api/event_headers.h"
 
 namespace sluice {
@@ -31,22 +33,31 @@ struct Span {
   uint16_t length = 0;
 };
 
-// One event: offsets into its batch's buffer plus the fields the source parsed.
+// One event: where its bytes lie in its batch's buffer (the frame as it came, its body, what was
+// appended for it), where it came from, and what the syslog parser found in it. An event is a
+// body and headers (event_fields.h): a syslog event's parsed fields are headers; an event of a
+// batch of another kind (EventStorage::kind: Flume's event) leaves them unset, and its headers
+// are its header block. Its bytes are the spill's record layout (batch_codec.h): a change of
+// size or order is a new layout, which segments written before it are refused by.
 struct EventRecord {
+  // The event
   uint32_t offset = 0;  // the received frame, without its terminator
   uint32_t length = 0;
-  uint32_t body_offset = 0;     // the body (Flume's: the line without the header fields that
-  uint32_t body_length = 0;     // keepFields drops), relative to offset; may lie past the frame
+  uint32_t body_offset = 0;  // the body (Flume's: the line without the header fields that
+  uint32_t body_length = 0;  // keepFields drops), relative to offset; may lie past the frame
+  // A syslog event's parsed fields (EventKind::syslog)
   Span host;                    // HOSTNAME
   Span app;                     // APP-NAME / the RFC 3164 TAG without [pid] and ':'
   Span procid;                  // PROCID / the RFC 3164 TAG's [pid]
   Span msgid;                   // RFC 5424 MSGID
   Span structured_data;         // RFC 5424 STRUCTURED-DATA, brackets included
   uint32_t message_offset = 0;  // MSG (after the TAG, or STRUCTURED-DATA and a BOM) to the end
-  uint32_t client_offset = 0;   // relative to offset, past the frame: client IP then hostname
+  // Where it came from (any event)
+  uint32_t client_offset = 0;  // relative to offset, past the frame: client IP then hostname
   uint8_t client_ip_length = 0;
   uint8_t client_host_length = 0;
-  uint16_t port = 0;     // local port it arrived on
+  uint16_t port = 0;  // local port it arrived on
+  // A syslog event's parsed fields
   uint8_t facility = 1;  // RFC 3164: a line without PRI is user.notice (1, 5)
   uint8_t severity = 5;
   EventStatus status = EventStatus::ok;
@@ -54,45 +65,10 @@ struct EventRecord {
   bool timestamp_from_header = false;
   int64_t timestamp_ms = 0;  // from the header when present, else the time it was received
 };
-
-// The parsed fields a sink can route by or key on (Flume's header names where Flume has one).
-enum class EventField : uint8_t {
-  none,
-  host,
-  app,
-  procid,
-  msgid,
-  facility,
-  severity,
-  port,
-  timestamp,
-  client_ip,
-  client_host,
-  priority,  // the PRI (Flume's "priority" header): absent in a line without one
-  version    // RFC 5424's VERSION (Flume's "version" header): absent in an RFC 3164 line
-};
-// "host", "app", "procid", "msgid", "Facility", "Severity", "port", "timestamp", "clientIP",
-// "clientHostname", "priority", "version" (any case, a few synonyms); nullopt for anything else.
-std::optional<EventField> event_field_from_name(std::string_view name);
-
-// A header name a sink reads (keyField, topicHeader, kafka.headers, ...), resolved once: the
-// parsed field it names, if any (event_field_from_name), so that a batch none of whose events has
-// a header block finds it without comparing names.
-struct HeaderRef {
-  std::string name;
-  std::optional<EventField> field;
-  HeaderRef() = default;
-  explicit HeaderRef(std::string n);
-  bool empty() const { return name.empty(); }
-};
-
-// What the source named the optional per-event headers (Flume's portHeader, clientIPHeader,
-// clientHostnameHeader); empty names are not emitted. Shared by every batch of the source.
-struct HeaderNames {
-  std::string port;
-  std::string client_ip;
-  std::string client_host;
-};
+// The spill's record layout (batch_codec.h) is these bytes: kept, so that segments written by an
+// earlier build are read.
+static_assert(sizeof(EventRecord) == 64 && offsetof(EventRecord, client_offset) == 40 &&
+              offsetof(EventRecord, facility) == 48 && offsetof(EventRecord, timestamp_ms) == 56);
 
 // Told which events of a stored batch were committed downstream, by every channel commit of
 // any slice of it: how a disk-backed channel knows when a record on disk may go, and which
@@ -111,6 +87,7 @@ struct EventStorage {
   // of the storage has any, shorter than `events` when the last ones have none.
   std::vector<HeaderBlock> headers;
   std::shared_ptr<const HeaderNames> header_names;
+  EventKind kind = EventKind::syslog;  // what its events are (event_fields.h)
   // The only names its header blocks set or remove (the source's interceptors say which); null:
   // any (not known, or read back from disk).
   std::shared_ptr<const std::vector<std::string>> header_block_names;
@@ -192,20 +169,24 @@ class EventBatch {
     const HeaderBlock& block = storage_->headers[index];
     return {storage_->bytes.data() + e.offset + block.offset, block.length};
   }
-  // The event's header `name`: the last value an interceptor set, or else its parsed field of
-  // that name (event_field_from_name; clientIP and friends under the source's HeaderNames too);
-  // nullopt if it has none or an interceptor removed it. Numbers are formatted into `scratch`
-  // (at least 24 bytes).
+  EventKind kind() const { return storage_ ? storage_->kind : EventKind::syslog; }
+  // The event's headers (event_fields.h): what a sink, the JSON format and Flume's event read.
+  EventHeaders headers(const EventRecord& e) const {
+    return {storage_->bytes.data() + e.offset, e, storage_->kind, header_block(e), header_names()};
+  }
+  // The event's header as a sink reads it (EventHeaders::get): numbers formatted into `scratch`
+  // (at least 24 bytes); nullopt if it has none or an interceptor removed it.
   std::optional<std::string_view> header(const EventRecord& e, std::string_view name, char* scratch) const;
-  std::optional<std::string_view> header(const EventRecord& e, const HeaderRef& ref, char* scratch) const;
+  std::optional<std::string_view> header(const EventRecord& e, const HeaderRef& ref, char* scratch) const {
+    return headers(e).get(ref, scratch);
+  }
   // False when no event of this batch can have the header: none has a header block, and it
-  // names neither a parsed field nor one of the source's header names (a sink skips the lookups).
+  // names neither a field its kind of event has nor one of the source's header names (a sink
+  // skips the lookups).
   bool may_have(const HeaderRef& ref) const;
-  // Every header of the event, as Flume's event would carry it: the parsed fields under Flume's
-  // names (timestamp, Facility, Severity, host, flume.syslog.status for a bad line, the source's
-  // portHeader/clientIPHeader/clientHostnameHeader), then what interceptors set, a later value
-  // replacing an earlier one and a removed header gone. For the JSON format and Flume's Avro event.
-  std::vector<std::pair<std::string, std::string>> all_headers(const EventRecord& e) const;
+  // Every header of the event, as Flume's event would carry it (EventHeaders::all). For the JSON
+  // format and Flume's Avro event.
+  std::vector<std::pair<std::string, std::string>> all_headers(const EventRecord& e) const { return headers(e).all(); }
   CommitTracker* tracker() const { return storage_ ? storage_->tracker.get() : nullptr; }
   // What a channel calls when it commits this batch: the source's acknowledger hears of it
   // (unless this batch is a copy that answers nobody: without_acknowledger()).
@@ -225,9 +206,12 @@ class EventBatch {
   // All events of `storage` as one batch (a channel re-reading what it stored).
   static EventBatch of(std::shared_ptr<const EventStorage> storage);
 
-  // The field's text; numeric fields are formatted into `scratch` (at least 24 bytes).
-  std::string_view field(const EventRecord& e, EventField f, char* scratch) const;
-  // Numeric fields only (timestamp in ms); -1 for text fields.
+  // The field's text (EventHeaders::field), empty if the event has none; numeric fields are
+  // formatted into `scratch` (at least 24 bytes).
+  std::string_view field(const EventRecord& e, EventField f, char* scratch) const {
+    return headers(e).field(f, scratch).value_or(std::string_view());
+  }
+  // A syslog event's numeric fields (timestamp in ms); -1 for text fields.
   static int64_t numeric_field(const EventRecord& e, EventField f);
 
   // Moves the first n events into a new batch that shares this one's storage.
@@ -294,12 +278,17 @@ class EventBatchBuilder {
   // The last appended event (after append()).
   EventRecord& last() { return storage_->events.back(); }
   const EventRecord& last() const { return storage_->events.back(); }
-  // The last appended event's parsed field `name` as a header (EventBatch::header(), without
-  // the header block it does not have yet).
-  // Flume's names only (host, Facility, Severity, timestamp, flume.syslog.status, and the source's
-  // header names): what interceptors see, as Flume's syslog source would have set them.
-  std::optional<std::string_view> last_header(std::string_view name, char* scratch) const;
+  // The last appended event's headers (event_fields.h): its fields, and its header block once
+  // set_last_headers() gave it one. Interceptors read them as Flume's event carries them
+  // (EventHeaders::flume), a selector as a sink does (EventHeaders::get).
+  EventHeaders last_headers() const;
   const HeaderNames* header_names() const { return header_names_.get(); }
+  // What the events appended from now on are (EventStorage::kind); syslog unless said.
+  void set_kind(EventKind kind) {
+    kind_ = kind;
+    storage_->kind = kind;
+  }
+  EventKind kind() const { return kind_; }
   // What the batch's buffer holds of the last appended event (its frame and what followed it).
   std::string_view last_bytes() const {
     const EventRecord& e = storage_->events.back();
@@ -335,17 +324,10 @@ class EventBatchBuilder {
   uint8_t last_route() const { return routes_.size() == size() && !routes_.empty() ? routes_.back() : 0; }
   // Hands the events over as a part per route (of `routes`), and starts a new, empty batch.
   RoutedBatch seal_routed(size_t routes);
-  // The last appended event's header `name` as a sink would read it (EventBatch::header()):
-  // what its header block says, else its parsed field.
-  std::optional<std::string_view> last_event_header(std::string_view name, char* scratch) const;
-  // True when that header of the last appended event can only be its parsed field of Flume's
+  // True when that header of the last appended event can only be its syslog field of Flume's
   // name (no header block may name it, nor the source's header names): a selector reads the
   // field itself.
   bool last_header_is_parsed(std::string_view name) const;
-  // As last_event_header(ref.name), and failing that the parsed field `ref` names as a sink reads it
-  // (app, severity, any case: HeaderRef), so that a selector and a sink agree on a name.
-  // (Interceptors see Flume's names only: last_event_header(name).)
-  std::optional<std::string_view> last_event_header(const HeaderRef& ref, char* scratch) const;
 
  private:
   // What a new storage is reserved for: a little more than the last one sealed held.
@@ -361,9 +343,10 @@ class EventBatchBuilder {
   // `storage` (left null) as a sealed batch, with the builder's header names; `reservation`
   // becomes what its successor is reserved for.
   EventBatch seal_storage(std::unique_ptr<EventStorage>& storage, Reservation& reservation) const;
-  static std::unique_ptr<EventStorage> new_storage(const Reservation& reservation);
+  std::unique_ptr<EventStorage> new_storage(const Reservation& reservation) const;
 
   Reservation reservation_;                // declared before storage_: made with it
+  EventKind kind_ = EventKind::syslog;     // so is this
   std::unique_ptr<EventStorage> storage_;  // route 0's events (every event, without a selector)
   std::vector<AsideRoute> aside_;          // by route; [0] unused
   Reservation aside_reserved_;             // what this batch's aside routes reserved together

@@ -1,7 +1,6 @@
 #include "agent/api/event_json.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <vector>
 
@@ -9,12 +8,6 @@
 
 namespace sluice {
 namespace {
-
-void append_number(std::string& out, int64_t value) {
-  char digits[24];
-  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
-  out.append(digits, ec == std::errc() ? end : digits);
-}
 
 // A JSON string: quotes, backslashes and control characters escaped; invalid UTF-8 as U+FFFD.
 void append_string(std::string& out, std::string_view text) {
@@ -62,67 +55,37 @@ void append_key(std::string& out, std::string_view key) {
   out += ':';
 }
 
-void append_text_field(std::string& out, std::string_view key, std::string_view value) {
-  if (value.empty()) return;
-  append_key(out, key);
-  append_string(out, value);
-}
-
-// The headers interceptors set (or removed) on an event: the names its parsed fields give way to.
-class SetHeaders {
- public:
-  explicit SetHeaders(std::string_view block) : block_(block) {}
-  bool mentions(std::string_view name) const { return !block_.empty() && last_entry(block_, name); }
-  // Each set header once, its last value, in the order first set; removed ones left out.
-  void append(std::string& out) const {
-    HeaderReader reader(block_);
-    std::vector<std::string_view> done;
-    for (HeaderEntry entry; reader.next(entry);) {
-      if (std::find(done.begin(), done.end(), entry.name) != done.end()) continue;
-      done.push_back(entry.name);
-      const HeaderEntry last = *last_entry(block_, entry.name);
-      if (last.removed) continue;
-      append_key(out, entry.name);
-      append_string(out, last.value);
-    }
+// The headers interceptors set on an event (not those they removed), each once with its last
+// value, in the order first set.
+void append_set_headers(std::string& out, std::string_view block) {
+  HeaderReader reader(block);
+  std::vector<std::string_view> done;
+  for (HeaderEntry entry; reader.next(entry);) {
+    if (std::find(done.begin(), done.end(), entry.name) != done.end()) continue;
+    done.push_back(entry.name);
+    const HeaderEntry last = *last_entry(block, entry.name);
+    if (last.removed) continue;
+    append_key(out, entry.name);
+    append_string(out, last.value);
   }
-
- private:
-  std::string_view block_;
-};
+}
 
 }  // namespace
 
 void append_event_json(const EventBatch& batch, const EventRecord& e, std::string& out) {
-  // A parsed field an interceptor set or removed is written as the interceptor left it, below.
-  const SetHeaders set(batch.header_block(e));
-  auto number = [&](std::string_view key, int64_t value) {
-    if (set.mentions(key)) return;
-    append_key(out, key);
-    append_number(out, value);
-  };
-  auto text = [&](std::string_view key, std::string_view value) {
-    if (!set.mentions(key)) append_text_field(out, key, value);
-  };
   out += '{';
   const size_t opened = out.size();
-  number("timestamp", e.timestamp_ms);
-  number("Facility", e.facility);
-  number("Severity", e.severity);
-  if (e.status != EventStatus::ok)
-    text("flume.syslog.status", e.status == EventStatus::invalid ? "Invalid" : "Incomplete");
-  if (e.version) number("version", e.version);
-  text("host", batch.text(e, e.host));
-  text("app", batch.text(e, e.app));
-  text("procid", batch.text(e, e.procid));
-  text("msgid", batch.text(e, e.msgid));
-  text("structured_data", batch.text(e, e.structured_data));
-  if (const HeaderNames* names = batch.header_names()) {
-    if (!names->port.empty()) number(names->port, e.port);
-    if (!names->client_ip.empty()) text(names->client_ip, batch.client_ip(e));
-    if (!names->client_host.empty()) text(names->client_host, batch.client_host(e));
-  }
-  set.append(out);
+  // The fields of the JSON format (a field an interceptor set or removed is left to its block),
+  // then what interceptors set, then the message.
+  const EventHeaders headers = batch.headers(e);
+  headers.for_each_field(in_json, [&](std::string_view name, std::string_view value, bool number) {
+    append_key(out, name);
+    if (number)
+      out += value;
+    else
+      append_string(out, value);
+  });
+  append_set_headers(out, headers.block());
   append_key(out, "message");
   append_string(out, batch.body_rewritten(e) ? batch.body(e) : batch.message(e));
   out.erase(opened, 1);  // the first key's comma

@@ -6,16 +6,20 @@
 namespace sluice {
 namespace {
 
-// Flume's names of the parsed fields an event carries as headers.
-constexpr std::string_view kFieldHeaders[] = {"host",    "Facility",  "Severity",           "priority",
-                                              "version", "timestamp", "flume.syslog.status"};
+// A field a header the chain looks for names (a syslog field of Flume's name): present in some
+// events and not in others.
+bool names_a_field(std::string_view name) {
+  for (const FieldRow& row : kEventFields)
+    if ((row.where & in_flume_event) && row.name == name) return true;
+  return false;
+}
 
 }  // namespace
 
 std::optional<std::string_view> InterceptedEvent::header(std::string_view name, char* scratch) const {
   if (const std::optional<HeaderEntry> set = headers_.find(name))
     return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
-  return builder_.last_header(name, scratch);
+  return builder_.last_headers().flume(name, scratch);
 }
 
 std::vector<std::string> InterceptedEvent::header_names() const {
@@ -25,12 +29,8 @@ std::vector<std::string> InterceptedEvent::header_names() const {
     if (name.empty() || std::find(out.begin(), out.end(), name) != out.end()) return;
     if (header(name, scratch)) out.emplace_back(name);
   };
-  for (std::string_view name : kFieldHeaders) add(name);
-  if (const HeaderNames* names = builder_.header_names()) {
-    add(names->port);
-    add(names->client_ip);
-    add(names->client_host);
-  }
+  builder_.last_headers().for_each_field(in_flume_event,
+                                         [&](std::string_view name, std::string_view, bool) { add(name); });
   HeaderReader reader(headers_.block());
   for (HeaderEntry entry; reader.next(entry);) add(entry.name);
   return out;
@@ -63,8 +63,7 @@ InterceptorChain::InterceptorChain(std::vector<std::unique_ptr<Interceptor>> int
     looks_for_.insert(looks_for_.end(), looks_for->begin(), looks_for->end());
     // A header a syslog event carries may or may not be there: not the same for every event.
     for (const std::string& name : *looks_for)
-      if (std::find(std::begin(kFieldHeaders), std::end(kFieldHeaders), name) != std::end(kFieldHeaders))
-        uniform_ = false;
+      if (names_a_field(name)) uniform_ = false;
   }
   auto touched = std::make_shared<std::vector<std::string>>();
   for (const auto& interceptor : interceptors_) {

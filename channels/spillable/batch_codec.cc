@@ -37,6 +37,11 @@ bool get_string(std::string_view& in, std::string& s) {
 // written before headers existed) has none.
 constexpr uint32_t kHeadersSection = 0x48445253;  // "HDRS"
 
+// The word after the event count: the source's header names follow; the events are not syslog
+// (EventKind::plain). A record written before kinds existed has 0 or 1 there: syslog events.
+constexpr uint32_t kWithNames = 1;
+constexpr uint32_t kPlainEvents = 2;
+
 uint32_t event_layout_version() { return 0x5E000000u | static_cast<uint32_t>(sizeof(EventRecord)); }
 
 void encode_batch(const EventBatch& batch, std::string& out) {
@@ -62,7 +67,7 @@ void encode_batch(const EventBatch& batch, std::string& out) {
   plain.reserve(64 + batch.size() * sizeof(EventRecord) + bytes * 2);
   put_u32(plain, static_cast<uint32_t>(batch.size()));
   const HeaderNames* names = batch.header_names();
-  put_u32(plain, names ? 1 : 0);
+  put_u32(plain, (names ? kWithNames : 0) | (batch.kind() == EventKind::plain ? kPlainEvents : 0));
   if (names) {
     put_string(plain, names->port);
     put_string(plain, names->client_ip);
@@ -104,10 +109,12 @@ std::optional<EventBatch> decode_batch(std::string_view compressed, std::shared_
   std::string plain;
   if (!snappy::Uncompress(compressed.data(), compressed.size(), &plain)) return std::nullopt;
   std::string_view in(plain);
-  uint32_t count, has_names;
+  uint32_t count, has_names;  // the flags word: kWithNames, kPlainEvents
   if (!get_u32(in, count) || !get_u32(in, has_names)) return std::nullopt;
   auto storage = std::make_shared<EventStorage>();
-  if (has_names) {
+  if (has_names & ~(kWithNames | kPlainEvents)) return std::nullopt;
+  storage->kind = has_names & kPlainEvents ? EventKind::plain : EventKind::syslog;
+  if (has_names & kWithNames) {
     HeaderNames names;
     if (!get_string(in, names.port) || !get_string(in, names.client_ip) || !get_string(in, names.client_host))
       return std::nullopt;
