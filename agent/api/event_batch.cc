@@ -136,6 +136,16 @@ uint32_t EventBatchBuilder::append_to_last(std::string_view extra) {
 void EventBatchBuilder::set_last_headers(std::string_view block, bool body_rewritten) {
   if (block.empty() && !body_rewritten) return;
   const size_t index = storage_->events.size() - 1;
+  std::string merged;
+  if (index < storage_->headers.size() && storage_->headers[index].length) {
+    // It has a block already (the headers its sender's event came with): this one goes after
+    // it, its entries overriding the earlier ones of the same name.
+    const HeaderBlock& had = storage_->headers[index];
+    merged.assign(storage_->bytes.data() + storage_->events.back().offset + had.offset, had.length);
+    merged += block;
+    block = merged;
+    body_rewritten = body_rewritten || had.body_rewritten;
+  }
   const uint32_t offset = block.empty() ? 0 : append_to_last(block);
   const HeaderBlock header{offset, static_cast<uint32_t>(block.size()), body_rewritten ? 1u : 0u};
   if (storage_->headers.size() == index)  // every event has one (a chain that sets a header)

@@ -271,7 +271,7 @@ class EventBatchBuilder {
   // address) after it; returns their offset relative to that event's frame.
   uint32_t append_to_last(std::string_view bytes);
   // The last appended event's headers (event_headers.h), after all else appended for it, and
-  // whether its body was rewritten.
+  // whether its body was rewritten. A second call adds to the first's (its entries later).
   void set_last_headers(std::string_view block, bool body_rewritten = false);
   // Takes the last appended event back out, with all appended for it (an interceptor filtered it).
   void drop_last();

@@ -93,7 +93,9 @@ bool InterceptorChain::apply(EventBatchBuilder& builder, int64_t now_ms) const {
     std::string block;
   };
   thread_local MadeBlock made;
-  const bool uniform = uniform_for(builder.header_names());
+  // An event with headers of its own (a Flume event's) may have those the chain looks for.
+  const bool uniform =
+      uniform_for(builder.header_names()) && (builder.kind() == EventKind::syslog || looks_for_.empty());
   if (uniform && made.chain == id_ && made.now_ms == now_ms) {
     if (!made.kept) {
       builder.drop_last();

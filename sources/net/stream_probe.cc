@@ -97,7 +97,7 @@ void StreamProbe::cut_at_shutdown(IoCounters& io, uint64_t unread, const std::st
 
 void StreamProbe::dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
-  syslog::log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
+  pipeline::log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
 }
 
 void StreamProbe::tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject) {
@@ -117,7 +117,7 @@ void StreamProbe::log_truncated(uint64_t frames, const std::string& peer, uint16
 
 StreamCounters StreamProbe::counters() const {
   StreamCounters c;
-  c.per_port = syslog::sum_ports<PortCounters>(bound_ports_, io_, [](PortCounters& to, const IoCounters::Port& from) {
+  c.per_port = pipeline::sum_ports<PortCounters>(bound_ports_, io_, [](PortCounters& to, const IoCounters::Port& from) {
     to.cut += from.cut.get();
     to.octet_counted += from.octet_counted.get();
   });
@@ -173,7 +173,7 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
   const StreamCounters c = counters();
   const std::string& n = source_name_;
   for (const PortCounters& p : c.per_port) {
-    syslog::write_port_frame_families(w, n, p);
+    pipeline::write_port_frame_families(w, n, p);
     const MetricLabels l{{"source", n}, {"port", std::to_string(p.port)}};
     w.counter(metric_names::kSourceFramesCutTotal, l, p.cut);
     w.counter(metric_names::kSourceFramesOctetCountedTotal, l, p.octet_counted);
@@ -195,7 +195,7 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
   w.counter(metric_names::kSourceConnectionsIdleClosedTotal, l, c.connections_idle_closed);
   w.counter(metric_names::kSourceAcceptErrorsTotal, l, c.accept_errors);
   w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
-  syslog::write_filtered_family(w, n, c.events_filtered);
+  pipeline::write_filtered_family(w, n, c.events_filtered);
   w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal, l, c.events_dropped_at_shutdown);
   w.counter(metric_names::kSourceBytesUnreadAtShutdownTotal, l, c.bytes_unread_at_shutdown);
   w.counter(metric_names::kSourceConnectionsCutAtShutdownTotal, l, c.connections_cut_at_shutdown);

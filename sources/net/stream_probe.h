@@ -20,13 +20,13 @@
 #include "sources/net/stream_protocol.h"
 #include "sources/net/stream_settings.h"
 #include "sources/net/tls_context.h"
-#include "sources/syslog/source_counters.h"
+#include "sources/pipeline/source_counters.h"
 
 namespace sluice::net {
 
-using syslog::Counter;
-using syslog::PortFrameCounters;
-using syslog::PortFrameTotals;
+using pipeline::Counter;
+using pipeline::PortFrameCounters;
+using pipeline::PortFrameTotals;
 
 // One port's totals: what every syslog source counts (source_counters.h), and a stream's own.
 struct PortCounters : PortFrameTotals {

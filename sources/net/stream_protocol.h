@@ -3,7 +3,7 @@
 // plain syslog's LF/octet framing (sources/syslog_tcp/syslog_framing.h) or RELP (sources/relp/).
 // The io worker (stream_worker.h) has one path for every protocol: it feeds a connection's
 // StreamProtocol what it reads (after the PROXY header and TLS), makes each message it yields an
-// event (message_events.h), and, for a protocol that answers, sends what its AckQueue has ready,
+// event (sources/pipeline/event_maker.h), and, for a protocol that answers, sends what its AckQueue has ready,
 // in order. A message's reply waits for its event: until every channel has committed it (after
 // the sinks' delivery), or, with acknowledge_on_put, until every channel took it. A protocol that
 // never answers has no AckQueue.
@@ -14,19 +14,19 @@
 #include <string_view>
 
 #include "sources/net/stream_acks.h"
+#include "sources/pipeline/event_maker.h"
 
 namespace sluice::net {
 
 // What one read (or a stream's end) gave, for the per-port counters.
-struct ReadTally {
+// What a read found: its frames (the protocol's count), and what making their events found
+// (pipeline::MadeTally: invalid, invalid_utf8, filtered).
+struct ReadTally : pipeline::MadeTally {
   uint64_t frames = 0;
   uint64_t octet_counted = 0;  // of frames
   uint64_t blank_lines = 0;
   uint64_t truncated = 0;  // longer than the most kept (eventSize), or a frame its sender did not finish
   uint64_t cut = 0;        // partial frames we cut by closing the connection
-  uint64_t invalid = 0;    // made into events kept whole with status Invalid
-  uint64_t invalid_utf8 = 0;
-  uint64_t filtered = 0;  // dropped by the source's interceptors
 };
 
 // Takes the messages a protocol yields; the io worker's, for one connection's read.

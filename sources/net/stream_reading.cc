@@ -86,14 +86,13 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
         origin_{conn.port, conn.port_index, conn.client, conn.client_ip_length} {}
 
   void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) override {
-    EventBatchBuilder& batch = worker_.builder_;
-    if (!worker_.events_->add(message, truncated, origin_, batch, tally_)) {
+    pipeline::EventMaker& maker = worker_.maker_;
+    if (!maker.make(message, truncated, origin_, tally_)) {
       // Filtered out by an interceptor: done, as far as its sender is concerned (counted).
       if (AckQueue* acks = conn_.acks()) acks->done(ticket, 1);
       return;
     }
-    const ChannelSelector& selector = *worker_.shared_.selector;
-    if (!selector.single_route()) batch.set_last_route(selector.route(batch));
+    EventBatchBuilder& batch = maker.batch();
     if (conn_.acks()) {
       // With ackAfter = kafka each required channel's commit counts down; on put, flush() tells
       // the acknowledger once.
@@ -103,16 +102,16 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
         if (!on_put) batch.set_acknowledger(worker_.batch_acks_);
       }
       worker_.batch_acks_->add(batch.size() - 1, conn_.protocol->acks(), ticket,
-                               on_put ? 1 : worker_.delivery_.commits_expected(batch.last_route()));
+                               on_put ? 1 : maker.delivery().commits_expected(batch.last_route()));
     }
-    if (batch.size() >= worker_.config_.batch_size) worker_.flush();
+    if (maker.full()) worker_.flush();
   }
 
  private:
   StreamWorker& worker_;
   Connection& conn_;
   ReadTally& tally_;
-  const MessageOrigin origin_;
+  const pipeline::MessageOrigin origin_;
 };
 
 void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
@@ -120,7 +119,7 @@ void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd en
   // it. (Every other end consumes the connection before it closes it.)
   if (!connections_.count(&conn)) return;
   ReadTally tally;
-  events_->begin_read();  // the arrival time for this read's events
+  maker_.begin_read();  // the arrival time for this read's events
   ConnectionMessages messages(*this, conn, tally);
   std::string broken;
   if (end == StreamEnd::none)
@@ -136,18 +135,18 @@ void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd en
   }
 }
 
-// Puts the pending batch into every channel (syslog::ChannelDelivery), waiting for room as long
+// Puts the pending batch into every channel (pipeline::ChannelDelivery), waiting for room as long
 // as it takes (that wait is the backpressure) or until the shutdown deadline, re-read every half
 // second.
 void StreamWorker::flush() {
-  if (builder_.empty()) return;
+  if (maker_.empty()) return;
   // The batch's acknowledger (a protocol's): with acknowledge-on-put, told here once every
   // channel took the batch; a batch dropped at the shutdown deadline is never answered.
   const std::shared_ptr<BatchAcknowledger> acks = std::move(batch_acks_);
   const auto flush_started = Clock::now();
-  RoutedBatch routed = builder_.seal_routed(delivery_.routes());
+  RoutedBatch routed = maker_.seal();
   if (acks && !routed.original_index.empty()) acks->reorder(routed.original_index);
-  const bool put_everywhere = delivery_.deliver(std::move(routed));
+  const bool put_everywhere = maker_.deliver(std::move(routed));
   if (acks && put_everywhere && shared_.protocol.acknowledge_on_put()) acks->committed(0, acks->size());
   // While a full channel held this loop its senders could not be read: that time is not
   // taken from their drain's grace.

@@ -17,12 +17,14 @@ constexpr int kResolverThreads = 4;
 StreamServer::StreamServer(config::ComponentConfig component, StreamSettings settings, std::vector<Channel*> channels,
                            std::shared_ptr<const ChannelSelector> selector,
                            std::unique_ptr<StreamProtocolFactory> protocol,
-                           std::unique_ptr<MessageEventsFactory> events)
+                           std::unique_ptr<pipeline::EventFormatFactory> events,
+                           std::shared_ptr<const InterceptorChain> interceptors)
     : component_(std::move(component)),
       settings_(std::move(settings)),
       io_threads_(resolve_num_processors(settings_.num_processors)),
       protocol_(std::move(protocol)),
       events_(std::move(events)),
+      interceptors_(std::move(interceptors)),
       probe_(component_.name, settings_, io_threads_, std::string(protocol_->name())),
       selector_(selector ? std::move(selector) : every_channel(channels.size())),
       routes_(component_.name, channels, *selector_),
@@ -37,6 +39,7 @@ StreamServer::StreamServer(config::ComponentConfig component, StreamSettings set
               .probe = probe_,
               .protocol = *protocol_,
               .events = *events_,
+              .interceptors = interceptors_,
               .tls = tls_.get(),
               .resolver = resolver_.get(),
               .io_threads = io_threads_} {}

@@ -6,7 +6,7 @@
 //   stream_worker.h     one io thread: read → PROXY → TLS → protocol → events → batch → put, backpressure,
 //                       replies, the drain
 //   stream_protocol.h   what the connections speak (plain syslog framing, RELP) and its replies
-//   message_events.h    how messages become events (syslog_stream.h: syslog's decoder)
+//   (sources/pipeline/event_maker.h: how messages become events, by the source's EventFormat)
 //   hostname_cache.h, reverse_resolver.h   reverse DNS for clientHostnameHeader, off the loop
 //   stream_probe.h      counters, rate-limited log lines, the metrics it writes
 //   tls_context.h, tls_session.h           ssl = true
@@ -29,12 +29,12 @@
 #include <vector>
 
 #include "agent/api/source.h"
-#include "sources/net/message_events.h"
 #include "sources/net/stream_probe.h"
 #include "sources/net/stream_protocol.h"
 #include "sources/net/stream_settings.h"
 #include "sources/net/stream_worker.h"
 #include "sources/net/tls_context.h"
+#include "sources/pipeline/event_maker.h"
 
 namespace sluice::net {
 
@@ -44,7 +44,8 @@ class StreamServer : public Source {
   // `selector`: which of `channels` each event goes into (null: every one, all required).
   StreamServer(config::ComponentConfig component, StreamSettings settings, std::vector<Channel*> channels,
                std::shared_ptr<const ChannelSelector> selector, std::unique_ptr<StreamProtocolFactory> protocol,
-               std::unique_ptr<MessageEventsFactory> events);
+               std::unique_ptr<pipeline::EventFormatFactory> events,
+               std::shared_ptr<const InterceptorChain> interceptors);
   ~StreamServer() override;
 
   const std::string& name() const override { return component_.name; }
@@ -72,7 +73,9 @@ class StreamServer : public Source {
   uint64_t max_event_bytes() const override { return events_->max_event_bytes(); }
   uint64_t max_batch_bytes() const override { return settings_.batch_size * max_event_bytes(); }
   std::optional<std::vector<std::string>> headers_made() const override {
-    return events_->headers_made(settings_.header_names.get());
+    // A sender's own headers (Flume's event) may be any; else what the interceptors touch.
+    if (events_->kind() != EventKind::syslog) return std::nullopt;
+    return sluice::headers_made(interceptors_.get(), settings_.header_names.get());
   }
   // A protocol that answers on commit (RELP, ackAfter = kafka).
   std::string_view needs_delivered_commits() const override {
@@ -84,10 +87,11 @@ class StreamServer : public Source {
   const StreamSettings settings_;
   const int io_threads_;
   const std::unique_ptr<StreamProtocolFactory> protocol_;
-  const std::unique_ptr<MessageEventsFactory> events_;
+  const std::unique_ptr<pipeline::EventFormatFactory> events_;
+  const std::shared_ptr<const InterceptorChain> interceptors_;
   StreamProbe probe_;
   const std::shared_ptr<const ChannelSelector> selector_;
-  syslog::RouteCounters routes_;               // what the selector leaves undone
+  pipeline::RouteCounters routes_;             // what the selector leaves undone
   std::unique_ptr<TlsContext> tls_;            // ssl = true
   std::unique_ptr<ReverseResolver> resolver_;  // clientHostnameHeader
   IoShared shared_;

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <thread>
 
-#include "sources/syslog/syslog_properties.h"
+#include "sources/pipeline/origin_properties.h"
 
 namespace sluice::net {
 
 using C = StreamSettings;
-using syslog::kNetwork;
-using syslog::parse_cidr;
-using syslog::parse_port;
+using pipeline::kNetwork;
+using pipeline::parse_cidr;
+using pipeline::parse_port;
 
 const config::PropertyTable<StreamSettings>& stream_properties() {
   // A table, one row per property, laid out for reading rather than by clang-format.
@@ -57,8 +57,8 @@ const config::PropertyTable<StreamSettings>& stream_properties() {
     {"proxyHeaderTimeout", &C::proxy_header_timeout, "10s",
      "With proxyProtocol: how long a new connection may take to send its whole PROXY header.",
      {.min = 100, .max = 3'600'000}},
-    syslog::port_header_property<C>(),
-    syslog::client_ip_header_property<C>(),
+    pipeline::port_header_property<C>(),
+    pipeline::client_ip_header_property<C>(),
     {"clientHostnameHeader", &C::client_hostname_header, "",
      "If set, the name under which each event carries the sender's host name, from reverse DNS done off the event loop "
      "once per connection (cached for hostnameCacheTtl; the IP when it has no name); a new connection is read once "

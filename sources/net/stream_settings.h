@@ -14,13 +14,13 @@
 #include "agent/api/property_table.h"
 #include "sources/net/proxy_header.h"
 #include "sources/net/tls_settings.h"
-#include "sources/syslog/client_filter.h"
+#include "sources/pipeline/client_filter.h"
 
 namespace sluice::net {
 
-using syslog::address_text;
-using syslog::ClientFilter;
-using syslog::Network;
+using pipeline::address_text;
+using pipeline::ClientFilter;
+using pipeline::Network;
 
 struct StreamSettings : TlsSettings {
   std::string host;

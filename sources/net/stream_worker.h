@@ -2,8 +2,8 @@
 // One io thread of a stream source (stream_server.h): a libuv loop serving a share of the
 // connections. Each connection is a PROXY header (proxyProtocol), then TLS (ssl = true), then its
 // protocol (stream_protocol.h: plain syslog framing, RELP); every read goes that one path, and
-// the messages its protocol yields become events (message_events.h) in the thread's one
-// EventBatchBuilder, which is put into the channels (syslog::ChannelDelivery) when it reaches
+// the messages its protocol yields become events in the thread's one EventMaker
+// (sources/pipeline/event_maker.h), whose batch is put into the channels when it reaches
 // batchSize or when the loop is about to wait for I/O. A put that finds a channel full blocks
 // this thread: its sockets stop being read and TCP pushes back on the senders. io thread 0 also
 // runs the Acceptor (acceptor.h).
@@ -46,13 +46,12 @@
 #include "agent/api/event_batch.h"
 #include "sources/net/acceptor.h"
 #include "sources/net/hostname_cache.h"
-#include "sources/net/message_events.h"
 #include "sources/net/reverse_resolver.h"
 #include "sources/net/stream_probe.h"
 #include "sources/net/stream_protocol.h"
 #include "sources/net/stream_settings.h"
 #include "sources/net/tls_context.h"
-#include "sources/syslog/channel_delivery.h"
+#include "sources/pipeline/event_maker.h"
 
 namespace sluice::net {
 
@@ -68,16 +67,17 @@ struct IoShared {
   const StreamSettings& config;
   std::vector<Channel*> channels;
   std::shared_ptr<const ChannelSelector> selector;  // which of them each event goes into
-  syslog::RouteCounters& routes;
+  pipeline::RouteCounters& routes;
   StreamProbe& probe;
-  const StreamProtocolFactory& protocol;     // what every connection speaks
-  const MessageEventsFactory& events;        // how its messages become events
-  std::atomic<int64_t> open_connections{0};  // over all io threads, for maxConnections
-  std::vector<uint16_t> bound_ports;         // as configured, 0 resolved; set before the threads run
-  const TlsContext* tls = nullptr;           // ssl = true: every connection speaks TLS
-  ReverseResolver* resolver = nullptr;       // clientHostnameHeader: the reverse lookups
-  int io_threads = 1;                        // they share ssl.maxHandshakes
-  std::shared_ptr<ListenerPool> listeners;   // sockets handed over at a reload (may be null)
+  const StreamProtocolFactory& protocol;                 // what every connection speaks
+  const pipeline::EventFormatFactory& events;            // how its messages become events
+  std::shared_ptr<const InterceptorChain> interceptors;  // the source's (null: none)
+  std::atomic<int64_t> open_connections{0};              // over all io threads, for maxConnections
+  std::vector<uint16_t> bound_ports;                     // as configured, 0 resolved; set before the threads run
+  const TlsContext* tls = nullptr;                       // ssl = true: every connection speaks TLS
+  ReverseResolver* resolver = nullptr;                   // clientHostnameHeader: the reverse lookups
+  int io_threads = 1;                                    // they share ssl.maxHandshakes
+  std::shared_ptr<ListenerPool> listeners;               // sockets handed over at a reload (may be null)
 };
 
 // Each io thread's share of ssl.maxHandshakes (rounded up: every thread may handshake).
@@ -216,20 +216,18 @@ class StreamWorker {
   const size_t handshake_slots_;
   size_t handshakes_ = 0;
   std::deque<Connection*> awaiting_handshake_;
-  EventBatchBuilder builder_;
   // A protocol that answers: the wake-up for replies, and the batch being built's events.
   uv_async_t acks_async_;
   std::shared_ptr<AckWaker> waker_;
   std::shared_ptr<BatchAcknowledger> batch_acks_;
   std::vector<char> read_buffer_;
-  std::vector<char> plain_buffer_;  // TLS: what a session decrypts, before it is framed
-  const std::unique_ptr<MessageEvents> events_;
+  std::vector<char> plain_buffer_;                // TLS: what a session decrypts, before it is framed
   HostnameCache names_;                           // clientHostnameHeader: IP -> name
   std::unordered_map<uint64_t, Lookup> lookups_;  // in flight, by id
   uint64_t last_lookup_id_ = 0;
   uv_async_t names_async_;  // with a resolver: its answers are in
   std::shared_ptr<ReverseResolver::Inbox> inbox_;
-  syslog::ChannelDelivery delivery_;
+  pipeline::EventMaker maker_;  // its events, their batch, and its put into the channels
 };
 
 }  // namespace sluice::net

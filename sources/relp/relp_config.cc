@@ -20,10 +20,10 @@ const config::PropertyTable<C> kRelpProperties{
 };
 // clang-format on
 
-const config::PropertyTable<net::SyslogStreamConfig>& relp_stream_properties() {
-  using S = net::SyslogStreamConfig;
+const config::PropertyTable<syslog::SyslogStreamConfig>& relp_stream_properties() {
+  using S = syslog::SyslogStreamConfig;
   static const auto table = [] {
-    auto rows = config::joined<S>(config::adapted(net::syslog_stream_properties(), {{"eventSize", "131072"}}),
+    auto rows = config::joined<S>(config::adapted(syslog::syslog_stream_properties(), {{"eventSize", "131072"}}),
                                   config::lifted<S>(net::tls_properties()));
     for (auto& row : rows)
       if (row.name == "eventSize")
@@ -46,7 +46,7 @@ RelpSourceConfig parse_relp_source_config(const config::ComponentConfig& compone
                 [](const auto& entry) { return config::find_property(kRelpProperties, entry.first) != nullptr; });
   if (tcp_part.properties.count("framing"))
     component.fail("framing", "means nothing for RELP, which frames its messages itself: remove it");
-  c.tcp = net::parse_syslog_stream_config(tcp_part, relp_stream_properties());
+  c.tcp = syslog::parse_syslog_stream_config(tcp_part, relp_stream_properties());
   // Unless eventSize is given, it follows maxDataSize (its default is maxDataSize's): every
   // message taken is kept whole.
   if (!component.properties.count("eventSize")) c.tcp.event_size = static_cast<size_t>(c.relp.max_data_size.bytes);

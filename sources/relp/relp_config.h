@@ -4,8 +4,8 @@
 // (relp_stream_properties).
 
 #include "agent/api/property_table.h"
-#include "sources/net/syslog_stream.h"
 #include "sources/relp/relp_session.h"
+#include "sources/syslog/syslog_stream.h"
 
 namespace sluice::relp {
 
@@ -23,11 +23,11 @@ struct RelpConfig {
 extern const config::PropertyTable<RelpConfig> kRelpProperties;
 // A syslog stream's table (and TLS's) as RELP has it: eventSize defaults to maxDataSize's
 // default (a message the agent answers is one the sender forgets: kept whole).
-const config::PropertyTable<net::SyslogStreamConfig>& relp_stream_properties();
+const config::PropertyTable<syslog::SyslogStreamConfig>& relp_stream_properties();
 
 struct RelpSourceConfig {
   RelpConfig relp;
-  net::SyslogStreamConfig tcp;
+  syslog::SyslogStreamConfig tcp;
 };
 
 // Both tables from one component; a property of neither is refused, and so is one that means

@@ -44,10 +44,10 @@ std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& componen
   if (channels.size() > 255) component.fail("channels", "more than 255 channels cannot all be waited for");
   const RelpSettings settings{.max_data_size = static_cast<size_t>(c.relp.max_data_size.bytes),
                               .event_size = c.tcp.event_size};
-  auto events = std::make_unique<net::SyslogMessageEventsFactory>(c.tcp, context.interceptors);
+  auto events = syslog::syslog_format(c.tcp);
   return std::make_unique<net::StreamServer>(component, std::move(c.tcp), std::move(channels), context.selector,
                                              std::make_unique<RelpProtocolFactory>(settings, c.relp.ack_after),
-                                             std::move(events));
+                                             std::move(events), context.interceptors);
 }
 
 }  // namespace

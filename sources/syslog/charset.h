@@ -15,6 +15,8 @@ namespace sluice::syslog {
 
 enum class Charset : uint8_t { utf8, latin1, bytes };
 
+inline constexpr const char* kCharset = "a supported charset (UTF-8, ISO-8859-1, none)";
+
 // "UTF-8", "ISO-8859-1" and common spellings (any case); "none"/"binary" for bytes.
 std::optional<Charset> charset_from_name(std::string_view name);
 

@@ -1,8 +1,8 @@
 #pragma once
-// What a syslog source does with each frame it cuts, in one place (the TCP and UDP io threads
-// and the parse benchmark share it): re-encode to UTF-8 if the charset asks, copy into the
-// batch, parse the header, apply the Incomplete status and keepFields, and stamp where the
-// event came from (its port, its client's address and name for the headers).
+// What a syslog source does with each frame it cuts, in one place (syslog's EventFormat,
+// syslog_format.h, and the parse benchmark share it): re-encode to UTF-8 if the charset asks,
+// copy into the batch, parse the header, apply the Incomplete status and keepFields. Where the
+// event came from is stamped after (pipeline::EventMaker).
 
 #include <string>
 #include <string_view>
@@ -21,23 +21,6 @@ enum KeepField : uint8_t {
   keep_hostname = 8,
   keep_all = 15,
 };
-
-// Where an event came from: the port it arrived on, and the client's address followed by its
-// name (clientIPHeader, clientHostnameHeader; empty: neither is wanted).
-struct Origin {
-  uint16_t port = 0;
-  std::string_view client;  // address, then name
-  size_t ip_length = 0;     // of `client`, the address
-};
-
-// Stamps the event just decoded (the builder's last) with where it came from.
-inline void stamp_origin(EventRecord& e, EventBatchBuilder& builder, const Origin& origin) {
-  e.port = origin.port;
-  if (origin.client.empty()) return;
-  e.client_offset = builder.append_to_last(origin.client);
-  e.client_ip_length = static_cast<uint8_t>(origin.ip_length);
-  e.client_host_length = static_cast<uint8_t>(origin.client.size() - origin.ip_length);
-}
 
 class EventDecoder {
  public:

@@ -1,5 +1,6 @@
 #pragma once
-// The property rows every syslog source has alike, written once: each source's table takes them
+// The property rows every syslog source has alike (those of where an event came from are every
+// source's: sources/pipeline/origin_properties.h), written once: each source's table takes them
 // for its own config struct (which has the members they name).
 
 #include <cstdint>
@@ -30,28 +31,6 @@ config::Property<C> keep_fields_property() {
           {},
           {},
           {}};  // every field given: GCC 12 fails on the defaulted ones in a template
-}
-
-// portHeader and clientIPHeader: the event's origin as headers.
-template <class C>
-config::Property<C> port_header_property() {
-  return {"portHeader",
-          &C::port_header,
-          "",
-          "If set, the name under which each event carries the local port it arrived on (json format; keyField port).",
-          {},
-          {},
-          {}};
-}
-template <class C>
-config::Property<C> client_ip_header_property() {
-  return {"clientIPHeader",
-          &C::client_ip_header,
-          "",
-          "If set, the name under which each event carries the sender's IP address (json format; keyField clientIP).",
-          {},
-          {},
-          {}};
 }
 
 }  // namespace sluice::syslog

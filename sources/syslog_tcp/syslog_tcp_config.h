@@ -1,6 +1,6 @@
 #pragma once
 #include "agent/api/property_table.h"
-#include "sources/net/syslog_stream.h"
+#include "sources/syslog/syslog_stream.h"
 
 namespace sluice::syslog_tcp {
 

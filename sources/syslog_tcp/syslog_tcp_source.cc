@@ -31,6 +31,6 @@ SyslogTcpSource::SyslogTcpSource(config::ComponentConfig component, const Syslog
                                  std::shared_ptr<const ChannelSelector> selector)
     : StreamServer(std::move(component), config, std::move(channels), std::move(selector),
                    std::make_unique<SyslogFramingFactory>(config.event_size, config.detect_octet_counting()),
-                   std::make_unique<SyslogMessageEventsFactory>(config, std::move(interceptors))) {}
+                   syslog_format(config), std::move(interceptors)) {}
 
 }  // namespace sluice::syslog_tcp

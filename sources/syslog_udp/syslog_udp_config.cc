@@ -1,5 +1,6 @@
 #include "sources/syslog_udp/syslog_udp_config.h"
 
+#include "sources/pipeline/origin_properties.h"
 #include "sources/syslog/syslog_properties.h"
 
 #include <charconv>

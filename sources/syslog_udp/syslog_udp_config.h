@@ -7,13 +7,14 @@
 
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
+#include "sources/pipeline/client_filter.h"
 #include "sources/syslog/charset.h"
-#include "sources/syslog/client_filter.h"
 #include "sources/syslog/event_decoder.h"
 
 namespace sluice::syslog_udp {
 
 using namespace ::sluice::syslog;
+using namespace ::sluice::pipeline;
 
 struct SyslogUdpConfig {
   std::string host;

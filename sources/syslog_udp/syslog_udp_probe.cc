@@ -31,7 +31,7 @@ void SyslogUdpProbe::read_failed(UdpIoCounters& io, int error) {
 
 void SyslogUdpProbe::dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel) {
   io.dropped.add(events);
-  syslog::log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
+  pipeline::log_dropped_at_shutdown(io.dropped_log, source_name_, channel, events);
 }
 
 void SyslogUdpProbe::unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams) {
@@ -46,7 +46,7 @@ void SyslogUdpProbe::unread_at_shutdown(UdpIoCounters& io, uint64_t datagrams) {
 SyslogUdpCounters SyslogUdpProbe::counters() const {
   SyslogUdpCounters c;
   c.per_port =
-      syslog::sum_ports<UdpPortCounters>(bound_ports_, io_, [](UdpPortCounters& to, const UdpIoCounters::Port& from) {
+      pipeline::sum_ports<UdpPortCounters>(bound_ports_, io_, [](UdpPortCounters& to, const UdpIoCounters::Port& from) {
         to.denied += from.denied.get();
         to.kernel_drops += from.kernel_drops.get();
       });
@@ -77,14 +77,14 @@ SourceCounters SyslogUdpProbe::source_counters() const {
 void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   const SyslogUdpCounters c = counters();
   for (const UdpPortCounters& p : c.per_port) {
-    syslog::write_port_frame_families(w, source_name_, p);
+    pipeline::write_port_frame_families(w, source_name_, p);
     const MetricLabels l{{"source", source_name_}, {"port", std::to_string(p.port)}};
     w.counter(metric_names::kSourceDatagramsDeniedTotal, l, p.denied);
     w.counter(metric_names::kSourceUdpKernelDropsTotal, l, p.kernel_drops);
   }
   const MetricLabels l{{"source", source_name_}};
   w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
-  syslog::write_filtered_family(w, source_name_, c.events_filtered);
+  pipeline::write_filtered_family(w, source_name_, c.events_filtered);
   w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal, l, c.events_dropped_at_shutdown);
   w.counter(metric_names::kSourceDatagramsUnreadAtShutdownTotal, l, c.datagrams_unread_at_shutdown);
   w.flume("EventReceivedCount", std::to_string(c.events_received));

@@ -11,12 +11,12 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
-#include "sources/syslog/source_counters.h"
+#include "sources/pipeline/source_counters.h"
 
 namespace sluice::syslog_udp {
 
 // One port's totals: what every syslog source counts (source_counters.h), and a datagram socket's own.
-struct UdpPortCounters : syslog::PortFrameTotals {
+struct UdpPortCounters : pipeline::PortFrameTotals {
   uint64_t denied = 0, kernel_drops = 0;
 };
 
@@ -28,12 +28,12 @@ struct SyslogUdpCounters {
 };
 
 struct alignas(64) UdpIoCounters {
-  struct alignas(64) Port : syslog::PortFrameCounters {
-    syslog::Counter denied, kernel_drops;
+  struct alignas(64) Port : pipeline::PortFrameCounters {
+    pipeline::Counter denied, kernel_drops;
   };
   explicit UdpIoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;
-  syslog::Counter read_errors, dropped, unread, filtered;
+  pipeline::Counter read_errors, dropped, unread, filtered;
   LogLimiter drop_log, denied_log, read_error_log, dropped_log, unread_log;
 };
 

@@ -15,7 +15,8 @@
 #include <optional>
 
 #include <spdlog/spdlog.h>
-#include "sources/syslog/channel_delivery.h"
+#include "sources/pipeline/event_maker.h"
+#include "sources/syslog/syslog_format.h"
 
 namespace sluice::syslog_udp {
 namespace {
@@ -159,25 +160,26 @@ class SyslogUdpSource::IoThread {
         counters_(source.probe_.io(index)),
         shared_ports_(shared_ports),
         slot_(config_.event_size + kLineEndRoom),
-        builder_(config_.batch_size, config_.batch_size * 128),
-        decoder_(config_.keep_fields),
         buffers_(kDatagramsPerRead * slot_),
-        clock_(ParseClock::now()),
         want_peers_(config_.clients.filters() || !config_.client_ip_header.empty()),
-        delivery_(source.name(), source.channels_, source.selector_, source.routes_,
-                  "an io thread is not reading its UDP sockets, whose buffers fill and then drop (counted as "
-                  "udp_kernel_drops)",
-                  kDropCheckEvery,
-                  {.before_try =
-                       [this] {
-                         if (Clock::now() >= next_drop_check_) count_drops();
-                         return source_.stop_.get();
-                       },
-                   .dropped =
-                       [this](const Channel& channel, size_t events) {
-                         source_.probe_.dropped_at_shutdown(counters_, events, channel.name());
-                       }}) {
-    builder_.set_header_names(config_.header_names);
+        maker_(source.format_.make(), source.format_.kind(), source.interceptors_, config_.header_names,
+               {source.name(),
+                source.channels_,
+                source.selector_,
+                source.routes_,
+                "an io thread is not reading its UDP sockets, whose buffers fill and then drop (counted as "
+                "udp_kernel_drops)",
+                kDropCheckEvery,
+                {.before_try =
+                     [this] {
+                       if (Clock::now() >= next_drop_check_) count_drops();
+                       return source_.stop_.get();
+                     },
+                 .dropped =
+                     [this](const Channel& channel, size_t events) {
+                       source_.probe_.dropped_at_shutdown(counters_, events, channel.name());
+                     }}},
+               config_.batch_size, config_.batch_size * 128) {
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_ < 0) throw config::ConfigError(std::string("eventfd(): ") + std::strerror(errno));
   }
@@ -319,7 +321,7 @@ class SyslogUdpSource::IoThread {
         if (errno != EAGAIN && errno != EWOULDBLOCK) source_.probe_.read_failed(counters_, errno);
         return false;
       }
-      clock_.refresh();  // once per call: a put may have waited since the last
+      maker_.begin_read();  // once per call: a put may have waited since the last
       for (int j = 0; j < received; ++j) take(index, messages[j], vectors[j], peers[j]);
       if (received < static_cast<int>(kDatagramsPerRead)) return false;
     }
@@ -346,27 +348,20 @@ class SyslogUdpSource::IoThread {
     }
     const bool truncated = frame.size() > config_.event_size;
     if (truncated) frame = frame.substr(0, config_.event_size);
-    uint64_t invalid_utf8 = 0;
     const std::string ip = config_.client_ip_header.empty() ? std::string() : address_text(peer);
-    EventRecord& e = decoder_.decode(frame, truncated, config_.charset, clock_, builder_, invalid_utf8);
-    stamp_origin(e, builder_, {socket.port, ip, ip.size()});
+    pipeline::MadeTally tally;
+    const bool kept = maker_.make(frame, truncated, {socket.port, index, ip, ip.size()}, tally);
     port.events.add(1);
     if (truncated) port.truncated.add(1);
-    if (e.status == EventStatus::invalid) port.invalid.add(1);
-    if (invalid_utf8) port.invalid_utf8.add(invalid_utf8);
-    if (source_.interceptors_ && !source_.interceptors_->apply(builder_, clock_.now_ms)) {
-      counters_.filtered.add(1);  // taken back out of the batch
-      return;
-    }
-    if (!source_.selector_->single_route()) builder_.set_last_route(source_.selector_->route(builder_));
-    if (builder_.size() >= config_.batch_size) flush();
+    if (tally.invalid) port.invalid.add(tally.invalid);
+    if (tally.invalid_utf8) port.invalid_utf8.add(tally.invalid_utf8);
+    if (tally.filtered) counters_.filtered.add(tally.filtered);
+    if (kept && maker_.full()) flush();
   }
 
   // Puts the batch into every channel, waiting for room until the stop deadline; meanwhile the
   // sockets' buffers fill and the kernel drops, which is counted and logged as it happens.
-  void flush() {
-    if (!builder_.empty()) delivery_.deliver(builder_.seal_routed(delivery_.routes()));
-  }
+  void flush() { maker_.flush(); }
 
   SyslogUdpSource& source_;
   const SyslogUdpConfig& config_;
@@ -375,13 +370,10 @@ class SyslogUdpSource::IoThread {
   const size_t slot_;        // bytes read per datagram: eventSize and room for a line end
   std::vector<Socket> sockets_;
   int wake_ = -1;
-  EventBatchBuilder builder_;
-  EventDecoder decoder_;
   std::vector<char> buffers_;  // kDatagramsPerRead slots
-  ParseClock clock_;
-  const bool want_peers_;  // the senders' addresses: for allow/deny or clientIPHeader
+  const bool want_peers_;      // the senders' addresses: for allow/deny or clientIPHeader
   Clock::time_point next_drop_check_{};
-  syslog::ChannelDelivery delivery_;
+  pipeline::EventMaker maker_;  // its events, their batch, and its put into the channels
   std::thread thread_;
 };
 
@@ -393,6 +385,7 @@ SyslogUdpSource::SyslogUdpSource(config::ComponentConfig component, SyslogUdpCon
       channels_(std::move(channels)),
       interceptors_(std::move(interceptors)),
       selector_(selector ? std::move(selector) : every_channel(channels_.size())),
+      format_(config_.keep_fields, config_.event_size, std::vector<Charset>(config_.ports.size(), config_.charset)),
       io_threads_(io_threads_for(config_.num_processors)),
       probe_(component_.name, config_.ports.size(), io_threads_),
       routes_(component_.name, channels_, *selector_) {}

@@ -21,6 +21,7 @@
 #include "agent/api/component_spec.h"
 #include "agent/api/interceptor.h"
 #include "agent/api/source.h"
+#include "sources/syslog/syslog_format.h"
 #include "sources/syslog_udp/syslog_udp_config.h"
 #include "sources/syslog_udp/syslog_udp_probe.h"
 
@@ -67,9 +68,10 @@ class SyslogUdpSource final : public Source {
   const std::vector<Channel*> channels_;
   const std::shared_ptr<const InterceptorChain> interceptors_;
   const std::shared_ptr<const ChannelSelector> selector_;  // which of the channels each event goes into
+  const syslog::SyslogFormatFactory format_;               // how a datagram becomes an event
   const int io_threads_;
   SyslogUdpProbe probe_;
-  syslog::RouteCounters routes_;  // what the selector leaves undone
+  pipeline::RouteCounters routes_;  // what the selector leaves undone
   std::vector<uint16_t> bound_ports_;
   std::shared_ptr<ListenerPool> pool_;  // a reload's hand-over of sockets (null: none)
   StopDeadline stop_;                   // before threads_: they read it until they are gone

@@ -12,12 +12,12 @@
 #include <string>
 
 #include "sources/net/proxy_header.h"
-#include "sources/syslog/client_filter.h"
+#include "sources/pipeline/client_filter.h"
 #include "tests/support/proxy_headers.h"
 
 using namespace sluice;
 using namespace sluice::net;
-using sluice::syslog::address_text;
+using sluice::pipeline::address_text;
 using namespace std::chrono_literals;
 using sluice::test::proxy_v2_header;
 using State = ProxyHeader::State;

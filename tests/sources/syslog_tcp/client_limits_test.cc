@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "channels/memory/memory_channel.h"
-#include "sources/syslog/client_filter.h"
+#include "sources/pipeline/client_filter.h"
 #include "sources/syslog_tcp/syslog_tcp_source.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
@@ -17,6 +17,7 @@
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
+using namespace sluice::pipeline;
 using namespace std::chrono_literals;
 
 namespace {

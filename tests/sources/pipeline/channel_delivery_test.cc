@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "channels/memory/memory_channel.h"
-#include "sources/syslog/channel_delivery.h"
+#include "sources/pipeline/channel_delivery.h"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -31,8 +31,8 @@ struct Acks : CommitTracker {
 struct Rig {
   std::vector<std::unique_ptr<MemoryChannel>> channels;
   std::shared_ptr<const ChannelSelector> selector;
-  std::unique_ptr<syslog::RouteCounters> counters;
-  std::unique_ptr<syslog::ChannelDelivery> delivery;
+  std::unique_ptr<pipeline::RouteCounters> counters;
+  std::unique_ptr<pipeline::ChannelDelivery> delivery;
   std::vector<std::string> dropped_at_deadline;
   Rig(std::vector<size_t> capacities, std::vector<ChannelRoute> routes, Deadline deadline = Deadline::max()) {
     std::vector<Channel*> raw;
@@ -42,10 +42,10 @@ struct Rig {
       raw.push_back(channels.back().get());
     }
     selector = std::make_shared<ByDigit>(std::move(routes));
-    counters = std::make_unique<syslog::RouteCounters>("r", raw, *selector);
-    delivery = std::make_unique<syslog::ChannelDelivery>(
+    counters = std::make_unique<pipeline::RouteCounters>("r", raw, *selector);
+    delivery = std::make_unique<pipeline::ChannelDelivery>(
         "r", raw, selector, *counters, "test", 10ms,
-        syslog::ChannelDelivery::Waiting{
+        pipeline::ChannelDelivery::Waiting{
             .before_try = [deadline] { return deadline; },
             .dropped = [this](const Channel& c, size_t) { dropped_at_deadline.push_back(c.name()); }});
   }

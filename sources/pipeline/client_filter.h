@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sluice::syslog {
+namespace sluice::pipeline {
 
 struct Network {
   int family = 0;  // AF_INET or AF_INET6
@@ -28,7 +28,6 @@ std::optional<Network> parse_network(const std::string& text);
 std::optional<uint16_t> parse_port(std::string_view text);
 std::optional<Network> parse_cidr(std::string_view text);
 inline constexpr const char* kNetwork = "a network (e.g. 10.0.0.0/8, 192.0.2.7, fd00::/8)";
-inline constexpr const char* kCharset = "a supported charset (UTF-8, ISO-8859-1, none)";
 
 // The address of a peer as text ("192.0.2.7", "::1"), for logs and clientIPHeader.
 std::string address_text(const sockaddr_storage& peer);
@@ -46,4 +45,4 @@ class ClientFilter {
   std::vector<Network> allow_, deny_;
 };
 
-}  // namespace sluice::syslog
+}  // namespace sluice::pipeline

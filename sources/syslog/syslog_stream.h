@@ -1,25 +1,21 @@
 #pragma once
 // Syslog messages over a stream server's connections (TCP and RELP): the settings that say how
-// they become events (keepFields, charsets) beside the stream's own, their table, and the
-// MessageEvents that decodes them (sources/syslog/event_decoder.h) and stamps their origin.
+// they become events (keepFields, charsets) beside the stream's own, their table, and the format
+// that decodes them (syslog_format.h).
 
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "agent/api/interceptor.h"
 #include "agent/api/property_table.h"
-#include "sources/net/message_events.h"
 #include "sources/net/stream_settings.h"
 #include "sources/syslog/charset.h"
-#include "sources/syslog/event_decoder.h"
+#include "sources/syslog/syslog_format.h"
 
-namespace sluice::net {
+namespace sluice::syslog {
 
-using syslog::Charset;
-
-struct SyslogStreamConfig : StreamSettings {
+struct SyslogStreamConfig : net::StreamSettings {
   uint8_t keep_fields = 0;  // syslog::KeepField bits
   Charset default_charset = Charset::utf8;
   std::map<uint16_t, Charset> port_charsets;  // charset.port.<port>
@@ -43,22 +39,8 @@ C parse_syslog_stream_config(const config::ComponentConfig& component, const con
 void finish_syslog_stream_config(const config::ComponentConfig& component, SyslogStreamConfig& c,
                                  const std::vector<std::pair<std::string, std::string>>& port_charsets);
 
-class SyslogMessageEventsFactory final : public MessageEventsFactory {
- public:
-  // `interceptors`: the source's (null: none), applied to every event made.
-  SyslogMessageEventsFactory(const SyslogStreamConfig& config, std::shared_ptr<const InterceptorChain> interceptors);
-  std::unique_ptr<MessageEvents> make() const override;
-  uint64_t max_event_bytes() const override;
-  std::optional<std::vector<std::string>> headers_made(const HeaderNames* names) const override {
-    return sluice::headers_made(interceptors_.get(), names);
-  }
-
- private:
-  const uint8_t keep_fields_;
-  const size_t event_size_;
-  std::vector<Charset> charsets_;  // by port index
-  const std::shared_ptr<const InterceptorChain> interceptors_;
-};
+// The format its events are made with: each port's charset.
+std::unique_ptr<SyslogFormatFactory> syslog_format(const SyslogStreamConfig& config);
 
 template <class C>
 C parse_syslog_stream_config(const config::ComponentConfig& component, const config::PropertyTable<C>& table) {
@@ -74,4 +56,4 @@ C parse_syslog_stream_config(const config::ComponentConfig& component, const con
   return c;
 }
 
-}  // namespace sluice::net
+}  // namespace sluice::syslog

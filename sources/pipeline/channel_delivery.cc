@@ -1,10 +1,10 @@
-#include "sources/syslog/channel_delivery.h"
+#include "sources/pipeline/channel_delivery.h"
 
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
 
-namespace sluice::syslog {
+namespace sluice::pipeline {
 
 namespace {
 constexpr auto kBlockedLogEvery = std::chrono::seconds(10);
@@ -71,4 +71,4 @@ bool ChannelDelivery::put_required(Channel& channel, EventBatch part) {
   }
 }
 
-}  // namespace sluice::syslog
+}  // namespace sluice::pipeline

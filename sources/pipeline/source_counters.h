@@ -16,7 +16,7 @@
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
 
-namespace sluice::syslog {
+namespace sluice::pipeline {
 
 struct Counter {
   std::atomic<uint64_t> value{0};
@@ -102,4 +102,4 @@ class RouteCounters {
 // counts them).
 void log_dropped_at_shutdown(LogLimiter& log, const std::string& source, const std::string& channel, uint64_t events);
 
-}  // namespace sluice::syslog
+}  // namespace sluice::pipeline

@@ -1,5 +1,5 @@
 #pragma once
-// The one place where a syslog source's finished batch passes into its channels (TCP, TLS, RELP
+// The one place where a source's finished batch passes into its channels (TCP, TLS, RELP
 // and UDP alike), as its channel selector routed each event (channel_selector.h). Each route's
 // events go into its required channels in turn, waiting for room as long as it takes — that wait
 // is the backpressure — or until the source's stop deadline, when what is left is dropped,
@@ -17,9 +17,9 @@
 
 #include "agent/api/channel.h"
 #include "agent/api/channel_selector.h"
-#include "sources/syslog/source_counters.h"
+#include "sources/pipeline/source_counters.h"
 
-namespace sluice::syslog {
+namespace sluice::pipeline {
 
 class ChannelDelivery {
  public:
@@ -37,6 +37,7 @@ class ChannelDelivery {
                   std::shared_ptr<const ChannelSelector> selector, RouteCounters& routes, std::string consequence,
                   std::chrono::milliseconds slice, Waiting waiting);
 
+  const std::shared_ptr<const ChannelSelector>& selector() const { return selector_; }
   // The routes a batch is sealed into: EventBatchBuilder::seal_routed(routes()).
   size_t routes() const { return selector_->routes().size(); }
   // Into the channels each route names; true if every required channel took its part (false:
@@ -61,4 +62,4 @@ class ChannelDelivery {
   const Waiting waiting_;
 };
 
-}  // namespace sluice::syslog
+}  // namespace sluice::pipeline

@@ -1,10 +1,10 @@
-#include "sources/syslog/source_counters.h"
+#include "sources/pipeline/source_counters.h"
 
 #include <spdlog/spdlog.h>
 
 #include "agent/api/metric_names.h"
 
-namespace sluice::syslog {
+namespace sluice::pipeline {
 
 void write_port_frame_families(MetricsWriter& w, const std::string& source, const PortFrameTotals& p) {
   const MetricLabels l{{"source", source}, {"port", std::to_string(p.port)}};
@@ -76,4 +76,4 @@ void log_dropped_at_shutdown(LogLimiter& log, const std::string& source, const s
         source, channel, events, *note);
 }
 
-}  // namespace sluice::syslog
+}  // namespace sluice::pipeline

@@ -1,4 +1,4 @@
-#include "sources/syslog/client_filter.h"
+#include "sources/pipeline/client_filter.h"
 
 #include <charconv>
 
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace sluice::syslog {
+namespace sluice::pipeline {
 namespace {
 
 // The peer's address as its family and bytes; an IPv4-mapped IPv6 address counts as IPv4.
@@ -90,4 +90,4 @@ std::string address_text(const sockaddr_storage& peer) {
   return address;
 }
 
-}  // namespace sluice::syslog
+}  // namespace sluice::pipeline
