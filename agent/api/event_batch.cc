@@ -137,14 +137,17 @@ void EventBatchBuilder::set_last_headers(std::string_view block, bool body_rewri
   if (block.empty() && !body_rewritten) return;
   const size_t index = storage_->events.size() - 1;
   std::string merged;
-  if (index < storage_->headers.size() && storage_->headers[index].length) {
+  if (index < storage_->headers.size()) {
     // It has a block already (the headers its sender's event came with): this one goes after
-    // it, its entries overriding the earlier ones of the same name.
+    // it, its entries overriding the earlier ones of the same name. (The first block's bytes
+    // stay where they were, unused: an event's headers are set twice at most.)
     const HeaderBlock& had = storage_->headers[index];
-    merged.assign(storage_->bytes.data() + storage_->events.back().offset + had.offset, had.length);
-    merged += block;
-    block = merged;
     body_rewritten = body_rewritten || had.body_rewritten;
+    if (had.length) {
+      merged.assign(storage_->bytes.data() + storage_->events.back().offset + had.offset, had.length);
+      merged += block;
+      block = merged;
+    }
   }
   const uint32_t offset = block.empty() ? 0 : append_to_last(block);
   const HeaderBlock header{offset, static_cast<uint32_t>(block.size()), body_rewritten ? 1u : 0u};
@@ -292,7 +295,8 @@ EventBatch EventBatchBuilder::seal_storage(std::unique_ptr<EventStorage>& storag
   if (storage->events.capacity() > 2 * storage->events.size() + 4) storage->events.shrink_to_fit();
   storage->header_names = header_names_;
   storage->kind = kind_;
-  storage->header_block_names = block_names_;
+  // A sender's own headers (a plain event's block) may have any name, beside what interceptors touch.
+  storage->header_block_names = kind_ == EventKind::syslog ? block_names_ : nullptr;
   batch.storage_ = std::shared_ptr<const EventStorage>(std::move(storage));
   return batch;
 }

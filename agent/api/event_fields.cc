@@ -51,13 +51,20 @@ std::optional<EventField> event_field_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+// The field a source's header name (portHeader, clientIPHeader, clientHostnameHeader) stands for.
+std::optional<EventField> source_field(std::string_view name, const HeaderNames* names) {
+  if (!names || name.empty()) return std::nullopt;
+  if (name == names->client_ip) return EventField::client_ip;
+  if (name == names->client_host) return EventField::client_host;
+  if (name == names->port) return EventField::port;
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<EventField> flume_header_field(std::string_view name, const HeaderNames* names) {
   if (name.empty()) return std::nullopt;
-  if (names) {
-    if (name == names->client_ip) return EventField::client_ip;
-    if (name == names->client_host) return EventField::client_host;
-    if (name == names->port) return EventField::port;
-  }
+  if (const std::optional<EventField> f = source_field(name, names)) return f;
   for (const FieldRow& row : kEventFields)
     if ((row.where & in_flume_event) && row.name == name) return row.field;
   return std::nullopt;
@@ -110,7 +117,8 @@ std::optional<std::string_view> EventHeaders::get(const HeaderRef& ref, char* sc
   if (!block_.empty())
     if (const std::optional<HeaderEntry> set = last_entry(block_, ref.name))
       return set->removed ? std::nullopt : std::optional<std::string_view>(set->value);
-  std::optional<EventField> f = flume_header_field(ref.name, names_);
+  // A field's exact Flume name is among the names `ref.field` was resolved from, once.
+  std::optional<EventField> f = source_field(ref.name, names_);
   if (!f) f = ref.field;
   return f ? field(*f, scratch) : std::nullopt;
 }

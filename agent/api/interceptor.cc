@@ -29,8 +29,10 @@ std::vector<std::string> InterceptedEvent::header_names() const {
     if (name.empty() || std::find(out.begin(), out.end(), name) != out.end()) return;
     if (header(name, scratch)) out.emplace_back(name);
   };
-  builder_.last_headers().for_each_field(in_flume_event,
-                                         [&](std::string_view name, std::string_view, bool) { add(name); });
+  const EventHeaders had = builder_.last_headers();
+  had.for_each_field(in_flume_event, [&](std::string_view name, std::string_view, bool) { add(name); });
+  HeaderReader came_with(had.block());  // a sender's own headers (a Flume event's)
+  for (HeaderEntry entry; came_with.next(entry);) add(entry.name);
   HeaderReader reader(headers_.block());
   for (HeaderEntry entry; reader.next(entry);) add(entry.name);
   return out;

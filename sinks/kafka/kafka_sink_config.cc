@@ -112,8 +112,8 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      {.min = 1, .max = 64}},
     {"keyField", config::parsed_as(&C::key_header, "a header name", header_ref), "key",
      "The header whose value is each event's Kafka message key (Flume's: key, which syslog events have only when an "
-     "interceptor sets it); any parsed field too: host, app, procid, msgid, Facility, Severity, port, timestamp, "
-     "clientIP, clientHostname. Keyed messages are partitioned by murmur2 of the key, as the Java producer does "
+     "interceptor sets it); any parsed field too: host, app, procid, msgid, structured_data, Facility, Severity, "
+     "priority, version, flume.syslog.status, port, timestamp, clientIP, clientHostname. Keyed messages are partitioned by murmur2 of the key, as the Java producer does "
      "(librdkafka's murmur2_random), unless a partition is chosen; an event without it has no key."},
     {"partitionIdHeader", config::parsed_as(&C::partition_header, "a header name", header_ref), "",
      "The header whose value (a number) is each event's partition, e.g. Severity; overrides key. An event without "

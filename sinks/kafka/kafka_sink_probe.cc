@@ -60,6 +60,7 @@ constexpr auto kWaitWorthALine = std::chrono::seconds(2);
 void KafkaSinkProbe::destination_waiting(const std::string& topic, const std::string& problem) {
   const auto now = Clock::now();
   served_.store(false, std::memory_order_relaxed);
+  unserved_looks_.fetch_add(1, std::memory_order_relaxed);
   if (!waiting_.exchange(true, std::memory_order_relaxed)) waiting_since_ = now;
   if (now - waiting_since_ < kWaitWorthALine) return;
   if (auto note = waiting_log_.next()) {
@@ -115,6 +116,7 @@ SinkCounters KafkaSinkProbe::counters() const {
 KafkaSinkCounters KafkaSinkProbe::kafka_counters() const {
   KafkaSinkCounters c;
   c.destination_served = served_.load(std::memory_order_relaxed);
+  c.unserved_looks = unserved_looks_.load(std::memory_order_relaxed);
   c.event_topics = event_topics_.load(std::memory_order_relaxed);
   c.producer_restarts = producer_restarts_.load();
   for (int r = 0; r < kDeliveryErrorKinds; ++r)

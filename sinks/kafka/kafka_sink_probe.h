@@ -27,6 +27,7 @@ inline constexpr int kRetopickedKinds = 2;
 // The Kafka sink's counters beyond every sink's.
 struct KafkaSinkCounters {
   bool destination_served = false;  // the sink's own destination was served when it last looked
+  uint64_t unserved_looks = 0;      // times it looked (before a take) and found it not served
   uint64_t event_topics = 0;        // topics named by events that it keeps (maxTopics bounds them)
   uint64_t topic_handles = 0;       // topic handles its producer holds (its own and the events')
   uint64_t producer_restarts = 0;   // new producers after fatal errors
@@ -92,6 +93,7 @@ class KafkaSinkProbe final : public ConnectionWatcher {
   std::atomic<uint64_t> retopicked_[kRetopickedKinds] = {};
   std::atomic<uint64_t> set_aside_{0}, aside_{0}, unblocked_{0}, event_topics_{0};
   std::atomic<bool> waiting_{false}, served_{false};
+  std::atomic<uint64_t> unserved_looks_{0};
   RecentWrites writes_;
   Clock::time_point waiting_since_{};  // the sink's thread's
   bool waiting_logged_ = false;

@@ -1,9 +1,9 @@
 #include "sinks/kafka/request_builder.h"
 
 #include <algorithm>
-#include <cassert>
 #include <charconv>
 #include <span>
+#include <stdexcept>
 
 #include "agent/api/event_json.h"
 #include "sinks/kafka/flume_event.h"
@@ -156,7 +156,9 @@ std::unique_ptr<std::string> RequestBuilder::release_encoded() {
 }
 
 size_t RequestBuilder::produce(Producer& producer, const StopDeadline& until) {
-  assert(!encoded_ && "release_encoded() first: the payloads are offsets until then");
+  // The payloads are offsets until release_encoded(): handed to librdkafka as they are, its
+  // threads would read through them. Checked in every build, never left to an assert.
+  if (encoded_) throw std::logic_error("RequestBuilder::produce() before release_encoded()");
   topics_.resize(topics_.empty() ? 0 : messages_.size());  // after the last with a topic of its own: the sink's
   const std::span<OutgoingMessage> all(messages_);
   size_t start = 0, refused = 0;

@@ -10,7 +10,8 @@ EventMaker::EventMaker(std::unique_ptr<EventFormat> format, EventKind kind,
       selector_(delivery.selector()),
       batch_size_(batch_size),
       builder_(batch_size, expected_bytes),
-      delivery_(std::move(delivery)) {
+      delivery_(std::move(delivery)),
+      now_ms_(format_->begin_read()) {
   builder_.set_kind(kind);
   builder_.set_header_names(std::move(names));
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The RELP source's own properties; everything else (host, ports, connections, parsing,
-// headers, TLS) is a syslog stream's (net/syslog_stream.h) with RELP's own defaults
+// headers, TLS) is a syslog stream's (syslog/syslog_stream.h) with RELP's own defaults
 // (relp_stream_properties).
 
 #include "agent/api/property_table.h"

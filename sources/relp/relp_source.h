@@ -2,7 +2,7 @@
 // type = relp: RELP (rsyslog's reliable event logging protocol) in, each message answered only
 // once its event is done downstream (ackAfter). The connections, their io threads, admission,
 // TLS and the drain are the stream server's (sources/net/stream_server.h), parsing and headers a
-// syslog stream's (net/syslog_stream.h); each connection speaks a RelpSession (relp_session.h).
+// syslog stream's (syslog/syslog_stream.h); each connection speaks a RelpSession (relp_session.h).
 
 #include "agent/api/component_spec.h"
 #include "sources/net/stream_protocol.h"

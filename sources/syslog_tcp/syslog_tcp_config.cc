@@ -7,7 +7,7 @@ using C = SyslogTcpConfig;
 // clang-format off
 const config::PropertyTable<C> kSyslogTcpProperties = config::joined<C>(
     config::joined<C>(
-        // host, ports, ..., keepFields, charset.default: a syslog stream's (net/syslog_stream.h).
+        // host, ports, ..., keepFields, charset.default: a syslog stream's (syslog/syslog_stream.h).
         config::lifted<C>(syslog_stream_properties()),
         config::PropertyTable<C>{
     {"framing", config::one_of(&C::framing, {{"auto", Framing::detect}, {"non-transparent", Framing::lines}}), "auto",

@@ -12,7 +12,7 @@ using namespace ::sluice::net;
 // framing: auto (octet counting detected per frame) or non-transparent (lines only).
 enum class Framing { detect, lines };
 
-// The stream's and its syslog messages' settings (net/syslog_stream.h) are a base, so that their
+// The stream's and its syslog messages' settings (syslog/syslog_stream.h) are a base, so that their
 // rows bind into it as they are.
 struct SyslogTcpConfig : SyslogStreamConfig {
   Framing framing = Framing::detect;

@@ -2,7 +2,7 @@
 // multiport_syslogtcp: syslog over TCP on several ports (and TLS with ssl = true). The stream
 // server (sources/net/stream_server.h) does the work; this component is its table and its
 // protocol: plain syslog framing (syslog_framing.h, framer.h), messages decoded as syslog
-// (net/syslog_stream.h).
+// (syslog/syslog_stream.h).
 
 #include <vector>
 

@@ -251,16 +251,19 @@ TEST_CASE("the broker stopped for 30 s under load with spillablememory: everythi
                              "t.channels.c1.transactionCapacity = 8000\nt.channels.c1.dataDir = " +
                                  p.dir().file("spill") + "\n"),
                 "t", {"--metrics", "127.0.0.1:0"});
+  double spilled_at_restart = 0;
   TestThread outage([&] {
     std::this_thread::sleep_for(3s);  // the schedule of the fault, not a synchronisation
     k.stop_node(1);
-    std::this_thread::sleep_for(30s);
+    // Back once the channel has spilled five times its memory (or after 30 s at the most).
+    eventually([&] { return p.metric("sluice_channel_events_spilled_total") >= 100000; }, 30s, 200ms);
+    spilled_at_restart = p.metric("sluice_channel_events_spilled_total");
     k.restart_node(1);
   });
   const int sent = p.send({"-c", "4", "-r", "10000", "-d", "40s"});
   outage.join();
   CHECK(sent == 0);
-  CHECK(p.metric("sluice_channel_events_spilled_total") > 100000);
+  CHECK(spilled_at_restart >= 100000);
   CHECK(eventually([&] { return p.metric("sluice_channel_events") == 0; }, 60s, 200ms));
   std::string report;
   p.verify(report);  // the verdict: nothing missing, a duplicate only where the sink counted one

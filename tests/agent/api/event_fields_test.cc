@@ -52,6 +52,11 @@ TEST_CASE("every field has one row: a name, the names a property may use, in any
     CHECK(event_field_from_name(row.name) == row.field);
     CHECK(&field_row(row.field) == &row);
   }
+  // Flume's spellings, as its syslog sources set them.
+  CHECK(field_row(EventField::facility).name == "Facility");
+  CHECK(field_row(EventField::severity).name == "Severity");
+  CHECK(field_row(EventField::status).name == "flume.syslog.status");
+  CHECK(field_row(EventField::timestamp).name == "timestamp");
   CHECK(event_field_from_name("HOSTNAME") == EventField::host);
   CHECK(event_field_from_name("program") == EventField::app);
   CHECK(event_field_from_name("Flume.Syslog.Status") == EventField::status);
@@ -150,4 +155,50 @@ TEST_CASE("a batch of events that are not syslog spills and comes back as such",
   std::string syslog_encoded;
   spill::encode_batch(syslog_builder.seal(), syslog_encoded);
   CHECK(spill::decode_batch(syslog_encoded)->kind() == EventKind::syslog);
+}
+
+TEST_CASE("a sender's own headers are every reader's, whatever the interceptors touch", "[event_fields]") {
+  EventBatchBuilder builder;
+  builder.set_kind(EventKind::plain);
+  builder.set_header_block_names(std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"at"}));
+  builder.append("a body");
+  HeaderWriter came_with;
+  came_with.set("n", "1");
+  builder.set_last_headers(came_with.block());
+  HeaderWriter intercepted;
+  intercepted.set("at", "2");
+  builder.set_last_headers(intercepted.block());  // after the first: both stay
+  const EventBatch batch = builder.seal();
+  char scratch[24];
+  CHECK(batch.may_have(HeaderRef("n")));
+  CHECK(batch.header(batch[0], HeaderRef("n"), scratch) == "1");
+  CHECK(batch.header(batch[0], HeaderRef("at"), scratch) == "2");
+}
+
+TEST_CASE("a body rewritten before a header block is set stays rewritten", "[event_fields]") {
+  EventBatchBuilder builder;
+  EventRecord& e = builder.append("<13>original");
+  e.body_offset = builder.append_to_last("rewritten");
+  e.body_length = 9;
+  builder.set_last_headers({}, true);
+  HeaderWriter headers;
+  headers.set("k", "v");
+  builder.set_last_headers(headers.block());
+  const EventBatch batch = builder.seal();
+  CHECK(batch.body_rewritten(batch[0]));
+  std::string json;
+  append_event_json(batch, batch[0], json);
+  CHECK(json.find("\"message\":\"rewritten\"") != std::string::npos);
+}
+
+TEST_CASE("a record written before kinds existed (flags word 0) reads as syslog", "[event_fields][spill]") {
+  EventBatchBuilder builder;  // no header names: the flags word is 0
+  builder.append("<13>line");
+  std::string encoded;
+  spill::encode_batch(builder.seal(), encoded);
+  const auto decoded = spill::decode_batch(encoded);
+  REQUIRE(decoded);
+  CHECK(decoded->kind() == EventKind::syslog);
+  char scratch[24];
+  CHECK(decoded->header((*decoded)[0], HeaderRef("Severity"), scratch) == "5");
 }

@@ -15,7 +15,7 @@ namespace {
 // "bad..." is one it cannot read (counted invalid, kept).
 class Whole final : public pipeline::EventFormat {
  public:
-  int64_t begin_read() override { return 1700000000000 + reads_++; }
+  int64_t begin_read() override { return 1700000000000 + reads_++; }  // the maker's first: when it is made
   EventRecord& decode(std::string_view message, bool, size_t, EventBatchBuilder& batch,
                       pipeline::MadeTally& tally) override {
     EventRecord& e = batch.append(message);
@@ -82,6 +82,7 @@ struct Rig {
     char scratch[24];
     for (const EventBatch& batch : take.batches) {
       CHECK(batch.kind() == EventKind::plain);
+      CHECK(batch.may_have(HeaderRef("n")));  // the format's header, not one the interceptors touch
       for (const EventRecord& e : batch) {
         std::string line(batch.body(e));
         for (const char* name : {"port", "clientIP", "clientHostname", "n", "at"})
@@ -111,8 +112,8 @@ TEST_CASE("an event is made, stamped with its origin, intercepted, routed, and p
   CHECK(rig.maker->flush());
   CHECK(rig.maker->empty());
   CHECK(rig.held(0) ==
-        std::vector<std::string>{"ev0 5140 10.0.0.1 web01 1 1700000000000", "bad2 5141 - - 3 1700000000000"});
-  CHECK(rig.held(1) == std::vector<std::string>{"ev1 5140 10.0.0.1 web01 2 1700000000000"});
+        std::vector<std::string>{"ev0 5140 10.0.0.1 web01 1 1700000000001", "bad2 5141 - - 3 1700000000001"});
+  CHECK(rig.held(1) == std::vector<std::string>{"ev1 5140 10.0.0.1 web01 2 1700000000001"});
 }
 
 TEST_CASE("an event the interceptors filter out is counted and not in the batch", "[pipeline][event_maker]") {
@@ -127,6 +128,6 @@ TEST_CASE("an event the interceptors filter out is counted and not in the batch"
   CHECK(rig.maker->batch().size() == 1);
   CHECK(rig.maker->flush());
   CHECK(rig.maker->flush());  // nothing left: nothing put
-  CHECK(rig.held(0) == std::vector<std::string>{"keep 5140 - - 2 1700000000001"});
+  CHECK(rig.held(0) == std::vector<std::string>{"keep 5140 - - 2 1700000000002"});
   CHECK(rig.held(1).empty());
 }
