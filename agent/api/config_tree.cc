@@ -149,123 +149,151 @@ void assemble_sink_groups(AgentConfig& config, const std::string& prefix, const 
 
 }  // namespace
 
+namespace {
+
+constexpr Kind kComponentKinds[3] = {Kind::source, Kind::channel, Kind::sink};
+
+// The agent's keys, sorted by what they configure (one pass over the file).
+struct SortedKeys {
+  ListedComponents listed[3];                       // <agent>.sources, .channels, .sinks
+  std::vector<const FlatEntry*> component_entries;  // <agent>.<sources|channels|sinks>.<name>...
+  ListedComponents groups_listed;                   // <agent>.sinkgroups
+  std::vector<const FlatEntry*> group_entries;      // <agent>.sinkgroups.<name>...
+  bool any = false;                                 // the agent has a key at all
+  std::vector<std::string> other_agents;            // agents of the file's other keys
+};
+
+// A config filter reference left as written: the agent has no filter of that name.
+void check_filter_references(const FlatEntry& e, const std::string& prefix) {
+  for (size_t at = e.value.find("${"); at != std::string::npos; at = e.value.find("${", at + 2)) {
+    const size_t bracket = e.value.find('[', at), close = e.value.find('}', at);
+    if (bracket == std::string::npos || (close != std::string::npos && close < bracket)) continue;
+    throw ConfigError(e.where.to_string() + ": " + e.key + ": " + e.value.substr(at + 2, bracket - at - 2) +
+                      " is not a config filter of this agent (list it in " + prefix + "configfilters)");
+  }
+}
+
+// One of the agent's keys into `sorted` (or the config's monitoring address); an unknown key throws.
+void sort_key(const FlatEntry& e, const std::string& prefix, SortedKeys& sorted, AgentConfig& config) {
+  const std::string_view rest = std::string_view(e.key).substr(prefix.size());
+  bool matched = false;
+  for (int k = 0; k < 3; ++k) {
+    const std::string_view plural = kind_plural(kComponentKinds[k]);
+    if (rest == plural) {
+      sorted.listed[k] = {parse_word_list(e.value), e.where, true};
+      matched = true;
+    } else if (rest.starts_with(plural) && rest.size() > plural.size() && rest[plural.size()] == '.') {
+      sorted.component_entries.push_back(&e);
+      matched = true;
+    }
+  }
+  if (matched) return;
+  if (rest == "monitoring.address") {
+    config.monitoring_address = PropertyValue{e.value, e.where};
+  } else if (rest == "sinkgroups") {
+    sorted.groups_listed = {parse_word_list(e.value), e.where, true};
+  } else if (rest.starts_with("sinkgroups.")) {
+    sorted.group_entries.push_back(&e);
+  } else {
+    throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix + "sources, " + prefix +
+                      "channels, " + prefix + "sinks, " + prefix + "sinkgroups, " + prefix + "monitoring.address or " +
+                      prefix + "<sources|channels|sinks|sinkgroups>.<name>.<property>");
+  }
+}
+
+SortedKeys sort_keys(const FlatConfig& flat, const std::string& prefix, AgentConfig& config) {
+  SortedKeys sorted;
+  std::map<std::string, SourceLocation> seen;
+  for (const FlatEntry& e : flat) {
+    if (!e.key.starts_with(prefix)) {
+      std::string agent = e.key.substr(0, e.key.find('.'));
+      if (std::find(sorted.other_agents.begin(), sorted.other_agents.end(), agent) == sorted.other_agents.end())
+        sorted.other_agents.push_back(agent);
+      continue;
+    }
+    if (auto [it, inserted] = seen.emplace(e.key, e.where); !inserted)
+      throw ConfigError(e.where.to_string() + ": " + e.key + " is set twice (first at " + it->second.to_string() + ")");
+    sorted.any = true;
+    check_filter_references(e, prefix);
+    sort_key(e, prefix, sorted, config);
+  }
+  return sorted;
+}
+
+std::vector<ComponentConfig>& components_of(AgentConfig& config, int k) {
+  return k == 0 ? config.sources : k == 1 ? config.channels : config.sinks;
+}
+
+// <agent>.sources (channels, sinks) = names: a component each, in the order listed.
+void list_components(AgentConfig& config, const std::string& prefix, const ListedComponents (&listed)[3]) {
+  for (int k = 0; k < 3; ++k) {
+    const std::string plural(kind_plural(kComponentKinds[k]));
+    for (const std::string& name : listed[k].names) {
+      auto& group = components_of(config, k);
+      if (component_named_in(group, name))
+        throw ConfigError(listed[k].where.to_string() + ": " + prefix + plural + " lists '" + name + "' twice");
+      ComponentConfig c;
+      c.kind = kComponentKinds[k];
+      c.name = name;
+      c.key_prefix = prefix + plural + "." + name;
+      c.type_where = listed[k].where;
+      group.push_back(std::move(c));
+    }
+  }
+}
+
+// <agent>.<sources|channels|sinks>.<name>.<property> = value, into the component listed by that name.
+void set_component_property(AgentConfig& config, const std::string& prefix, const ListedComponents (&listed)[3],
+                            const FlatEntry& e) {
+  std::string_view rest = std::string_view(e.key).substr(prefix.size());
+  int k = 0;
+  while (!rest.starts_with(std::string(kind_plural(kComponentKinds[k])) + ".")) ++k;
+  const Kind kind = kComponentKinds[k];
+  rest.remove_prefix(kind_plural(kind).size() + 1);
+  const size_t dot = rest.find('.');
+  const std::string name(rest.substr(0, dot));
+  ComponentConfig* c = component_named_in(components_of(config, k), name);
+  if (!c)
+    throw ConfigError(e.where.to_string() + ": " + e.key + ": " + std::string(kind_singular(kind)) + " '" + name +
+                      "' is not listed in " + prefix + std::string(kind_plural(kind)) +
+                      (listed[k].present ? "" : " (that key is missing)"));
+  if (dot == std::string_view::npos)
+    throw ConfigError(e.where.to_string() + ": " + e.key + ": expected a property below the component, e.g. " + e.key +
+                      ".type");
+  const std::string property(rest.substr(dot + 1));
+  const bool is_channel_list =
+      (kind == Kind::source && property == "channels") || (kind == Kind::sink && property == "channel");
+  if (property == "type") {
+    c->type = e.value;
+    c->type_where = e.where;
+  } else if (is_channel_list) {
+    c->channels = parse_word_list(e.value);
+    c->channels_where = e.where;
+  } else {
+    c->properties[property] = PropertyValue{e.value, e.where};
+  }
+}
+
+}  // namespace
+
 AgentConfig assemble(const FlatConfig& flat, const std::string& agent_name, const std::string& file) {
   AgentConfig config;
   config.agent_name = agent_name;
   config.file = file;
   const std::string prefix = agent_name + ".";
-
-  std::map<std::string, SourceLocation> seen;
-  ListedComponents listed[3];
-  const Kind kinds[3] = {Kind::source, Kind::channel, Kind::sink};
-  std::vector<const FlatEntry*> component_entries;
-  ListedComponents groups_listed;
-  std::vector<const FlatEntry*> group_entries;
-  std::vector<std::string> other_agents;
-
-  for (const FlatEntry& e : flat) {
-    if (!e.key.starts_with(prefix)) {
-      std::string agent = e.key.substr(0, e.key.find('.'));
-      if (std::find(other_agents.begin(), other_agents.end(), agent) == other_agents.end())
-        other_agents.push_back(agent);
-      continue;
-    }
-    if (auto [it, inserted] = seen.emplace(e.key, e.where); !inserted)
-      throw ConfigError(e.where.to_string() + ": " + e.key + " is set twice (first at " + it->second.to_string() + ")");
-    // A config filter reference left as written: the agent has no filter of that name.
-    for (size_t at = e.value.find("${"); at != std::string::npos; at = e.value.find("${", at + 2)) {
-      const size_t bracket = e.value.find('[', at), close = e.value.find('}', at);
-      if (bracket == std::string::npos || (close != std::string::npos && close < bracket)) continue;
-      throw ConfigError(e.where.to_string() + ": " + e.key + ": " + e.value.substr(at + 2, bracket - at - 2) +
-                        " is not a config filter of this agent (list it in " + prefix + "configfilters)");
-    }
-    std::string_view rest = std::string_view(e.key).substr(prefix.size());
-    bool matched = false;
-    for (int k = 0; k < 3; ++k) {
-      std::string_view plural = kind_plural(kinds[k]);
-      if (rest == plural) {
-        listed[k] = {parse_word_list(e.value), e.where, true};
-        matched = true;
-      } else if (rest.starts_with(plural) && rest.size() > plural.size() && rest[plural.size()] == '.') {
-        component_entries.push_back(&e);
-        matched = true;
-      }
-    }
-    if (matched) continue;
-    if (rest == "monitoring.address") {
-      config.monitoring_address = PropertyValue{e.value, e.where};
-      continue;
-    }
-    if (rest == "sinkgroups") {
-      groups_listed = {parse_word_list(e.value), e.where, true};
-      continue;
-    }
-    if (rest.starts_with("sinkgroups.")) {
-      group_entries.push_back(&e);
-      continue;
-    }
-    throw ConfigError(e.where.to_string() + ": " + e.key + ": unknown key; expected " + prefix + "sources, " + prefix +
-                      "channels, " + prefix + "sinks, " + prefix + "sinkgroups, " + prefix + "monitoring.address or " +
-                      prefix + "<sources|channels|sinks|sinkgroups>.<name>.<property>");
-  }
-
-  if (seen.empty()) {
+  const SortedKeys sorted = sort_keys(flat, prefix, config);
+  if (!sorted.any) {
     std::string found;
-    for (const std::string& a : other_agents) found += (found.empty() ? "" : ", ") + a;
+    for (const std::string& a : sorted.other_agents) found += (found.empty() ? "" : ", ") + a;
     throw ConfigError(file + ": no configuration for agent '" + agent_name + "'" +
                       (found.empty() ? std::string(" (the file has no keys)")
                                      : " (agents in this file: " + found + "; choose one with -n)"));
   }
-
-  std::vector<ComponentConfig>* groups[3] = {&config.sources, &config.channels, &config.sinks};
-  for (int k = 0; k < 3; ++k) {
-    for (const std::string& name : listed[k].names) {
-      auto& group = *groups[k];
-      if (std::any_of(group.begin(), group.end(), [&](const ComponentConfig& c) { return c.name == name; }))
-        throw ConfigError(listed[k].where.to_string() + ": " + prefix + std::string(kind_plural(kinds[k])) +
-                          " lists '" + name + "' twice");
-      ComponentConfig c;
-      c.kind = kinds[k];
-      c.name = name;
-      c.key_prefix = prefix + std::string(kind_plural(kinds[k])) + "." + name;
-      c.type_where = listed[k].where;
-      group.push_back(std::move(c));
-    }
-  }
-
-  for (const FlatEntry* e : component_entries) {
-    std::string_view rest = std::string_view(e->key).substr(prefix.size());
-    int k = 0;
-    while (!rest.starts_with(std::string(kind_plural(kinds[k])) + ".")) ++k;
-    rest.remove_prefix(kind_plural(kinds[k]).size() + 1);
-    const size_t dot = rest.find('.');
-    const std::string name(rest.substr(0, dot));
-    auto& group = *groups[k];
-    auto it = std::find_if(group.begin(), group.end(), [&](const ComponentConfig& c) { return c.name == name; });
-    if (it == group.end())
-      throw ConfigError(e->where.to_string() + ": " + e->key + ": " + std::string(kind_singular(kinds[k])) + " '" +
-                        name + "' is not listed in " + prefix + std::string(kind_plural(kinds[k])) +
-                        (listed[k].present ? "" : " (that key is missing)"));
-    if (dot == std::string_view::npos)
-      throw ConfigError(e->where.to_string() + ": " + e->key + ": expected a property below the component, e.g. " +
-                        e->key + ".type");
-    const std::string property(rest.substr(dot + 1));
-    const bool is_channel_list =
-        (kinds[k] == Kind::source && property == "channels") || (kinds[k] == Kind::sink && property == "channel");
-    if (property == "type") {
-      it->type = e->value;
-      it->type_where = e->where;
-    } else if (is_channel_list) {
-      it->channels = parse_word_list(e->value);
-      it->channels_where = e->where;
-    } else {
-      it->properties[property] = PropertyValue{e->value, e->where};
-    }
-  }
-
-  assemble_sink_groups(config, prefix, groups_listed, group_entries);
-  for (auto* group : groups)
-    for (const ComponentConfig& c : *group)
+  list_components(config, prefix, sorted.listed);
+  for (const FlatEntry* e : sorted.component_entries) set_component_property(config, prefix, sorted.listed, *e);
+  assemble_sink_groups(config, prefix, sorted.groups_listed, sorted.group_entries);
+  for (int k = 0; k < 3; ++k)
+    for (const ComponentConfig& c : components_of(config, k))
       if (c.type.empty())
         throw ConfigError(c.type_where.to_string() + ": " + c.full_key("type") + " is missing: every listed " +
                           std::string(kind_singular(c.kind)) + " needs a type");

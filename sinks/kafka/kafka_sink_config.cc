@@ -172,6 +172,55 @@ const config::PropertyTable<C> kKafkaSinkProperties{
 };
 // clang-format on
 
+namespace {
+
+// topic: a Kafka topic name, or a %{header} template when allowTopicOverride lets events name it.
+void check_topic(const config::ComponentConfig& component, KafkaSinkConfig& c) {
+  c.topic_template = topic_template(component, c.topic);
+  if (!c.topic_template.empty() && !c.allow_topic_override)
+    component.fail("topic", "\"" + c.topic +
+                                "\": %{header} needs allowTopicOverride = true (Flume then takes the "
+                                "topic literally, which is not a Kafka topic name)");
+  if (c.topic_template.empty() && !is_valid_topic_name(c.topic))
+    component.fail("topic",
+                   "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
+  if (!c.allow_topic_override) c.topic_header = HeaderRef();
+}
+
+// acks (its Kafka 0.8 aliases, Flume's default of 1), what it implies (idempotence needs all;
+// waiting for delivery retries for as long as an outage lasts), and the statistics' interval.
+void settle_acks(KafkaSinkConfig& c, bool sync) {
+  for (const char* alias : {"request.required.acks", "required.acks"}) {
+    if (auto it = c.producer.find(alias); it != c.producer.end()) {
+      if (c.producer.count("acks"))
+        throw config::ConfigError(it->second.where.to_string() + ": " + it->second.written_as +
+                                  ": acks is set twice (also at " + c.producer["acks"].where.to_string() + ")");
+      c.producer["acks"] = it->second;
+      c.producer.erase(it);
+    }
+  }
+  // Broker state and round-trip times for the metrics endpoint, once a second.
+  if (!c.producer.count("statistics.interval.ms"))
+    c.producer["statistics.interval.ms"] = ProducerSetting{"1000", {}, "statistics.interval.ms (default)"};
+  // Flume's KafkaSink defaults to acks=1; librdkafka's default would be all.
+  if (!c.producer.count("acks")) c.producer["acks"] = ProducerSetting{"1", {}, "acks (default)"};
+  c.acks = c.producer["acks"].value;
+  // librdkafka refuses this only when it creates the producer, at start: --check says it first.
+  if (const auto idempotence = c.producer.find("enable.idempotence");
+      idempotence != c.producer.end() && idempotence->second.value == "true" && c.acks != "all" && c.acks != "-1")
+    throw config::ConfigError(idempotence->second.where.to_string() + ": " + idempotence->second.written_as +
+                              ": enable.idempotence = true needs acks = all (acks is " + c.acks + ")");
+  c.wait_for_delivery = sync || c.acks != "0";
+  // A message that times out in librdkafka comes back to the sink, which would send it again
+  // as a new message: a duplicate if the broker had it, idempotence or not. Waiting for
+  // delivery, let librdkafka retry it for as long as the outage lasts (the channel fills and
+  // pushes back meanwhile; shutdown purges at its deadline).
+  if (c.wait_for_delivery && !c.producer.count("message.timeout.ms") && !c.producer.count("delivery.timeout.ms"))
+    c.producer["message.timeout.ms"] = ProducerSetting{"0", {}, "message.timeout.ms (default with acks >= 1)"};
+}
+
+}  // namespace
+
 KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component) {
   bool sync = false;
   ProducerSettings producer;
@@ -224,15 +273,7 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   if (c.bootstrap.empty())
     component.fail("brokerList",
                    "is missing: set brokerList (or kafka.bootstrap.servers) to host:port,... or embedded");
-  c.topic_template = topic_template(component, c.topic);
-  if (!c.topic_template.empty() && !c.allow_topic_override)
-    component.fail("topic", "\"" + c.topic +
-                                "\": %{header} needs allowTopicOverride = true (Flume then takes the "
-                                "topic literally, which is not a Kafka topic name)");
-  if (c.topic_template.empty() && !is_valid_topic_name(c.topic))
-    component.fail("topic",
-                   "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
-  if (!c.allow_topic_override) c.topic_header = HeaderRef();
+  check_topic(component, c);
   // A topic named by an event is created only when asked for (librdkafka's producer default would
   // let every name an event carries become a topic in a cluster that auto-creates).
   if (const auto create = c.producer.find("allow.auto.create.topics"); create != c.producer.end())
@@ -241,33 +282,7 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
   if (!c.key_header.empty() && !c.producer.count("partitioner"))
     c.producer["partitioner"] =
         ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};
-  for (const char* alias : {"request.required.acks", "required.acks"}) {
-    if (auto it = c.producer.find(alias); it != c.producer.end()) {
-      if (c.producer.count("acks"))
-        throw config::ConfigError(it->second.where.to_string() + ": " + it->second.written_as +
-                                  ": acks is set twice (also at " + c.producer["acks"].where.to_string() + ")");
-      c.producer["acks"] = it->second;
-      c.producer.erase(it);
-    }
-  }
-  // Broker state and round-trip times for the metrics endpoint, once a second.
-  if (!c.producer.count("statistics.interval.ms"))
-    c.producer["statistics.interval.ms"] = ProducerSetting{"1000", {}, "statistics.interval.ms (default)"};
-  // Flume's KafkaSink defaults to acks=1; librdkafka's default would be all.
-  if (!c.producer.count("acks")) c.producer["acks"] = ProducerSetting{"1", {}, "acks (default)"};
-  c.acks = c.producer["acks"].value;
-  // librdkafka refuses this only when it creates the producer, at start: --check says it first.
-  if (const auto idempotence = c.producer.find("enable.idempotence");
-      idempotence != c.producer.end() && idempotence->second.value == "true" && c.acks != "all" && c.acks != "-1")
-    throw config::ConfigError(idempotence->second.where.to_string() + ": " + idempotence->second.written_as +
-                              ": enable.idempotence = true needs acks = all (acks is " + c.acks + ")");
-  c.wait_for_delivery = sync || c.acks != "0";
-  // A message that times out in librdkafka comes back to the sink, which would send it again
-  // as a new message: a duplicate if the broker had it, idempotence or not. Waiting for
-  // delivery, let librdkafka retry it for as long as the outage lasts (the channel fills and
-  // pushes back meanwhile; shutdown purges at its deadline).
-  if (c.wait_for_delivery && !c.producer.count("message.timeout.ms") && !c.producer.count("delivery.timeout.ms"))
-    c.producer["message.timeout.ms"] = ProducerSetting{"0", {}, "message.timeout.ms (default with acks >= 1)"};
+  settle_acks(c, sync);
   if (c.producer.count("bootstrap.servers"))
     component.fail("kafka.producer.bootstrap.servers", "set the brokers with brokerList or kafka.bootstrap.servers");
   Producer::validate(c.producer);

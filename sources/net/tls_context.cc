@@ -134,39 +134,50 @@ SSL_CTX* TlsContext::build() const {
   ERR_clear_error();
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
   if (!ctx) throw config::ConfigError("TLS: cannot create a context: " + openssl_errors());
-  auto fail = [&](std::string_view property, const std::string& what) {
-    const std::string why = openssl_errors();
-    component_.fail(property, what + (why.empty() ? "" : ": " + why));
-  };
   SSL_CTX_set_app_data(ctx.get(), const_cast<TlsContext*>(this));
+  set_protocols(ctx.get());
+  load_identity(ctx.get());
+  if (config_.ssl_client_auth != ClientAuth::none) load_client_verification(ctx.get());
+  ERR_clear_error();
+  return ctx.release();
+}
+
+void TlsContext::fail_with_openssl(std::string_view property, const std::string& what) const {
+  const std::string why = openssl_errors();
+  component_.fail(property, what + (why.empty() ? "" : ": " + why));
+}
+
+void TlsContext::set_protocols(SSL_CTX* ctx) const {
   // Versions: the lowest and highest of those listed (only 1.2 and 1.3 exist here).
   const int lowest = (config_.ssl_protocols & tls_1_2) ? TLS1_2_VERSION : TLS1_3_VERSION;
   const int highest = (config_.ssl_protocols & tls_1_3) ? TLS1_3_VERSION : TLS1_2_VERSION;
-  SSL_CTX_set_min_proto_version(ctx.get(), lowest);
-  SSL_CTX_set_max_proto_version(ctx.get(), highest);
-  SSL_CTX_set_options(ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_min_proto_version(ctx, lowest);
+  SSL_CTX_set_max_proto_version(ctx, highest);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // Idle connections (thousands of devices) keep no 16 KiB buffers.
-  SSL_CTX_set_mode(ctx.get(), SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   // No TLS 1.3 session tickets: they are the only bytes a server sends after the handshake, and a
   // syslog sender never reads. A socket closed with unread bytes sends a reset instead of a FIN,
   // and the kernel drops what the sender had written but not yet sent: the tail of its stream.
-  SSL_CTX_set_num_tickets(ctx.get(), 0);
+  SSL_CTX_set_num_tickets(ctx, 0);
   // TLS 1.2 sessions (Java senders cache them) are resumed; OpenSSL's manual asks servers that
   // verify clients to give their sessions an id context, so that one source's are never another's.
   const std::string session_context = "sluice:" + component_.key_prefix;
   SSL_CTX_set_session_id_context(
-      ctx.get(), reinterpret_cast<const unsigned char*>(session_context.data()),
+      ctx, reinterpret_cast<const unsigned char*>(session_context.data()),
       static_cast<unsigned>(std::min<size_t>(session_context.size(), SSL_MAX_SID_CTX_LENGTH)));
-  if (!config_.ssl_ciphers.empty() && SSL_CTX_set_cipher_list(ctx.get(), config_.ssl_ciphers.c_str()) != 1)
-    fail(config_.cipher_property.empty() ? "ssl.ciphers" : config_.cipher_property,
-         "OpenSSL accepts no cipher of \"" + config_.ssl_ciphers + "\"");
-  if (!config_.ssl_cipher_suites.empty() && SSL_CTX_set_ciphersuites(ctx.get(), config_.ssl_cipher_suites.c_str()) != 1)
-    fail(config_.cipher_property.empty() ? "ssl.cipherSuites" : config_.cipher_property,
-         "OpenSSL accepts no TLS 1.3 suite of \"" + config_.ssl_cipher_suites + "\"");
+  if (!config_.ssl_ciphers.empty() && SSL_CTX_set_cipher_list(ctx, config_.ssl_ciphers.c_str()) != 1)
+    fail_with_openssl(config_.cipher_property.empty() ? "ssl.ciphers" : config_.cipher_property,
+                      "OpenSSL accepts no cipher of \"" + config_.ssl_ciphers + "\"");
+  if (!config_.ssl_cipher_suites.empty() && SSL_CTX_set_ciphersuites(ctx, config_.ssl_cipher_suites.c_str()) != 1)
+    fail_with_openssl(config_.cipher_property.empty() ? "ssl.cipherSuites" : config_.cipher_property,
+                      "OpenSSL accepts no TLS 1.3 suite of \"" + config_.ssl_cipher_suites + "\"");
+}
 
+void TlsContext::load_identity(SSL_CTX* ctx) const {
   // The password of an encrypted key, asked for by OpenSSL while it reads the file.
-  SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<std::string*>(&config_.ssl_key_password));
-  SSL_CTX_set_default_passwd_cb(ctx.get(), [](char* buffer, int size, int, void* password) {
+  SSL_CTX_set_default_passwd_cb_userdata(ctx, const_cast<std::string*>(&config_.ssl_key_password));
+  SSL_CTX_set_default_passwd_cb(ctx, [](char* buffer, int size, int, void* password) {
     const auto* text = static_cast<const std::string*>(password);
     const int length = std::min<int>(size, static_cast<int>(text->size()));
     std::copy_n(text->data(), length, buffer);
@@ -174,67 +185,66 @@ SSL_CTX* TlsContext::build() const {
   });
   if (!config_.keystore.empty()) {
     std::unique_ptr<FILE, FileCloser> file(std::fopen(config_.keystore.c_str(), "rb"));
-    if (!file) fail("keystore", "cannot read " + config_.keystore);
+    if (!file) fail_with_openssl("keystore", "cannot read " + config_.keystore);
     std::unique_ptr<PKCS12, decltype(&PKCS12_free)> p12(d2i_PKCS12_fp(file.get(), nullptr), &PKCS12_free);
-    if (!p12) fail("keystore", config_.keystore + " is not a PKCS12 file");
+    if (!p12) fail_with_openssl("keystore", config_.keystore + " is not a PKCS12 file");
     EVP_PKEY* key = nullptr;
     X509* certificate = nullptr;
     STACK_OF(X509)* chain = nullptr;
     if (PKCS12_parse(p12.get(), config_.keystore_password.c_str(), &key, &certificate, &chain) != 1)
-      fail("keystore-password", "cannot open " + config_.keystore + " (wrong password?)");
-    const bool used = key && certificate && SSL_CTX_use_certificate(ctx.get(), certificate) == 1 &&
-                      SSL_CTX_use_PrivateKey(ctx.get(), key) == 1;
-    for (int i = 0; used && chain && i < sk_X509_num(chain); ++i)
-      SSL_CTX_add1_chain_cert(ctx.get(), sk_X509_value(chain, i));
+      fail_with_openssl("keystore-password", "cannot open " + config_.keystore + " (wrong password?)");
+    const bool used =
+        key && certificate && SSL_CTX_use_certificate(ctx, certificate) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
+    for (int i = 0; used && chain && i < sk_X509_num(chain); ++i) SSL_CTX_add1_chain_cert(ctx, sk_X509_value(chain, i));
     EVP_PKEY_free(key);
     X509_free(certificate);
     sk_X509_pop_free(chain, X509_free);
-    if (!used) fail("keystore", config_.keystore + " holds no certificate with its key");
+    if (!used) fail_with_openssl("keystore", config_.keystore + " holds no certificate with its key");
   } else {
-    if (SSL_CTX_use_certificate_chain_file(ctx.get(), config_.ssl_certificate.c_str()) != 1)
-      fail("ssl.certificate", "cannot load " + config_.ssl_certificate);
-    if (SSL_CTX_use_PrivateKey_file(ctx.get(), config_.ssl_key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (SSL_CTX_use_certificate_chain_file(ctx, config_.ssl_certificate.c_str()) != 1)
+      fail_with_openssl("ssl.certificate", "cannot load " + config_.ssl_certificate);
+    if (SSL_CTX_use_PrivateKey_file(ctx, config_.ssl_key.c_str(), SSL_FILETYPE_PEM) != 1) {
       const unsigned long error = ERR_peek_last_error();
       if (ERR_GET_LIB(error) == ERR_LIB_X509 && ERR_GET_REASON(error) == X509_R_KEY_VALUES_MISMATCH)
-        fail("ssl.key", config_.ssl_key + ": the private key does not match the certificate");
-      fail("ssl.key", "cannot load " + config_.ssl_key +
-                          (config_.ssl_key_password.empty() ? " (if it is encrypted, give ssl.keyPassword)" : ""));
+        fail_with_openssl("ssl.key", config_.ssl_key + ": the private key does not match the certificate");
+      fail_with_openssl("ssl.key",
+                        "cannot load " + config_.ssl_key +
+                            (config_.ssl_key_password.empty() ? " (if it is encrypted, give ssl.keyPassword)" : ""));
     }
   }
-  if (SSL_CTX_check_private_key(ctx.get()) != 1)
-    fail(config_.keystore.empty() ? "ssl.key" : "keystore", "the private key does not match the certificate");
+  if (SSL_CTX_check_private_key(ctx) != 1)
+    fail_with_openssl(config_.keystore.empty() ? "ssl.key" : "keystore",
+                      "the private key does not match the certificate");
+}
 
-  if (config_.ssl_client_auth != ClientAuth::none) {
-    if (!config_.ssl_ca.empty()) {
-      if (SSL_CTX_load_verify_locations(ctx.get(), config_.ssl_ca.c_str(), nullptr) != 1)
-        fail("ssl.ca", "cannot load " + config_.ssl_ca);
-      // The names of the CAs we trust, sent with the certificate request, so that a client with
-      // several certificates picks the right one.
-      if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config_.ssl_ca.c_str()))
-        SSL_CTX_set_client_CA_list(ctx.get(), names);
-    }
-    if (!config_.ssl_crl.empty()) {
-      // Revocation of the client's own certificate (its issuer's CRL). A new context at each reload
-      // also forgets the TLS 1.2 sessions of before, so that a client revoked since cannot resume one.
-      std::unique_ptr<FILE, FileCloser> file(std::fopen(config_.ssl_crl.c_str(), "r"));
-      if (!file) fail("ssl.crl", "cannot open " + config_.ssl_crl + ": " + std::strerror(errno));
-      X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
-      int loaded = 0;
-      while (X509_CRL* crl = PEM_read_X509_CRL(file.get(), nullptr, nullptr, nullptr)) {
-        X509_STORE_add_crl(store, crl);
-        X509_CRL_free(crl);
-        ++loaded;
-      }
-      ERR_clear_error();  // the file's end reads as an error
-      if (loaded == 0) fail("ssl.crl", config_.ssl_crl + " holds no CRL (PEM: -----BEGIN X509 CRL-----)");
-      X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
-    }
-    int mode = SSL_VERIFY_PEER;
-    if (config_.ssl_client_auth == ClientAuth::required) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-    SSL_CTX_set_verify(ctx.get(), mode, &TlsContext::verify);
+void TlsContext::load_client_verification(SSL_CTX* ctx) const {
+  if (!config_.ssl_ca.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx, config_.ssl_ca.c_str(), nullptr) != 1)
+      fail_with_openssl("ssl.ca", "cannot load " + config_.ssl_ca);
+    // The names of the CAs we trust, sent with the certificate request, so that a client with
+    // several certificates picks the right one.
+    if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config_.ssl_ca.c_str()))
+      SSL_CTX_set_client_CA_list(ctx, names);
   }
-  ERR_clear_error();
-  return ctx.release();
+  if (!config_.ssl_crl.empty()) {
+    // Revocation of the client's own certificate (its issuer's CRL). A new context at each reload
+    // also forgets the TLS 1.2 sessions of before, so that a client revoked since cannot resume one.
+    std::unique_ptr<FILE, FileCloser> file(std::fopen(config_.ssl_crl.c_str(), "r"));
+    if (!file) fail_with_openssl("ssl.crl", "cannot open " + config_.ssl_crl + ": " + std::strerror(errno));
+    X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+    int loaded = 0;
+    while (X509_CRL* crl = PEM_read_X509_CRL(file.get(), nullptr, nullptr, nullptr)) {
+      X509_STORE_add_crl(store, crl);
+      X509_CRL_free(crl);
+      ++loaded;
+    }
+    ERR_clear_error();  // the file's end reads as an error
+    if (loaded == 0) fail_with_openssl("ssl.crl", config_.ssl_crl + " holds no CRL (PEM: -----BEGIN X509 CRL-----)");
+    X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
+  }
+  int mode = SSL_VERIFY_PEER;
+  if (config_.ssl_client_auth == ClientAuth::required) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+  SSL_CTX_set_verify(ctx, mode, &TlsContext::verify);
 }
 
 // A certificate that does not chain to ssl.ca is still let in when its own fingerprint is in

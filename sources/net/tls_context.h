@@ -70,6 +70,13 @@ class TlsContext {
 
  private:
   SSL_CTX* build() const;  // throws config::ConfigError
+  // build()'s steps: versions, options and ciphers; the certificate and key (a keystore or PEM
+  // files); the client's verification (CA, CRL, the mode).
+  void set_protocols(SSL_CTX* ctx) const;
+  void load_identity(SSL_CTX* ctx) const;
+  void load_client_verification(SSL_CTX* ctx) const;
+  // Throws the component's error for `property`, with what OpenSSL said of it.
+  [[noreturn]] void fail_with_openssl(std::string_view property, const std::string& what) const;
   static int verify(int preverified, X509_STORE_CTX* store);
 
   const config::ComponentConfig component_;
