@@ -255,7 +255,8 @@ TEST_CASE("the broker stopped for 30 s under load with spillablememory: everythi
   TestThread outage([&] {
     std::this_thread::sleep_for(3s);  // the schedule of the fault, not a synchronisation
     k.stop_node(1);
-    // Back once the channel has spilled five times its memory (or after 30 s at the most).
+    std::this_thread::sleep_for(30s);
+    // Back once the channel has also spilled five times its memory (waited for 30 s more at most).
     eventually([&] { return p.metric("sluice_channel_events_spilled_total") >= 100000; }, 30s, 200ms);
     spilled_at_restart = p.metric("sluice_channel_events_spilled_total");
     k.restart_node(1);

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "channels/memory/memory_channel.h"
@@ -110,7 +111,9 @@ TEST_CASE(
   for (int i = 0; i < 100; ++i) later += "<13>app: later " + std::to_string(i) + "\n";
   REQUIRE(send_all(fd, later));
   // Nobody takes from the channel: only the deadline ends the stop, and what it cut is counted.
-  t.source.stop(Clock::now() + 500ms);
+  // The stop is waited for 5 s, ten times its deadline.
+  auto stopped = std::async(std::launch::async, [&] { t.source.stop(Clock::now() + 500ms); });
+  REQUIRE(stopped.wait_for(5s) == std::future_status::ready);
   const SyslogTcpCounters c = t.source.tcp_counters();
   const size_t in_channel = drain_channel(t.channel).size();
   CHECK(in_channel == 10);
