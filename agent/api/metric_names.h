@@ -117,7 +117,8 @@ struct Family {
       "Times a connection's reading paused because over 256 KiB of its replies were unsent (a client that does not " \
       "read them).") \
   row(kSourceProtocolErrorsTotal, "sluice_source_protocol_errors_total", relp_source, counter, \
-      "Sessions ended because their stream broke the protocol (RELP): the sender resends.") \
+      "Sessions ended because their stream broke the protocol (RELP, Avro), and calls refused with an answer (Avro: " \
+      "past maxBatchEvents, a header too long): the sender sends them again.") \
   /* A UDP source. */ \
   row(kSourceDatagramsDeniedTotal, "sluice_source_datagrams_denied_total", udp_source, counter, \
       "Datagrams from clients not allowed (allow/deny): dropped.") \

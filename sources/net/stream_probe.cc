@@ -47,6 +47,13 @@ void StreamProbe::idle_closed(IoCounters& io, uint64_t connections) {
                  idle_timeout_ms_, *note);
 }
 
+void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_t calls, const std::string& why) {
+  io.protocol_errors.add(calls);
+  if (auto note = io.protocol_log.next())
+    spdlog::warn("source {}: {} call(s) from {} refused: {}; the sender sends them again{}", source_name_, calls, peer,
+                 why, *note);
+}
+
 void StreamProbe::protocol_broken(IoCounters& io, const std::string& peer, const std::string& why) {
   io.protocol_errors.add(1);
   if (auto note = io.protocol_log.next())

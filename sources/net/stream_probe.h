@@ -128,6 +128,9 @@ class StreamProbe {
     if (!framed.truncated) return;
     if (auto note = io.truncation_log.next()) log_truncated(framed.truncated, peer(), port, *note);
   }
+  // Calls the protocol refused with an answer (the session goes on): counted as protocol errors,
+  // logged once per 10 s per io thread with the sender and the last reason.
+  void calls_refused(IoCounters& io, const std::string& peer, uint64_t calls, const std::string& why);
   // Counted and logged (once per 10 s per io thread) with the client's address and, for a
   // PROXY header, what was wrong with it. The caller counts the connection's close.
   void refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail = {});

@@ -25,8 +25,10 @@ struct ReadTally : pipeline::MadeTally {
   uint64_t frames = 0;
   uint64_t octet_counted = 0;  // of frames
   uint64_t blank_lines = 0;
-  uint64_t truncated = 0;  // longer than the most kept (eventSize), or a frame its sender did not finish
-  uint64_t cut = 0;        // partial frames we cut by closing the connection
+  uint64_t truncated = 0;   // longer than the most kept (eventSize), or a frame its sender did not finish
+  uint64_t cut = 0;         // partial frames we cut by closing the connection
+  uint64_t refused = 0;     // calls a protocol answered with a refusal (Avro: an error), the session going on
+  std::string refused_why;  // the last one's reason
 };
 
 // Takes the messages a protocol yields; the io worker's, for one connection's read.

@@ -127,6 +127,7 @@ void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd en
   else
     conn.protocol->finish(end == StreamEnd::cut, messages, tally);
   shared_.probe.framed(counters_, conn.port_index, tally, conn.port, [&] { return conn.peer_text(); });
+  if (tally.refused) shared_.probe.calls_refused(counters_, conn.peer_text(), tally.refused, tally.refused_why);
   if (!conn.acks()) return;
   if (end == StreamEnd::none) send_replies(conn);
   if (!broken.empty()) {

@@ -25,6 +25,7 @@ const std::map<std::string, std::string, std::less<>> kRequired = {
     {"multiport_syslogtcp", "host = 127.0.0.1\nports = 5140\n"},
     {"syslogudp", "host = 127.0.0.1\nport = 5140\n"},
     {"relp", "host = 127.0.0.1\nport = 2514\n"},
+    {"avro", "host = 127.0.0.1\nport = 4141\n"},
     {"memory", ""},
     {"spillablememory", "dataDir = /nonexistent/sluice-defaults-test\n"},
     {"file", "dataDir = /nonexistent/sluice-defaults-test\n"},
@@ -70,12 +71,12 @@ std::string prefixed(const std::string& prefix, const std::string& lines) {
 std::string agent_with(const ComponentSpec& spec, const std::string& properties) {
   const std::string source = spec.kind == config::Kind::source ? std::string(spec.type) : "syslogudp";
   const std::string channel = spec.kind == config::Kind::channel ? std::string(spec.type) : "memory";
-  // RELP answers once delivered: around it, a sink that waits for Kafka's acknowledgement.
-  const bool relp = spec.type == "relp";
-  const std::string sink = spec.kind == config::Kind::sink ? std::string(spec.type) : relp ? "kafka" : "null";
+  // RELP and Avro answer once delivered: around them, a sink that waits for Kafka's acknowledgement.
+  const bool answers = spec.type == "relp" || spec.type == "avro";
+  const std::string sink = spec.kind == config::Kind::sink ? std::string(spec.type) : answers ? "kafka" : "null";
   const auto own = [&](config::Kind kind, const std::string& type) {
     if (spec.kind == kind) return properties;
-    return kRequired.find(type)->second + (relp && kind == config::Kind::sink ? "kafka.producer.acks = all\n" : "");
+    return kRequired.find(type)->second + (answers && kind == config::Kind::sink ? "kafka.producer.acks = all\n" : "");
   };
   // An interceptor, under the source.
   const std::string interceptor =

@@ -1,0 +1,61 @@
+#include "sources/avro/avro_config.h"
+
+#include <algorithm>
+
+#include "sources/net/tls_settings.h"
+
+namespace sluice::avro {
+
+using C = AvroConfig;
+
+// clang-format off
+const config::PropertyTable<C> kAvroProperties{
+    {"ackAfter", config::one_of(&C::acknowledge_on_put, {{"kafka", false}, {"channel", true}}), "kafka",
+     "When a call is answered OK (and Flume's sink commits its take): kafka = once every channel's sink has "
+     "delivered each of its events; channel = once every channel took them, which must be file channels (their "
+     "puts are on disk). Never before: an answered call is held, whatever stops the agent."},
+    {"maxFrameSize", &C::max_frame_size, "64m",
+     "The largest call taken (one frame's bytes: an appendBatch of batch-size events); a larger one ends the "
+     "connection, counted (the sender's sink rolls back and sends it again).",
+     {.min = 1024, .max = 1LL << 30}},
+    {"maxBatchEvents", &C::max_batch_events, "100000",
+     "The most events one appendBatch may carry; a call with more is answered with an error, counted, and the "
+     "connection goes on.",
+     {.min = 1, .max = 10'000'000}},
+    {"threads", &C::threads, "0",
+     "Flume's: accepted and, as by Flume 1.11's AvroSource, not used; numProcessors sets the io threads.",
+     {.min = 0, .max = 1'000'000}},
+    {"compression-type", config::one_of(&C::compression, {{"none", std::string("none")}}), "none",
+     "Flume's: none. (deflate is not taken yet: a sender with compression-type = deflate cannot talk to this "
+     "source.)"},
+};
+// clang-format on
+
+const config::PropertyTable<net::StreamSettings>& avro_stream_properties() {
+  using S = net::StreamSettings;
+  static const auto table = [] {
+    auto rows = config::joined<S>(net::stream_properties(), config::lifted<S>(net::tls_properties()));
+    std::erase_if(rows, [](const auto& row) { return row.name == "eventSize"; });
+    for (auto& row : rows)
+      if (row.name == "host") {
+        row.aliases.push_back("bind");
+        row.doc = "Address to listen on (Flume's bind; an IPv4 or IPv6 literal, or a name resolved at start).";
+      }
+    return rows;
+  }();
+  return table;
+}
+
+AvroSourceConfig parse_avro_source_config(const config::ComponentConfig& component) {
+  AvroSourceConfig c;
+  c.avro =
+      config::bind(kAvroProperties, component, [](const std::string&, const config::PropertyValue&) { return true; });
+  config::ComponentConfig stream_part = component;
+  std::erase_if(stream_part.properties,
+                [](const auto& entry) { return config::find_property(kAvroProperties, entry.first) != nullptr; });
+  c.stream = config::bind(avro_stream_properties(), stream_part);
+  net::check_stream_settings(component, c.stream);
+  return c;
+}
+
+}  // namespace sluice::avro

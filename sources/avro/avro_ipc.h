@@ -1,0 +1,115 @@
+#pragma once
+// Avro IPC as Flume's Avro sink and `flume-ng avro-client` speak it to an Avro source (Avro
+// 1.11's Netty transport; docs/sources.md, "Avro"):
+//
+//   frame    := serial:int32be  count:int32be  (length:int32be bytes){count}
+//   request  := [HandshakeRequest] meta:map<bytes> message:string parameters
+//   response := [HandshakeResponse] meta:map<bytes> error:boolean (Status | ["string"] error)
+//
+// A frame's buffers are one message, joined; its response carries the request's serial. The
+// handshake rides on a connection's first call only (Netty's transport is stateful): the client
+// names its protocol by MD5, and the server answers BOTH when it knows it (Flume's own), CLIENT
+// when it learns it from the protocol text the client sent, or NONE (with its own text: the
+// client sends the call again with its protocol's). Later calls and responses carry none.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::avro {
+
+// Flume's AvroSourceProtocol (flume-ng-sdk's flume.avdl) as Avro 1.11.0 prints it, and its MD5:
+// what Flume 1.11's clients name in their handshake.
+extern const std::string_view kFlumeProtocol;
+extern const std::string_view kFlumeProtocolHash;  // 16 bytes
+
+enum class Status : uint8_t { ok = 0, failed = 1, unknown = 2 };
+
+// One frame: its serial and its buffers joined.
+struct Frame {
+  int32_t serial = 0;
+  std::string message;
+};
+
+// Cuts frames out of a connection's bytes (TCP gives them in any pieces).
+class FrameDecoder {
+ public:
+  // `max_message`: the most one frame's buffers may hold together; more is a broken stream.
+  explicit FrameDecoder(size_t max_message) : max_message_(max_message) {}
+  // Appends `data`; the frames now whole go into `frames`. An empty string, or why the stream
+  // is broken (it cannot be read on: the connection closes).
+  std::string feed(std::string_view data, std::vector<Frame>& frames);
+  // Bytes held that are not a whole frame yet.
+  size_t buffered() const { return pending_.size() - used_; }
+
+ private:
+  std::string pending_;
+  size_t used_ = 0;  // of pending_, already cut into frames
+  const size_t max_message_;
+};
+
+// A frame of one buffer holding `message`.
+std::string encode_frame(int32_t serial, std::string_view message);
+
+struct HandshakeRequest {
+  std::string_view client_hash;                     // 16 bytes
+  std::optional<std::string_view> client_protocol;  // the text, when the client sends it
+  std::string_view server_hash;                     // 16 bytes: what the client takes ours to be
+};
+
+enum class HandshakeMatch : uint8_t { both = 0, client = 1, none = 2 };
+
+// A call's request after its handshake (if any): the message's name and its parameters' bytes.
+struct CallRequest {
+  std::optional<HandshakeRequest> handshake;
+  std::string_view message;     // "append", "appendBatch"; "" for a handshake alone
+  std::string_view parameters;  // to the end of the message
+};
+
+// Reads a request; `with_handshake` on a connection's calls until one has matched. Nullopt (and
+// `why`) when it is not a well-formed request.
+std::optional<CallRequest> read_call(std::string_view message, bool with_handshake, std::string& why);
+
+// What the server answers a handshake: BOTH for Flume's protocol named by its hash; CLIENT when
+// the client named another hash but sent a text that declares Flume's two messages; else NONE.
+HandshakeMatch match_handshake(const HandshakeRequest& request);
+
+// A response: the handshake's answer (when the request had a handshake), then a Status, or an
+// error (a system error: a string).
+std::string status_response(std::optional<HandshakeMatch> handshake, Status status);
+std::string error_response(std::optional<HandshakeMatch> handshake, std::string_view error);
+// The handshake's answer alone (NONE, or a handshake without a call).
+std::string handshake_response(HandshakeMatch match);
+
+// The headers and body of one AvroFlumeEvent (record {map<string> headers; bytes body}).
+struct FlumeEventView {
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+  std::string_view body;
+};
+
+// An appendBatch's events (array<AvroFlumeEvent>), or append's one, each as the bytes it
+// occupies in `parameters` (in order). False (and `why`) when they are not well formed or more
+// than `max_events`, or the parameters hold more than them.
+bool split_events(std::string_view parameters, bool batch, size_t max_events, std::vector<std::string_view>& events,
+                  std::string& why);
+
+// One event's bytes (split_events) read; false when they are not an AvroFlumeEvent.
+bool read_event(std::string_view bytes, FlumeEventView& event);
+
+// A client's side: an appendBatch request of `events` (each an encoded AvroFlumeEvent), with
+// the handshake when `handshake` (and the protocol's text when `with_protocol`).
+std::string append_batch_request(const std::vector<std::string>& events, bool handshake, bool with_protocol);
+// An AvroFlumeEvent's encoding.
+std::string encode_event(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body);
+
+// A response read by a client: the handshake's answer when it sent one, then the status or error.
+struct CallResponse {
+  std::optional<HandshakeMatch> handshake;
+  std::optional<Status> status;  // nullopt: an error (or NONE: no call was made)
+  std::string error;
+};
+std::optional<CallResponse> read_response(std::string_view message, bool with_handshake, std::string& why);
+
+}  // namespace sluice::avro

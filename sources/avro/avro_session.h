@@ -1,0 +1,60 @@
+#pragma once
+// One connection of Flume's Avro RPC on the server's side (avro_ipc.h): frames in, each call's
+// events out as messages (each an AvroFlumeEvent's bytes, made an event by the Avro format), and
+// one answer per call, sent once every event of the call is done (stream_protocol.h: committed
+// by every required channel, or taken by it with acknowledge-on-put). A call whose events were
+// all filtered out by interceptors is answered OK at once, as is an empty batch.
+//
+// What a Flume sender does not send is refused without reading on: a frame past maxFrameSize,
+// more events than maxBatchEvents in one call, a header name or value longer than an event's
+// header block holds (255 / 65,534 bytes): the call is answered with an error (Flume's sink
+// then rolls back and sends it again on a new connection) and counted. A stream that cannot be
+// framed at all ends the connection.
+
+#include <memory>
+#include <string>
+
+#include "sources/avro/avro_ipc.h"
+#include "sources/net/stream_protocol.h"
+
+namespace sluice::avro {
+
+struct AvroSettings {
+  size_t max_frame_bytes = 0;   // maxFrameSize: one request's buffers together
+  size_t max_batch_events = 0;  // maxBatchEvents: one appendBatch's events
+};
+
+class AvroSession final : public net::StreamProtocol {
+ public:
+  AvroSession(const AvroSettings& settings, std::shared_ptr<net::AckWaker> waker);
+
+  std::string feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) override;
+  // A partial frame at the end is no call: unanswered, its sender sends it again.
+  void finish(bool, net::MessageSink&, net::ReadTally&) override {}
+  size_t buffered() const override { return decoder_.buffered(); }
+  const std::shared_ptr<net::AckQueue>& acks() const override { return acks_; }
+  // Its sender closes the connection when it is done; at a stop the answers due go out first.
+  Ending ending() const override { return Ending::answer_then_farewell; }
+  bool closing() const override { return false; }
+  // Avro IPC has no farewell: closing the connection says it (a Flume sink reconnects).
+  std::string farewell() const override { return {}; }
+
+  // Calls refused (answered with an error) on this connection, for the tests and the log.
+  uint64_t refused_calls() const { return refused_calls_; }
+
+ private:
+  // One frame's call; returns "" or why the stream cannot go on.
+  std::string call(const Frame& frame, net::MessageSink& sink, net::ReadTally& tally);
+  // Answers the call with an error now (nothing of it was taken), counted in `tally`.
+  void refuse(int32_t serial, std::optional<HandshakeMatch> handshake, const std::string& why, net::ReadTally& tally);
+
+  const AvroSettings settings_;
+  FrameDecoder decoder_;
+  std::shared_ptr<net::AckQueue> acks_;
+  bool handshaken_ = false;  // a handshake matched: later calls carry none
+  uint64_t refused_calls_ = 0;
+  std::vector<Frame> frames_;             // reused between reads
+  std::vector<std::string_view> events_;  // reused between calls
+};
+
+}  // namespace sluice::avro

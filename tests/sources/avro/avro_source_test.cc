@@ -1,0 +1,121 @@
+// type = avro in-process: a client of our own speaking Flume's Avro RPC as Flume's Avro sink does
+// (appendBatch on one connection, the handshake on the first call), answered only once the
+// channel's sink has taken and committed the events.
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "channels/memory/memory_channel.h"
+#include "sources/avro/avro_ipc.h"
+#include "sources/avro/avro_source.h"
+#include "sources/net/stream_server.h"
+#include "tests/support/channel_contents.h"
+#include "tests/support/component.h"
+#include "tests/support/eventually.h"
+#include "tests/support/process.h"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct AvroSource {
+  MemoryChannel channel{"c", MemoryChannelConfig{100000, 1000, {}, 20}};
+  std::unique_ptr<Source> source;
+
+  using Properties = std::map<std::string, std::string>;
+  explicit AvroSource(Properties properties = {}) {
+    properties.emplace("bind", "127.0.0.1");
+    properties.emplace("port", "0");
+    properties.emplace("numProcessors", "1");
+    SharedState shared;
+    BuildContext context{shared};
+    source = avro::kAvroSourceSpec.make_source(test::component(config::Kind::source, "a", "avro", properties),
+                                               {&channel}, context);
+    source->start();
+  }
+  ~AvroSource() { source->stop(Clock::now() + 5s); }
+  uint16_t port() const { return source->listening_ports()[0]; }
+};
+
+// Flume's sink's side of a connection: one call at a time, each answer read whole.
+class Client {
+ public:
+  explicit Client(uint16_t port) : fd_(test::connect_loopback(port)) {}
+  ~Client() { ::close(fd_); }
+  void call(const std::vector<std::string>& events) {
+    ++serial_;
+    const std::string frame = avro::encode_frame(serial_, avro::append_batch_request(events, serial_ == 1, false));
+    REQUIRE(::write(fd_, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size()));
+  }
+  // The next answer, if one comes within `wait`.
+  std::optional<avro::CallResponse> answer(std::chrono::milliseconds wait) {
+    const auto deadline = Clock::now() + wait;
+    std::vector<avro::Frame> frames;
+    while (frames.empty() && Clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) return std::nullopt;
+      REQUIRE(decoder_.feed(std::string_view(buf, static_cast<size_t>(n)), frames).empty());
+    }
+    if (frames.empty()) return std::nullopt;
+    REQUIRE(frames.size() == 1);
+    CHECK(frames[0].serial == serial_);
+    std::string why;
+    auto response = avro::read_response(frames[0].message, !answered_, why);
+    answered_ = true;
+    INFO(why);
+    REQUIRE(response);
+    return response;
+  }
+
+ private:
+  int fd_;
+  int32_t serial_ = 0;
+  bool answered_ = false;
+  avro::FrameDecoder decoder_{1 << 20};
+};
+
+}  // namespace
+
+TEST_CASE("an Avro call is answered OK only once its events are committed, with their headers and bodies",
+          "[avro][source]") {
+  AvroSource s;
+  Client client(s.port());
+  client.call({avro::encode_event({{"host", "web01"}, {"topic", "logs"}}, "first"), avro::encode_event({}, "second")});
+  REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 2; }, 10s));
+  CHECK_FALSE(client.answer(300ms));  // in the channel, not delivered: no answer yet
+  const Take take = s.channel.take(10, Clock::now() + 1s);
+  REQUIRE(take.events == 2);
+  char scratch[24];
+  const EventBatch& batch = take.batches.at(0);
+  CHECK(batch.kind() == EventKind::plain);
+  CHECK(batch.body(batch[0]) == "first");
+  CHECK(batch.header(batch[0], HeaderRef("host"), scratch) == "web01");
+  CHECK(batch.header(batch[0], HeaderRef("topic"), scratch) == "logs");
+  CHECK_FALSE(batch.header(batch[1], HeaderRef("Severity"), scratch));  // nothing parsed
+  CHECK(batch.header(batch[1], HeaderRef("timestamp"), scratch) == std::nullopt);
+  s.channel.commit(take);
+  const auto answer = client.answer(10s);
+  REQUIRE(answer);
+  CHECK(answer->handshake == avro::HandshakeMatch::both);
+  CHECK(answer->status == avro::Status::ok);
+  // The next call on the connection: no handshake either way.
+  client.call({avro::encode_event({}, "third")});
+  REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 1; }, 10s));
+  test::take_all_bodies(s.channel);
+  const auto second = client.answer(10s);
+  REQUIRE(second);
+  CHECK(second->status == avro::Status::ok);
+}
+
+TEST_CASE("Flume's property names configure the Avro source; what it does not take is refused", "[avro][source]") {
+  using Properties = AvroSource::Properties;
+  CHECK_NOTHROW(AvroSource(Properties{{"threads", "4"}, {"compression-type", "none"}}));
+  CHECK_THROWS_WITH(AvroSource(Properties{{"compression-type", "deflate"}}), Catch::Contains("compression-type"));
+  CHECK_THROWS_WITH(AvroSource(Properties{{"ackAfter", "channel"}}), Catch::Contains("file channel"));
+}
