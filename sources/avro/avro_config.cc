@@ -25,7 +25,7 @@ const config::PropertyTable<C> kAvroProperties{
     {"threads", &C::threads, "0",
      "Flume's: accepted and, as by Flume 1.11's AvroSource, not used; numProcessors sets the io threads.",
      {.min = 0, .max = 1'000'000}},
-    {"compression-type", config::one_of(&C::compression, {{"none", std::string("none")}}), "none",
+    {"compression-type", config::one_of(&C::compression, {{"none", std::string("none")}, {"NONE", std::string("none")}}), "none",
      "Flume's: none. (deflate is not taken yet: a sender with compression-type = deflate cannot talk to this "
      "source.)"},
 };

@@ -28,8 +28,9 @@ constexpr char kProtocolText[] =
     R"json(sponse":"Status"},"appendBatch":{"request":[{"name":"events","type":{"type":"array","items":"AvroFlu)json"
     R"json(meEvent"}}],"response":"Status"}}})json";
 
-// Flume's event record, and a bound on the headers one event may have (Flume sets a handful).
-constexpr int64_t kMaxHeadersPerEvent = 4096;
+// A bound on the headers one event may have, over all its blocks (Flume sets a handful; every
+// reader of an event's headers walks them all).
+constexpr int64_t kMaxHeadersPerEvent = 1024;
 
 uint32_t read_be32(const char* p) {
   uint32_t value;
@@ -87,38 +88,33 @@ std::string FrameDecoder::feed(std::string_view data, std::vector<Frame>& frames
   while (true) {
     const std::string_view rest = std::string_view(pending_).substr(used_);
     if (rest.size() < 8) return {};
-    const auto serial = static_cast<int32_t>(read_be32(rest.data()));
-    const auto count = static_cast<int32_t>(read_be32(rest.data() + 4));
-    // Java never sends a frame of no buffers; more than one per byte allowed is not a frame.
-    if (count <= 0 || static_cast<uint64_t>(count) > max_message_ / 4 + 1)
-      return "a frame of " + std::to_string(count) + " buffers";
-    size_t at = 8, total = 0;
-    bool whole = true;
-    for (int32_t i = 0; i < count; ++i) {
-      if (rest.size() < at + 4) {
-        whole = false;
-        break;
-      }
-      const uint32_t length = read_be32(rest.data() + at);
-      if (length > max_message_ - std::min(total, max_message_))
-        return "a frame of more than " + std::to_string(max_message_) + " bytes (maxFrameSize)";
-      total += length;
-      at += 4 + length;
-      if (rest.size() < at) {
-        whole = false;
-        break;
-      }
+    if (scan_.count < 0) {
+      scan_.count = static_cast<int32_t>(read_be32(rest.data() + 4));
+      // Java never sends a frame of no buffers, nor buffers of fewer than 8 KiB but its last
+      // (Avro's ByteBufferOutputStream): more than one per 64 bytes allowed is not Java's frame.
+      if (scan_.count <= 0 || static_cast<uint64_t>(scan_.count) > max_message_ / 64 + 16)
+        return "a frame of " + std::to_string(scan_.count) + " buffers";
     }
-    if (!whole) return {};
-    Frame frame{serial, {}};
-    frame.message.reserve(total);
-    for (size_t p = 8; p < at;) {
+    while (scan_.read < scan_.count) {
+      if (rest.size() < scan_.at + 4) return {};
+      const uint32_t length = read_be32(rest.data() + scan_.at);
+      if (length > max_message_ - std::min(scan_.total, max_message_))
+        return "a frame of more than " + std::to_string(max_message_) + " bytes (maxFrameSize)";
+      if (rest.size() < scan_.at + 4 + length) return {};
+      scan_.total += length;
+      scan_.at += 4 + length;
+      ++scan_.read;
+    }
+    Frame frame{static_cast<int32_t>(read_be32(rest.data())), {}};
+    frame.message.reserve(scan_.total);
+    for (size_t p = 8; p < scan_.at;) {
       const uint32_t length = read_be32(rest.data() + p);
       frame.message.append(rest.data() + p + 4, length);
       p += 4 + length;
     }
     frames.push_back(std::move(frame));
-    used_ += at;
+    used_ += scan_.at;
+    scan_ = {};
   }
 }
 
@@ -199,11 +195,14 @@ namespace {
 
 // Skips one AvroFlumeEvent; false if it is not one.
 bool skip_event(BinaryReader& in) {
-  for (int64_t count; (count = in.read_block_count(kMaxHeadersPerEvent)) > 0;)
+  int64_t headers = 0;
+  for (int64_t count; (count = in.read_block_count(kMaxHeadersPerEvent - headers)) > 0;) {
+    headers += count;
     for (int64_t i = 0; i < count; ++i) {
       in.read_bytes();
       in.read_bytes();
     }
+  }
   in.read_bytes();
   return in.ok();
 }
@@ -238,7 +237,8 @@ bool split_events(std::string_view parameters, bool batch, size_t max_events, st
 bool read_event(std::string_view bytes, FlumeEventView& event) {
   BinaryReader in(bytes);
   event.headers.clear();
-  for (int64_t count; (count = in.read_block_count(kMaxHeadersPerEvent)) > 0;)
+  for (int64_t count;
+       (count = in.read_block_count(kMaxHeadersPerEvent - static_cast<int64_t>(event.headers.size()))) > 0;)
     for (int64_t i = 0; i < count; ++i) {
       const std::string_view name = in.read_bytes();
       const std::string_view value = in.read_bytes();

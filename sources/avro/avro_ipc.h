@@ -45,8 +45,17 @@ class FrameDecoder {
   size_t buffered() const { return pending_.size() - used_; }
 
  private:
+  // Where the scan of the frame being received stands, so that a frame of many buffers arriving
+  // in many reads is walked once, not again from its start at every read.
+  struct Scan {
+    int32_t count = -1;  // its buffers (-1: its header not read yet)
+    int32_t read = 0;    // of them, whole so far
+    size_t at = 8;       // from the frame's start, past them
+    size_t total = 0;    // their bytes
+  };
   std::string pending_;
   size_t used_ = 0;  // of pending_, already cut into frames
+  Scan scan_;
   const size_t max_message_;
 };
 

@@ -11,9 +11,13 @@ AvroSession::AvroSession(const AvroSettings& settings, std::shared_ptr<net::AckW
 
 std::string AvroSession::feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) {
   frames_.clear();
-  const std::string broken = decoder_.feed(data, frames_);
+  std::string broken = decoder_.feed(data, frames_);
   for (const Frame& frame : frames_)
-    if (std::string why = call(frame, sink, tally); !why.empty()) return why;
+    if (std::string why = call(frame, sink, tally); !why.empty()) {
+      broken = std::move(why);
+      break;
+    }
+  frames_.clear();  // an idle connection keeps no call's bytes
   return broken;
 }
 
@@ -27,16 +31,24 @@ void AvroSession::refuse(int32_t serial, std::optional<HandshakeMatch> handshake
 
 namespace {
 
+// At most 64 bytes of what a sender named, its control bytes as '?': for an answer and a log line.
+std::string printable(std::string_view text) {
+  std::string out(text.substr(0, 64));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text.size() > 64 ? out + "..." : out;
+}
+
 // A header an event's header block cannot hold as it is (event_headers.h), or "".
 std::string oversized_header(std::string_view event_bytes) {
   FlumeEventView event;
   if (!read_event(event_bytes, event)) return "an event that is not an AvroFlumeEvent";
   for (const auto& [name, value] : event.headers) {
-    if (name.empty() || name.size() > kHeaderNameMax)
-      return "a header name of " + std::to_string(name.size()) + " bytes (1 to " + std::to_string(kHeaderNameMax) +
+    if (name.size() > kHeaderNameMax)
+      return "a header name of " + std::to_string(name.size()) + " bytes (at most " + std::to_string(kHeaderNameMax) +
              " are kept)";
     if (value.size() > kHeaderValueMax)
-      return "header " + std::string(name) + " of " + std::to_string(value.size()) + " bytes (at most " +
+      return "header " + printable(name) + " of " + std::to_string(value.size()) + " bytes (at most " +
              std::to_string(kHeaderValueMax) + " are kept)";
   }
   return {};
@@ -52,6 +64,8 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
   if (request->handshake) {
     match = match_handshake(*request->handshake);
     if (*match == HandshakeMatch::none) {  // the call is not made: the client sends it again, with its text
+      // Java's client sends its text after one NONE; a second is not Flume's client.
+      if (++unmatched_handshakes_ > 1) return "a protocol this source does not speak (the handshake matched none)";
       acks_->reply_in_order(encode_frame(frame.serial, handshake_response(*match)));
       return {};
     }
@@ -63,7 +77,7 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
   }
   const bool batch = request->message == "appendBatch";
   if (!batch && request->message != "append") {
-    refuse(frame.serial, match, "unknown message " + std::string(request->message), tally);
+    refuse(frame.serial, match, "unknown message " + printable(request->message), tally);
     return {};
   }
   events_.clear();

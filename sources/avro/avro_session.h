@@ -6,10 +6,11 @@
 // all filtered out by interceptors is answered OK at once, as is an empty batch.
 //
 // What a Flume sender does not send is refused without reading on: a frame past maxFrameSize,
-// more events than maxBatchEvents in one call, a header name or value longer than an event's
-// header block holds (255 / 65,534 bytes): the call is answered with an error (Flume's sink
+// more events than maxBatchEvents in one call, more than 1,024 headers on an event, a header name
+// or value longer than an event's header block holds (255 / 65,534 bytes): the call is answered
+// with an error (Flume's sink
 // then rolls back and sends it again on a new connection) and counted. A stream that cannot be
-// framed at all ends the connection.
+// framed at all, or a second handshake that matches none, ends the connection.
 
 #include <memory>
 #include <string>
@@ -52,6 +53,7 @@ class AvroSession final : public net::StreamProtocol {
   FrameDecoder decoder_;
   std::shared_ptr<net::AckQueue> acks_;
   bool handshaken_ = false;  // a handshake matched: later calls carry none
+  int unmatched_handshakes_ = 0;
   uint64_t refused_calls_ = 0;
   std::vector<Frame> frames_;             // reused between reads
   std::vector<std::string_view> events_;  // reused between calls

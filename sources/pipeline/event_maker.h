@@ -71,7 +71,9 @@ class EventMaker {
   // The event of `message`, made in the batch: decoded, stamped with `origin`, through the
   // interceptors, routed. False: an interceptor filtered it out (counted; it is not in the batch).
   bool make(std::string_view message, bool truncated, const MessageOrigin& origin, MadeTally& tally);
-  bool full() const { return builder_.size() >= batch_size_; }
+  // At batchSize, or past kMaxBatchBytes (a batch's offsets are 32-bit; large events fill it first).
+  bool full() const { return builder_.size() >= batch_size_ || builder_.bytes() >= kMaxBatchBytes; }
+  static constexpr uint64_t kMaxBatchBytes = 1ULL << 30;
   bool empty() const { return builder_.empty(); }
   // The batch being made (its last event is the one make() made, until the next).
   EventBatchBuilder& batch() { return builder_; }

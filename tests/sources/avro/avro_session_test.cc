@@ -80,7 +80,7 @@ TEST_CASE("a batch is answered OK once its every event is done, the handshake on
   CHECK(second[0].status == Status::ok);
 }
 
-TEST_CASE("an unknown protocol hash is answered NONE and the call not made; the client's text then matches",
+TEST_CASE("an unknown protocol hash is answered NONE and the call not made, the client's text then matches",
           "[avro][session]") {
   Connection c;
   std::string request = append_batch_request(events(1), true, false);
@@ -102,7 +102,7 @@ TEST_CASE("an unknown protocol hash is answered NONE and the call not made; the 
 }
 
 TEST_CASE(
-    "an empty batch is answered at once; too many events or too long a header is refused, the connection "
+    "an empty batch is answered at once, too many events or too long a header is refused, the connection "
     "going on",
     "[avro][session]") {
   Connection c;
@@ -142,4 +142,33 @@ TEST_CASE("a frame past maxFrameSize ends the connection", "[avro][session]") {
   std::vector<std::string> big{encode_event({}, std::string(70 * 1024, 'x'))};
   CHECK_THAT(c.send(append_batch_request(big, true, false)), Catch::Contains("maxFrameSize"));
   CHECK(c.messages.empty());
+}
+
+TEST_CASE(
+    "what only a hostile client sends: a second unknown handshake ends the connection, an event's "
+    "headers past 1,024 and a message's name are bounded",
+    "[avro][session]") {
+  Connection c;
+  std::string unknown = append_batch_request(events(1), true, false);
+  unknown.replace(0, 16, std::string(16, 'z'));
+  REQUIRE(c.send(unknown).empty());                                // NONE: Flume's client sends its text next
+  CHECK_THAT(c.send(unknown), Catch::Contains("does not speak"));  // a second NONE: not Flume's client
+  Connection d;
+  std::vector<std::pair<std::string, std::string>> many;
+  for (int i = 0; i < 1025; ++i) many.emplace_back("h" + std::to_string(i), "v");
+  REQUIRE(d.send(append_batch_request({encode_event(many, "b")}, true, false)).empty());
+  many.resize(1023);
+  many.emplace_back("", "an empty name is Flume's too");  // 1,024 in all
+  REQUIRE(d.send(append_batch_request({encode_event(many, "b")}, false, false)).empty());
+  CHECK(d.messages.size() == 1);  // 1,024 headers taken, 1,025 refused
+  std::string odd = append_batch_request({}, false, false);
+  odd.replace(odd.find("appendBatch"), 11, "append\nEvil");  // the same length: a name with a line end
+  REQUIRE(d.send(odd).empty());
+  d.done_all();
+  const auto answers = d.answers(true);
+  REQUIRE(answers.size() == 3);
+  CHECK_FALSE(answers[0].status);
+  INFO(answers[1].error);
+  CHECK(answers[1].status == Status::ok);
+  CHECK_THAT(answers[2].error, Catch::Contains("unknown message append?Evil"));
 }

@@ -113,7 +113,7 @@ TEST_CASE("an Avro call is answered OK only once its events are committed, with 
   CHECK(second->status == avro::Status::ok);
 }
 
-TEST_CASE("Flume's property names configure the Avro source; what it does not take is refused", "[avro][source]") {
+TEST_CASE("Flume's property names configure the Avro source, what it does not take is refused", "[avro][source]") {
   using Properties = AvroSource::Properties;
   CHECK_NOTHROW(AvroSource(Properties{{"threads", "4"}, {"compression-type", "none"}}));
   CHECK_THROWS_WITH(AvroSource(Properties{{"compression-type", "deflate"}}), Catch::Contains("compression-type"));
