@@ -1,6 +1,7 @@
 #include "sources/relp/relp_source.h"
 
 #include "agent/api/channel.h"
+#include "sources/net/answered_channels.h"
 #include "sources/net/stream_server.h"
 
 namespace sluice::relp {
@@ -15,33 +16,11 @@ std::vector<config::PropertyDoc> describe_relp() {
 std::unique_ptr<Source> make_relp_source(const config::ComponentConfig& component, std::vector<Channel*> channels,
                                          BuildContext& context) {
   RelpSourceConfig c = parse_relp_source_config(component);
-  std::vector<bool> required(channels.size(), context.selector == nullptr);
-  if (context.selector)
-    for (const ChannelRoute& route : context.selector->routes()) {
-      for (const size_t channel : route.required) required[channel] = true;
-      // RELP answers an event once its route's required channels hold it: a route with optional
-      // channels only would be answered at once, even when its copy was dropped (a full channel).
-      if (route.required.empty() && !route.optional.empty()) {
-        std::string names;
-        for (const size_t channel : route.optional) names += (names.empty() ? "" : ", ") + channels[channel]->name();
-        component.fail("selector",
-                       "routes some events to optional channels only (" + names +
-                           "): RELP answers an event once a required channel holds it, and a copy an optional "
-                           "channel drops would be answered too; make one of them required (Flume's selector.optional "
-                           "lists the optional ones; a multiplexing selector's selector.mapping.* and "
-                           "selector.default are required)");
-      }
-    }
-  for (size_t i = 0; i < channels.size(); ++i) {
-    const Channel* channel = channels[i];
-    batch_size_for(component, "batchSize", c.tcp.batch_size, *channel);
-    // An optional channel's puts are answered by nothing: it may keep them in memory.
-    if (c.relp.ack_after == AckAfter::channel && required[i] && !channel->puts_reach_disk())
-      component.fail("ackAfter", "= channel needs channels that write every put to disk, and channel '" +
-                                     channel->name() +
-                                     "' keeps puts in memory: use a file channel, or ackAfter = kafka");
-  }
-  if (channels.size() > 255) component.fail("channels", "more than 255 channels cannot all be waited for");
+  net::check_answered_channels(
+      component, channels, context.selector.get(), c.relp.ack_after == AckAfter::channel, c.tcp.batch_size,
+      "RELP answers an event once a required channel holds it, and a copy an optional channel drops would be "
+      "answered too; make one of them required (Flume's selector.optional lists the optional ones; a multiplexing "
+      "selector's selector.mapping.* and selector.default are required)");
   const RelpSettings settings{.max_data_size = static_cast<size_t>(c.relp.max_data_size.bytes),
                               .event_size = c.tcp.event_size};
   auto events = syslog::syslog_format(c.tcp);
