@@ -23,6 +23,7 @@ enum class Exporter {
   disk_channel,
   sink,
   kafka_sink,
+  avro_sink,
   sink_group
 };
 
@@ -180,6 +181,15 @@ struct Family {
       "Of the pipeline latency: from arrival until the sink took it. Per event.") \
   row(kPipelineDeliverySeconds, "sluice_pipeline_delivery_seconds", sink, histogram, \
       "Of the pipeline latency: from take to commit. Per event.") \
+  /* An Avro sink. */ \
+  row(kSinkAvroCallsTotal, "sluice_sink_avro_calls_total", avro_sink, counter, \
+      "appendBatch calls to the collector, by outcome: ok (committed), refused (answered FAILED or an error), " \
+      "unreachable (no connection: nothing sent), no_answer (sent, no answer in request-timeout or the connection " \
+      "broke: its events possibly duplicated). All but ok roll the take back.") \
+  row(kSinkAvroConnectionsTotal, "sluice_sink_avro_connections_total", avro_sink, counter, \
+      "Connections made to the collector (one is kept; a failed call or reset-connection-interval makes another).") \
+  row(kSinkAvroConnected, "sluice_sink_avro_connected", avro_sink, gauge, \
+      "1 while the sink holds a connection to its collector.") \
   /* A Kafka sink. */ \
   row(kSinkDeliveryErrorsTotal, "sluice_sink_delivery_errors_total", kafka_sink, counter, \
       "Events whose delivery failed, by reason (each attempt counts).") \

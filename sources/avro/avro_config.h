@@ -13,8 +13,8 @@ struct AvroConfig {
   bool acknowledge_on_put = false;  // ackAfter = channel
   config::ByteSize max_frame_size;
   int64_t max_batch_events = 0;
-  int64_t threads = 0;  // Flume's: parsed and unused by Flume 1.11's AvroSource
-  std::string compression;
+  int64_t threads = 0;   // Flume's: parsed and unused by Flume 1.11's AvroSource
+  bool deflate = false;  // compression-type
 };
 
 extern const config::PropertyTable<AvroConfig> kAvroProperties;
@@ -28,7 +28,8 @@ struct AvroSourceConfig {
   net::StreamSettings stream;
   AvroSettings settings() const {
     return {.max_frame_bytes = static_cast<size_t>(avro.max_frame_size.bytes),
-            .max_batch_events = static_cast<size_t>(avro.max_batch_events)};
+            .max_batch_events = static_cast<size_t>(avro.max_batch_events),
+            .deflate = avro.deflate};
   }
 };
 

@@ -118,13 +118,17 @@ std::string FrameDecoder::feed(std::string_view data, std::vector<Frame>& frames
   }
 }
 
-std::string encode_frame(int32_t serial, std::string_view message) {
+std::string encode_frame(int32_t serial, std::string_view message, size_t buffer_max) {
+  const size_t buffers = message.empty() ? 1 : 1 + (message.size() - 1) / buffer_max;
   std::string out;
-  out.reserve(12 + message.size());
+  out.reserve(8 + 4 * buffers + message.size());
   append_be32(out, static_cast<uint32_t>(serial));
-  append_be32(out, 1);
-  append_be32(out, static_cast<uint32_t>(message.size()));
-  out += message;
+  append_be32(out, static_cast<uint32_t>(buffers));
+  for (size_t i = 0; i < buffers; ++i) {
+    const std::string_view piece = message.substr(i * buffer_max, buffer_max);
+    append_be32(out, static_cast<uint32_t>(piece.size()));
+    out += piece;
+  }
   return out;
 }
 
@@ -250,6 +254,12 @@ bool read_event(std::string_view bytes, FlumeEventView& event) {
 
 std::string encode_event(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body) {
   std::string out;
+  append_event(headers, body, out);
+  return out;
+}
+
+void append_event(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body,
+                  std::string& out) {
   BinaryWriter w(out);
   if (!headers.empty()) {
     w.write_long(static_cast<int64_t>(headers.size()));
@@ -260,11 +270,17 @@ std::string encode_event(const std::vector<std::pair<std::string, std::string>>&
   }
   w.write_long(0);
   w.write_bytes(body);
-  return out;
 }
 
 std::string append_batch_request(const std::vector<std::string>& events, bool handshake, bool with_protocol) {
+  std::string joined;
+  for (const std::string& e : events) joined += e;
+  return append_batch_request(joined, events.size(), handshake, with_protocol);
+}
+
+std::string append_batch_request(std::string_view events, size_t count, bool handshake, bool with_protocol) {
   std::string out;
+  out.reserve(events.size() + (handshake ? 64 + (with_protocol ? kFlumeProtocol.size() : 0) : 32));
   BinaryWriter w(out);
   if (handshake) {
     w.write_fixed(kFlumeProtocolHash);
@@ -280,9 +296,9 @@ std::string append_batch_request(const std::vector<std::string>& events, bool ha
   }
   w.write_long(0);  // request metadata: an empty map
   w.write_bytes("appendBatch");
-  if (!events.empty()) {
-    w.write_long(static_cast<int64_t>(events.size()));
-    for (const std::string& e : events) out += e;
+  if (count) {
+    w.write_long(static_cast<int64_t>(count));
+    out += events;
   }
   w.write_long(0);
   return out;

@@ -59,8 +59,9 @@ class FrameDecoder {
   const size_t max_message_;
 };
 
-// A frame of one buffer holding `message`.
-std::string encode_frame(int32_t serial, std::string_view message);
+// A frame holding `message` in buffers of at most `buffer_max` bytes (Java's clients send 8 KiB
+// ones; a server's answer is one).
+std::string encode_frame(int32_t serial, std::string_view message, size_t buffer_max = SIZE_MAX);
 
 struct HandshakeRequest {
   std::string_view client_hash;                     // 16 bytes
@@ -110,8 +111,12 @@ bool read_event(std::string_view bytes, FlumeEventView& event);
 // A client's side: an appendBatch request of `events` (each an encoded AvroFlumeEvent), with
 // the handshake when `handshake` (and the protocol's text when `with_protocol`).
 std::string append_batch_request(const std::vector<std::string>& events, bool handshake, bool with_protocol);
-// An AvroFlumeEvent's encoding.
+// The same of `count` events encoded one after the other in `events`.
+std::string append_batch_request(std::string_view events, size_t count, bool handshake, bool with_protocol);
+// An AvroFlumeEvent's encoding (appended to `out`).
 std::string encode_event(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body);
+void append_event(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body,
+                  std::string& out);
 
 // A response read by a client: the handshake's answer when it sent one, then the status or error.
 struct CallResponse {

@@ -3,13 +3,32 @@
 #include "agent/api/event_headers.h"
 
 namespace sluice::avro {
+namespace {
+// Inflated bytes are framed in pieces of this size.
+constexpr size_t kInflatePiece = 256 * 1024;
+// Answers are a few bytes: Flume's default level.
+constexpr int kAnswerLevel = 6;
+}  // namespace
 
 AvroSession::AvroSession(const AvroSettings& settings, std::shared_ptr<net::AckWaker> waker)
     : settings_(settings),
       decoder_(settings.max_frame_bytes),
-      acks_(std::make_shared<net::AckQueue>(std::move(waker))) {}
+      acks_(std::make_shared<net::AckQueue>(std::move(waker))),
+      deflater_(settings.deflate ? std::make_unique<DeflateStream>(kAnswerLevel) : nullptr),
+      inflater_(settings.deflate ? std::make_unique<InflateStream>() : nullptr) {}
 
 std::string AvroSession::feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) {
+  if (!inflater_) return feed_frames(data, sink, tally);
+  // In pieces: what a small read inflates to is framed as it comes, never held whole.
+  std::string broken;
+  std::string not_zlib = inflater_->inflate(data, kInflatePiece, [&](std::string_view piece) {
+    broken = feed_frames(piece, sink, tally);
+    return broken.empty();
+  });
+  return broken.empty() ? not_zlib : broken;
+}
+
+std::string AvroSession::feed_frames(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) {
   frames_.clear();
   std::string broken = decoder_.feed(data, frames_);
   for (const Frame& frame : frames_)
@@ -19,6 +38,13 @@ std::string AvroSession::feed(std::string_view data, net::MessageSink& sink, net
     }
   frames_.clear();  // an idle connection keeps no call's bytes
   return broken;
+}
+
+void AvroSession::encode_outgoing(std::string& bytes) {
+  if (!deflater_ || bytes.empty()) return;
+  std::string compressed;
+  deflater_->compress(bytes, compressed);
+  bytes = std::move(compressed);
 }
 
 void AvroSession::refuse(int32_t serial, std::optional<HandshakeMatch> handshake, const std::string& why,

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "sources/avro/avro_deflate.h"
 #include "sources/avro/avro_ipc.h"
 #include "sources/net/stream_protocol.h"
 
@@ -23,6 +24,7 @@ namespace sluice::avro {
 struct AvroSettings {
   size_t max_frame_bytes = 0;   // maxFrameSize: one request's buffers together
   size_t max_batch_events = 0;  // maxBatchEvents: one appendBatch's events
+  bool deflate = false;         // compression-type = deflate: both directions in zlib (avro_deflate.h)
 };
 
 class AvroSession final : public net::StreamProtocol {
@@ -39,11 +41,15 @@ class AvroSession final : public net::StreamProtocol {
   bool closing() const override { return false; }
   // Avro IPC has no farewell: closing the connection says it (a Flume sink reconnects).
   std::string farewell() const override { return {}; }
+  // compression-type = deflate: the answers compressed, in the order they leave.
+  void encode_outgoing(std::string& bytes) override;
 
   // Calls refused (answered with an error) on this connection, for the tests and the log.
   uint64_t refused_calls() const { return refused_calls_; }
 
  private:
+  // Decompressed bytes into frames and their calls; returns "" or why the stream cannot go on.
+  std::string feed_frames(std::string_view data, net::MessageSink& sink, net::ReadTally& tally);
   // One frame's call; returns "" or why the stream cannot go on.
   std::string call(const Frame& frame, net::MessageSink& sink, net::ReadTally& tally);
   // Answers the call with an error now (nothing of it was taken), counted in `tally`.
@@ -55,8 +61,10 @@ class AvroSession final : public net::StreamProtocol {
   bool handshaken_ = false;  // a handshake matched: later calls carry none
   int unmatched_handshakes_ = 0;
   uint64_t refused_calls_ = 0;
-  std::vector<Frame> frames_;             // reused between reads
-  std::vector<std::string_view> events_;  // reused between calls
+  std::vector<Frame> frames_;                // reused between reads
+  std::vector<std::string_view> events_;     // reused between calls
+  std::unique_ptr<DeflateStream> deflater_;  // deflate: what we send
+  std::unique_ptr<InflateStream> inflater_;  // deflate: what we read
 };
 
 }  // namespace sluice::avro

@@ -74,6 +74,9 @@ class StreamProtocol {
   virtual bool closing() const = 0;
   // What the agent sends when it ends the connection itself (RELP's serverclose).
   virtual std::string farewell() const = 0;
+  // What the connection sends (replies, farewell) as the protocol puts it on the wire, in the
+  // order it leaves, before TLS: Avro's deflate compresses it. Most protocols send it as it is.
+  virtual void encode_outgoing(std::string& /*bytes*/) {}
 };
 
 // One per source: makes each connection's protocol.

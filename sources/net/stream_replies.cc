@@ -84,6 +84,7 @@ void StreamWorker::send_replies(Connection& conn) {
 
 bool StreamWorker::send_plain(Connection& conn, std::string bytes) {
   if (bytes.empty()) return true;
+  conn.protocol->encode_outgoing(bytes);
   if (!conn.tls) return send_raw(&conn, bytes);
   std::string records;
   return conn.tls->write(bytes, records) && send_raw(&conn, records);

@@ -71,12 +71,16 @@ TEST_CASE(
   }
 
   // An agent with every kind of component the panels and the list know: TCP (with reverse DNS and
-  // an optional channel), TLS, RELP and UDP sources, a spillable channel, Kafka sinks, one of which fails (its messages
-  // are larger than its producer takes; in a sink group), so that the failure families have samples too.
+  // an optional channel), TLS, RELP, Avro and UDP sources, an Avro sink (with nothing to send), a spillable channel,
+  // Kafka sinks, one of which fails (its messages are larger than its producer takes; in a sink group), so that the
+  // failure families have samples too.
   TempDir dir;
   const CertificateFiles certs = make_certificates(dir.path());
   std::ofstream(dir.file("a.properties"))
-      << "a.sources = s t u r\na.channels = c bad\na.sinks = k broken\n"
+      << "a.sources = s t u r v\na.channels = c bad fwd\na.sinks = k broken av\n"
+      << "a.sources.v.type = avro\na.sources.v.bind = 127.0.0.1\na.sources.v.port = 0\na.sources.v.channels = c\n"
+      << "a.channels.fwd.type = memory\na.sinks.av.type = avro\na.sinks.av.channel = fwd\n"
+      << "a.sinks.av.hostname = 127.0.0.1\na.sinks.av.port = 9\n"
       << "a.sources.s.type = multiport_syslogtcp\na.sources.s.host = 127.0.0.1\na.sources.s.ports = 0\n"
       << "a.sources.s.channels = c bad\na.sources.s.clientHostnameHeader = host\na.sources.s.selector.optional = bad\n"
       << "a.sources.r.type = relp\na.sources.r.host = 127.0.0.1\na.sources.r.port = 0\na.sources.r.channels = c\n"
