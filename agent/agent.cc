@@ -145,21 +145,22 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   SinkCounters sinks = departed_.sinks;
   for (const Sink* sink : all_sinks) sinks += sink->counters();
   // The books balance: put + replayed = sent + discarded + lost in channels + kept on disk +
-  // unreadable on disk; read = filtered + unrouted + put + never put (per channel a source's selector
-  // chose, less the optional copies dropped). Events a reload
+  // unreadable on disk; read = filtered + unrouted + put + never put + refused (per channel a
+  // source's selector chose, less the optional copies dropped). Events a reload
   // moved from a channel into its successor are counted as put once.
   const AgentTotals t = totals();
   const uint64_t lost = in_channels + sources.events_dropped_at_shutdown;
   spdlog::info(
       "stopped: {} events read, {} filtered by interceptors, {} routed to no channel, {} optional copies dropped, {} "
       "events in, {} replayed from disk, {} sent ({} lost after hand-over, {} possibly lost), {} discarded, {} failed, {} lost at shutdown ({} in channels, {} never put), {} kept on disk, {} unreadable "
-      "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut, {} connections cut",
+      "on disk, {} possibly duplicated, {} bytes left unread, {} frames cut, {} connections cut, {} refused (kept by "
+      "their senders)",
       sources.events_received, sources.events_filtered, sources.events_unrouted, sources.optional_copies_dropped,
       t.events_in, channels.events_recovered, t.events_out, sinks.events_lost_after_handover,
       sinks.events_possibly_lost, sinks.events_discarded, t.events_failed, lost, in_channels,
       sources.events_dropped_at_shutdown, channels.events_on_disk, channels.events_unreadable,
       sinks.events_possibly_duplicated, sources.bytes_unread_at_shutdown, sources.frames_cut,
-      sources.connections_cut_at_shutdown);
+      sources.connections_cut_at_shutdown, sources.events_refused);
   return lost;
 }
 

@@ -117,6 +117,9 @@ struct Family {
   row(kSourceReadsPausedTotal, "sluice_source_reads_paused_total", relp_source, counter, \
       "Times a connection's reading paused because over 256 KiB of its replies were unsent (a client that does not " \
       "read them).") \
+  row(kSourceEventsRefusedFullTotal, "sluice_source_events_refused_full_total", relp_source, counter, \
+      "Events of calls answered FAILED because a required channel stayed full for channelFullTimeout (Avro): " \
+      "their senders keep them and send them again (or fail over). 0 for RELP, which holds its senders instead.") \
   row(kSourceProtocolErrorsTotal, "sluice_source_protocol_errors_total", relp_source, counter, \
       "Sessions ended because their stream broke the protocol (RELP, Avro), and calls refused with an answer (Avro: " \
       "past maxBatchEvents, a header too long): the sender sends them again.") \

@@ -24,6 +24,7 @@ struct SourceCounters {
   uint64_t optional_copies_dropped = 0;      // copies an optional channel had no room for
   uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
   uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end before their sender closed
+  uint64_t events_refused = 0;               // answered "not now" (Avro's FAILED): their senders keep them
 
   SourceCounters& operator+=(const SourceCounters& c) {
     events_received += c.events_received;
@@ -35,6 +36,7 @@ struct SourceCounters {
     optional_copies_dropped += c.optional_copies_dropped;
     bytes_unread_at_shutdown += c.bytes_unread_at_shutdown;
     connections_cut_at_shutdown += c.connections_cut_at_shutdown;
+    events_refused += c.events_refused;
     return *this;
   }
 };

@@ -39,6 +39,10 @@ class AvroSink final : public Sink {
   uint64_t memory_bound(const memory::Context& context) const override;
   // Connections made to the collector so far (any thread).
   uint64_t connections_made() const { return connections_.load(std::memory_order_relaxed); }
+  // Calls so far that ended so (any thread).
+  uint64_t calls(CallOutcome outcome) const {
+    return calls_[static_cast<size_t>(outcome)].load(std::memory_order_relaxed);
+  }
 
  private:
   void run();

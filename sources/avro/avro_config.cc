@@ -22,6 +22,20 @@ const config::PropertyTable<C> kAvroProperties{
      "The most events one appendBatch may carry; a call with more is answered with an error, counted, and the "
      "connection goes on.",
      {.min = 1, .max = 10'000'000}},
+    {"channelFullTimeout", &C::channel_full_timeout, "3s",
+     "How long a call's events may wait for room in a full required channel before the call is answered FAILED "
+     "(Flume's answer when its channel is full: the sender's sink rolls back and sends again, or its sink group "
+     "fails over). Some of its events may be in another channel by then: sent again, they are duplicates. Keep "
+     "it well under the senders' request-timeout (Flume's: 20 s), or they give up first and resend anyway; 0 = "
+     "never answer FAILED (the connection waits, as the syslog sources' senders do).",
+     {.min = 0, .max = 3'600'000}},
+    {"ipFilter", &C::ip_filter, "false", "Flume's: true = admit clients by ipFilterRules."},
+    {"ipFilterRules", &C::ip_filter_rules, "",
+     "Flume's: rules separated by commas, each <allow|deny>:<ip|name>:<pattern>, tried in order, the first that "
+     "matches deciding, a client none matches let in; a client denied is closed at connect (counted as refused, "
+     "reason denied). An ip pattern matches the address whole ('*' any run, '?' one character: 127.*, "
+     "10.0.?.*); name:localhost matches a loopback address. Other name patterns are refused (they would need a "
+     "reverse lookup at each connect): match addresses, or use allow/deny networks."},
     {"threads", &C::threads, "0",
      "Flume's: accepted and, as by Flume 1.11's AvroSource, not used; numProcessors sets the io threads.",
      {.min = 0, .max = 1'000'000}},
@@ -61,6 +75,17 @@ AvroSourceConfig parse_avro_source_config(const config::ComponentConfig& compone
                    "deflate with ssl is not supported (Flume 1.11 compresses outside its TLS, an order Sluice does "
                    "not speak): choose one");
   net::check_stream_settings(component, c.stream);
+  if (c.avro.ip_filter) {
+    if (c.avro.ip_filter_rules.empty())
+      component.fail("ipFilterRules", "is missing: ipFilter = true needs rules (e.g. allow:ip:10.*,deny:ip:*)");
+    try {
+      c.stream.clients.set_flume_rules(std::make_shared<pipeline::FlumeIpRules>(c.avro.ip_filter_rules));
+    } catch (const std::invalid_argument& e) {
+      component.fail("ipFilterRules", e.what());
+    }
+  } else if (!c.avro.ip_filter_rules.empty()) {
+    component.fail("ipFilterRules", "is set but ipFilter is not true: set ipFilter = true, or remove it");
+  }
   return c;
 }
 

@@ -13,6 +13,9 @@ struct AvroConfig {
   bool acknowledge_on_put = false;  // ackAfter = channel
   config::ByteSize max_frame_size;
   int64_t max_batch_events = 0;
+  std::chrono::milliseconds channel_full_timeout{0};
+  bool ip_filter = false;
+  std::string ip_filter_rules;
   int64_t threads = 0;   // Flume's: parsed and unused by Flume 1.11's AvroSource
   bool deflate = false;  // compression-type
 };
@@ -29,7 +32,8 @@ struct AvroSourceConfig {
   AvroSettings settings() const {
     return {.max_frame_bytes = static_cast<size_t>(avro.max_frame_size.bytes),
             .max_batch_events = static_cast<size_t>(avro.max_batch_events),
-            .deflate = avro.deflate};
+            .deflate = avro.deflate,
+            .channel_full_timeout = avro.channel_full_timeout};
   }
 };
 

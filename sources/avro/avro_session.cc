@@ -8,6 +8,8 @@ namespace {
 constexpr size_t kInflatePiece = 256 * 1024;
 // Answers are a few bytes: Flume's default level.
 constexpr int kAnswerLevel = 6;
+// The kinds of call, as counted (ReadTally::calls, AckQueue's kinds are these + 1).
+constexpr size_t kAppend = 0, kAppendBatch = 1;
 }  // namespace
 
 AvroSession::AvroSession(const AvroSettings& settings, std::shared_ptr<net::AckWaker> waker)
@@ -116,17 +118,20 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
       refuse(frame.serial, match, too_long, tally);
       return {};
     }
+  ++tally.calls[batch ? kAppendBatch : kAppend];
   const std::string answer = encode_frame(frame.serial, status_response(match, Status::ok));
   if (events_.empty()) {
     acks_->reply_in_order(answer);
     return {};
   }
-  // One ticket per event, the answer on the last: it goes out once every one of them is done.
+  // One ticket per event, the answer on the last: it goes out once every one of them is done,
+  // FAILED if any of them was not taken (a channel stayed full).
   tally.frames += events_.size();
-  for (size_t i = 0; i < events_.size(); ++i) {
-    const net::AckQueue::Ticket ticket = acks_->expect(i + 1 == events_.size() ? answer : std::string());
-    sink.message(events_[i], false, ticket);
-  }
+  for (size_t i = 0; i + 1 < events_.size(); ++i) sink.message(events_[i], false, acks_->expect({}));
+  const net::AckQueue::Ticket last =
+      acks_->expect(answer, encode_frame(frame.serial, status_response(match, Status::failed)),
+                    batch ? kAppendBatch + 1 : kAppend + 1);
+  sink.message(events_.back(), false, last);
   return {};
 }
 

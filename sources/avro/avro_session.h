@@ -12,6 +12,7 @@
 // then rolls back and sends it again on a new connection) and counted. A stream that cannot be
 // framed at all, or a second handshake that matches none, ends the connection.
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,8 @@ struct AvroSettings {
   size_t max_frame_bytes = 0;   // maxFrameSize: one request's buffers together
   size_t max_batch_events = 0;  // maxBatchEvents: one appendBatch's events
   bool deflate = false;         // compression-type = deflate: both directions in zlib (avro_deflate.h)
+  // channelFullTimeout: how long a full channel may hold a call before it is answered FAILED.
+  std::chrono::milliseconds channel_full_timeout{0};
 };
 
 class AvroSession final : public net::StreamProtocol {

@@ -23,11 +23,14 @@ class AvroProtocolFactory final : public net::StreamProtocolFactory {
   bool acknowledge_on_put() const override { return acknowledge_on_put_; }
   std::string_view name() const override { return "Avro"; }
   std::string_view ack_property() const override { return "ackAfter"; }
+  std::chrono::milliseconds refuse_when_full_after() const override { return settings_.channel_full_timeout; }
   // A partial frame (a string that may have doubled), the frames of one read joined, and its
   // answers unsent (up to the bound, plus one read's: an answer is at most 15 bytes a call).
   uint64_t connection_bytes() const override {
+    // deflate: zlib's two streams (deflate's window and hash tables, inflate's window) and a piece.
+    const uint64_t zlib = settings_.deflate ? 512 * 1024 : 0;
     return 2 * (settings_.max_frame_bytes + 64) + settings_.max_frame_bytes + net::kUnsentRepliesMax +
-           net::kIoReadChunk;
+           net::kIoReadChunk + zlib;
   }
 
  private:

@@ -22,24 +22,31 @@ void AckWaker::detach() {
   ready_.clear();
 }
 
-AckQueue::Ticket AckQueue::expect(std::string reply) {
+AckQueue::Ticket AckQueue::expect(std::string reply, std::string failed_reply, uint8_t kind) {
   std::lock_guard lock(mutex_);
-  pending_.push_back({std::move(reply), false, true});
+  pending_.push_back({std::move(reply), std::move(failed_reply), false, true, false, kind});
   return head_ + pending_.size() - 1;
 }
 
 void AckQueue::reply_in_order(std::string reply) {
   std::lock_guard lock(mutex_);
-  pending_.push_back({std::move(reply), true, false});
+  pending_.push_back({std::move(reply), {}, true, false, false, 0});
   release_done_locked();  // the caller (the loop) sends what is ready after feeding
 }
 
-void AckQueue::done(Ticket first, size_t count) {
+void AckQueue::done(Ticket first, size_t count) { mark_locked(first, count, false); }
+
+void AckQueue::failed(Ticket first, size_t count) { mark_locked(first, count, true); }
+
+void AckQueue::mark_locked(Ticket first, size_t count, bool failed) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
-    for (Ticket t = std::max(first, head_); t < first + count && t - head_ < pending_.size(); ++t)
-      pending_[t - head_].done = true;
+    for (Ticket t = std::max(first, head_); t < first + count && t - head_ < pending_.size(); ++t) {
+      Pending& p = pending_[t - head_];
+      p.failed = p.failed || (failed && !p.done);  // a ticket already done stays as it was
+      p.done = true;
+    }
     release_done_locked();
     wake = !ready_.empty() && !notified_;
     if (wake) notified_ = true;
@@ -49,17 +56,26 @@ void AckQueue::done(Ticket first, size_t count) {
 
 void AckQueue::release_done_locked() {
   while (!pending_.empty() && pending_.front().done) {
-    ready_ += pending_.front().reply;
-    ready_events_ += pending_.front().event;
+    const Pending& p = pending_.front();
+    call_failed_ = call_failed_ || p.failed;
+    if (p.failed) ++released_.failed_events;
+    if (!p.reply.empty()) {  // an answer, for itself and the tickets before it without one
+      const bool failed = call_failed_ && !p.failed_reply.empty();
+      ready_ += failed ? p.failed_reply : p.reply;
+      if (p.kind) ++(failed ? released_.failed : released_.answered)[p.kind - 1];
+      call_failed_ = false;
+    }
+    ready_events_ += p.event && !p.failed;
     pending_.pop_front();
     ++head_;
   }
 }
 
-std::string AckQueue::take_ready(uint64_t& events, bool* all_released) {
+std::string AckQueue::take_ready(uint64_t& events, bool* all_released, Released* released) {
   std::lock_guard lock(mutex_);
   notified_ = false;
   if (all_released) *all_released = pending_.empty();
+  if (released) *released = std::exchange(released_, {});
   events = std::exchange(ready_events_, 0);
   return std::exchange(ready_, {});
 }
@@ -109,6 +125,16 @@ void BatchAcknowledger::reorder(const std::vector<uint32_t>& original_index) {
   }
   runs_ = std::move(runs);
   remaining_ = std::move(remaining);
+}
+
+void BatchAcknowledger::failed_all() {
+  std::vector<Run> runs;
+  {
+    std::lock_guard lock(mutex_);
+    std::fill(remaining_.begin(), remaining_.end(), 0);  // a commit that still comes answers nothing
+    runs = runs_;
+  }
+  for (const Run& run : runs) run.queue->failed(run.first_ticket, run.count);
 }
 
 void BatchAcknowledger::committed(size_t first, size_t count) {

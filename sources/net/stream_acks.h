@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -47,16 +48,29 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   using Ticket = uint64_t;
   explicit AckQueue(std::shared_ptr<AckWaker> waker) : waker_(std::move(waker)) {}
 
-  // Loop thread: `reply` goes out once done(ticket) and every earlier reply has gone.
-  Ticket expect(std::string reply);
+  // What released replies answered (take_ready): for counters a protocol names by kind (Avro:
+  // 1 = append, 2 = appendBatch), and the events of failed ones.
+  struct Released {
+    std::array<uint64_t, 2> answered{};  // by kind - 1: answers sent as given
+    std::array<uint64_t, 2> failed{};    // by kind - 1: answers sent as failed (failed())
+    uint64_t failed_events = 0;
+  };
+
+  // Loop thread: `reply` goes out once done(ticket) and every earlier reply has gone. A reply
+  // may answer the tickets before it with no reply of their own (a call of many events): if any of
+  // them failed(), `failed_reply` goes out in its place. `kind` (0: none) counts it in Released.
+  Ticket expect(std::string reply, std::string failed_reply = {}, uint8_t kind = 0);
   // Loop thread: `reply` goes out right after the earlier ones (needs no event).
   void reply_in_order(std::string reply);
   // Any thread: these tickets' events are done.
   void done(Ticket first, size_t count);
+  // Any thread: these tickets' events were not taken (a channel stayed full): done, and the reply
+  // that answers them is its failed one.
+  void failed(Ticket first, size_t count);
   // Loop thread: the replies whose turn has come, in order (empty if none); `events` counts
   // those that answered an event (expect()); `all_released`, if given, whether none still waits
   // (read under the same lock: a commit on another thread cannot fall between the two).
-  std::string take_ready(uint64_t& events, bool* all_released = nullptr);
+  std::string take_ready(uint64_t& events, bool* all_released = nullptr, Released* released = nullptr);
   // Replies still waiting for their events.
   size_t waiting() const;
 
@@ -66,10 +80,14 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
  private:
   struct Pending {
     std::string reply;
+    std::string failed_reply;
     bool done = false;
     bool event = false;  // from expect()
+    bool failed = false;
+    uint8_t kind = 0;
   };
   void release_done_locked();
+  void mark_locked(Ticket first, size_t count, bool failed);
 
   const std::shared_ptr<AckWaker> waker_;
   mutable std::mutex mutex_;
@@ -77,7 +95,9 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   Ticket head_ = 0;
   std::string ready_;
   uint64_t ready_events_ = 0;
-  bool notified_ = false;  // in the waker's ready list since the last take_ready
+  Released released_;
+  bool call_failed_ = false;  // a ticket since the last reply failed
+  bool notified_ = false;     // in the waker's ready list since the last take_ready
 };
 
 // On a batch's storage (EventStorage::acknowledger): which connection and ticket each event
@@ -87,6 +107,9 @@ class BatchAcknowledger final : public CommitTracker {
   // Loop thread, while the batch is built: event `index` answers `ticket` of `queue` after
   // `commits` channel commits (at least 1).
   void add(size_t index, const std::shared_ptr<AckQueue>& queue, AckQueue::Ticket ticket, uint8_t commits);
+  // Any thread: the batch was not put into every required channel (one stayed full): each event's
+  // ticket failed (AckQueue::failed), so that its sender is told at once.
+  void failed_all();
   // Loop thread, before the batch is put: its events were brought into route order
   // (RoutedBatch::original_index): event j is the one added as original_index[j].
   void reorder(const std::vector<uint32_t>& original_index);

@@ -54,6 +54,15 @@ void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_
                  why, *note);
 }
 
+void StreamProbe::refused_full(IoCounters& io, uint64_t events, const std::string& channel) {
+  io.refused_full.add(events);
+  if (auto note = io.full_log.next())
+    spdlog::warn(
+        "source {}: channel {} stayed full: {} events answered FAILED (their senders send them again, or "
+        "fail over){}",
+        source_name_, channel, events, *note);
+}
+
 void StreamProbe::protocol_broken(IoCounters& io, const std::string& peer, const std::string& why) {
   io.protocol_errors.add(1);
   if (auto note = io.protocol_log.next())
@@ -147,6 +156,12 @@ StreamCounters StreamProbe::counters() const {
     c.tls_awaiting_slot += io.tls_awaiting_slot.get();
     c.events_acknowledged += io.acknowledged.get();
     c.protocol_errors += io.protocol_errors.get();
+    c.events_refused_full += io.refused_full.get();
+    for (size_t k = 0; k < 2; ++k) {
+      c.calls_received[k] += io.calls_received[k].get();
+      c.calls_answered[k] += io.calls_answered[k].get();
+      c.calls_failed[k] += io.calls_failed[k].get();
+    }
     c.reading_paused += io.reading_paused.get();
     c.lookups_timed_out += io.lookups_timed_out.get();
     c.lookups_skipped += io.lookups_skipped.get();
@@ -173,7 +188,8 @@ SourceCounters StreamProbe::source_counters() const {
           .events_filtered = c.events_filtered,
           .events_dropped_at_shutdown = c.events_dropped_at_shutdown,
           .bytes_unread_at_shutdown = c.bytes_unread_at_shutdown,
-          .connections_cut_at_shutdown = c.connections_cut_at_shutdown};
+          .connections_cut_at_shutdown = c.connections_cut_at_shutdown,
+          .events_refused = c.events_refused_full};
 }
 
 void StreamProbe::write_metrics(MetricsWriter& w) const {
@@ -223,11 +239,18 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
     w.counter(metric_names::kSourceEventsAcknowledgedTotal, l, c.events_acknowledged);
     w.counter(metric_names::kSourceReadsPausedTotal, l, c.reading_paused);
     w.counter(metric_names::kSourceProtocolErrorsTotal, l, c.protocol_errors);
+    w.counter(metric_names::kSourceEventsRefusedFullTotal, l, c.events_refused_full);
   }
   // Flume's reporting of a source.
   w.flume("EventReceivedCount", std::to_string(c.events_received));
-  w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown - c.events_filtered));
-  w.flume("AppendBatchAcceptedCount", "0");
+  w.flume("EventAcceptedCount",
+          std::to_string(c.events_received - c.events_dropped_at_shutdown - c.events_filtered - c.events_refused_full));
+  // Flume's AvroSource's calls (0 for the others): an append or appendBatch received, and
+  // accepted (answered OK).
+  w.flume("AppendReceivedCount", std::to_string(c.calls_received[0]));
+  w.flume("AppendAcceptedCount", std::to_string(c.calls_answered[0]));
+  w.flume("AppendBatchReceivedCount", std::to_string(c.calls_received[1]));
+  w.flume("AppendBatchAcceptedCount", std::to_string(c.calls_answered[1]));
   w.flume("OpenConnectionCount", std::to_string(c.connections_accepted - c.connections_closed));
   w.flume("EventReadFail", std::to_string(c.events_invalid));
   w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown));

@@ -60,8 +60,11 @@ struct StreamCounters {
   uint64_t tls_handshaking = 0;                                  // now: handshakes in progress (ssl.maxHandshakes)
   uint64_t tls_awaiting_slot = 0;  // now: connections waiting, unread, for a handshake slot
   // A protocol that acknowledges (RELP, stream_protocol.h):
-  uint64_t events_acknowledged = 0;    // replies sent for events that were done downstream
-  uint64_t protocol_errors = 0;        // sessions ended because their stream was not the protocol
+  uint64_t events_acknowledged = 0;  // replies sent for events that were done downstream
+  uint64_t protocol_errors = 0;      // sessions ended because their stream was not the protocol
+  uint64_t events_refused_full = 0;  // of calls answered "not now" (Avro's FAILED): a channel stayed full
+  // By a protocol's kind of call (Avro: append, appendBatch): received, answered as given, answered failed.
+  std::array<uint64_t, 2> calls_received{}, calls_answered{}, calls_failed{};
   uint64_t reading_paused = 0;         // times a connection's unsent replies paused its reading
   uint64_t lookups_timed_out = 0;      // reverse lookups not answered within hostnameLookupTimeout
   uint64_t lookups_skipped = 0;        // not started: too many waiting on this io thread
@@ -79,11 +82,12 @@ struct alignas(64) IoCounters {
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
       refused_limit, refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors,
-      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered;
+      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered, refused_full;
+  std::array<Counter, 2> calls_received, calls_answered, calls_failed;  // StreamCounters' by kind
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   Counter tls_handshaking, tls_awaiting_slot;  // gauges: set by the io thread as they change
   LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
-      paused_log, lookup_log;
+      paused_log, lookup_log, full_log;
 };
 
 // Why a connection went on with its address for a name (clientHostnameHeader).
@@ -146,7 +150,21 @@ class StreamProbe {
   // certificate subject.
   void tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject);
 
-  void acknowledged(IoCounters& io, uint64_t events) { io.acknowledged.add(events); }
+  // Replies sent: `events` answered done; `released` what the answers were (AckQueue::Released).
+  void acknowledged(IoCounters& io, uint64_t events, const AckQueue::Released& released) {
+    io.acknowledged.add(events);
+    for (size_t k = 0; k < 2; ++k) {
+      if (released.answered[k]) io.calls_answered[k].add(released.answered[k]);
+      if (released.failed[k]) io.calls_failed[k].add(released.failed[k]);
+    }
+  }
+  void calls_received(IoCounters& io, const std::array<uint64_t, 2>& calls) {
+    for (size_t k = 0; k < 2; ++k)
+      if (calls[k]) io.calls_received[k].add(calls[k]);
+  }
+  // A channel stayed full past refuse_when_full_after: `events` of a batch were not put into it
+  // and their calls are answered "not now" (counted, logged once per 10 s per io thread).
+  void refused_full(IoCounters& io, uint64_t events, const std::string& channel);
   // A connection read with its address as its name: its lookup timed out, or was not started.
   void lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip);
   // A connection whose replies its sender does not read: its reading paused (counted, logged).

@@ -8,6 +8,8 @@
 // the sinks' delivery), or, with acknowledge_on_put, until every channel took it. A protocol that
 // never answers has no AckQueue.
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,10 +27,11 @@ struct ReadTally : pipeline::MadeTally {
   uint64_t frames = 0;
   uint64_t octet_counted = 0;  // of frames
   uint64_t blank_lines = 0;
-  uint64_t truncated = 0;   // longer than the most kept (eventSize), or a frame its sender did not finish
-  uint64_t cut = 0;         // partial frames we cut by closing the connection
-  uint64_t refused = 0;     // calls a protocol answered with a refusal (Avro: an error), the session going on
-  std::string refused_why;  // the last one's reason
+  uint64_t truncated = 0;           // longer than the most kept (eventSize), or a frame its sender did not finish
+  uint64_t cut = 0;                 // partial frames we cut by closing the connection
+  uint64_t refused = 0;             // calls a protocol answered with a refusal (Avro: an error), the session going on
+  std::string refused_why;          // the last one's reason
+  std::array<uint64_t, 2> calls{};  // calls received, by the protocol's kind (Avro: append, appendBatch)
 };
 
 // Takes the messages a protocol yields; the io worker's, for one connection's read.
@@ -93,6 +96,10 @@ class StreamProtocolFactory {
   virtual bool acknowledge_on_put() const = 0;
   // For log lines and the listening line: "RELP"; empty for plain syslog.
   virtual std::string_view name() const = 0;
+  // A protocol that can answer "not now" (Avro's FAILED): how long a full channel may hold a
+  // batch before its calls are answered so (their senders send them again, or fail over); 0: a
+  // full channel holds the connections as long as it stays full (TCP backpressure).
+  virtual std::chrono::milliseconds refuse_when_full_after() const { return std::chrono::milliseconds(0); }
   // The property that chose when messages are answered ("ackAfter"), for errors.
   virtual std::string_view ack_property() const = 0;
   // The most one connection's protocol may hold in memory: its partial frame (a string that

@@ -128,6 +128,7 @@ void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd en
     conn.protocol->finish(end == StreamEnd::cut, messages, tally);
   shared_.probe.framed(counters_, conn.port_index, tally, conn.port, [&] { return conn.peer_text(); });
   if (tally.refused) shared_.probe.calls_refused(counters_, conn.peer_text(), tally.refused, tally.refused_why);
+  shared_.probe.calls_received(counters_, tally.calls);
   if (!conn.acks()) return;
   if (end == StreamEnd::none) send_replies(conn);
   if (!broken.empty()) {
@@ -149,6 +150,8 @@ void StreamWorker::flush() {
   if (acks && !routed.original_index.empty()) acks->reorder(routed.original_index);
   const bool put_everywhere = maker_.deliver(std::move(routed));
   if (acks && put_everywhere && shared_.protocol.acknowledge_on_put()) acks->committed(0, acks->size());
+  // A protocol that can say "not now" says it for every call of a batch not held whole.
+  if (acks && !put_everywhere && shared_.protocol.refuse_when_full_after().count() > 0) acks->failed_all();
   // While a full channel held this loop its senders could not be read: that time is not
   // taken from their drain's grace.
   if (stopping_) {

@@ -65,14 +65,15 @@ void StreamWorker::send_replies(Connection& conn) {
   // close, or leave the session open with nothing left to wake it.
   bool all_released = false;
   uint64_t events = 0;
-  std::string replies = conn.acks()->take_ready(events, &all_released);
+  AckQueue::Released released;
+  std::string replies = conn.acks()->take_ready(events, &all_released, &released);
   if (!replies.empty() && !send_plain(conn, std::move(replies))) {
     // Replies that cannot be sent would leave a gap the sender cannot see: end the session instead.
     shared_.probe.protocol_broken(counters_, conn.peer_text(), "a reply could not be written");
     close_connection(&conn);
     return;
   }
-  if (events) shared_.probe.acknowledged(counters_, events);
+  shared_.probe.acknowledged(counters_, events, released);
   if (!conn.protocol->closing() || !all_released) return;
   if (conn.tls) {  // a RELP client reads: it gets a clean TLS end
     std::string out;

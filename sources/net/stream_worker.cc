@@ -25,32 +25,34 @@ StreamWorker::StreamWorker(IoShared& shared, int index)
       read_buffer_(kReadChunk),
       plain_buffer_(shared.tls ? kReadChunk : 0),
       names_(static_cast<uint64_t>(config_.hostname_cache_ttl.count())),
-      maker_(shared.events.make(), shared.events.kind(), shared.interceptors, config_.header_names,
-             {shared.source_name,
-              shared.channels,
-              shared.selector,
-              shared.routes,
-              "io thread " + std::to_string(index) + " is not reading its sockets (TCP backpressure on the senders)",
-              kPutSlice,
-              {.before_try =
-                   [this] {
-                     // A reload's request to let go of the ports is served while a full
-                     // channel holds this loop.
-                     Deadline deadline;
-                     bool stop_accepting = false;
-                     {
-                       std::lock_guard lock(mutex_);
-                       deadline = shutdown_deadline_;  // set once a stop with a deadline has begun
-                       stop_accepting = stop_accepting_requested_ || stop_requested_;
-                     }
-                     if (stop_accepting) serve_stop_accepting();
-                     return deadline;
-                   },
-               .dropped =
-                   [this](const Channel& channel, size_t events) {
-                     shared_.probe.dropped_at_shutdown(counters_, events, channel.name());
-                   }}},
-             config_.batch_size, config_.batch_size * 128) {
+      maker_(
+          shared.events.make(), shared.events.kind(), shared.interceptors, config_.header_names,
+          {shared.source_name,
+           shared.channels,
+           shared.selector,
+           shared.routes,
+           "io thread " + std::to_string(index) + " is not reading its sockets (TCP backpressure on the senders)",
+           kPutSlice,
+           {.before_try =
+                [this] {
+                  // A reload's request to let go of the ports is served while a full
+                  // channel holds this loop.
+                  Deadline deadline;
+                  bool stop_accepting = false;
+                  {
+                    std::lock_guard lock(mutex_);
+                    deadline = shutdown_deadline_;  // set once a stop with a deadline has begun
+                    stop_accepting = stop_accepting_requested_ || stop_requested_;
+                  }
+                  if (stop_accepting) serve_stop_accepting();
+                  return deadline;
+                },
+            .dropped = [this](const Channel& channel,
+                              size_t events) { shared_.probe.dropped_at_shutdown(counters_, events, channel.name()); },
+            .give_up_after = shared.protocol.refuse_when_full_after(),
+            .gave_up = [this](const Channel& channel,
+                              size_t events) { shared_.probe.refused_full(counters_, events, channel.name()); }}},
+          config_.batch_size, config_.batch_size * 128) {
   uv_loop_init(&loop_);
   loop_.data = this;
   uv_async_init(&loop_, &wakeup_, &StreamWorker::on_wakeup);

@@ -55,12 +55,17 @@ bool ChannelDelivery::deliver_route(const ChannelRoute& route, EventBatch part) 
 bool ChannelDelivery::put_required(Channel& channel, EventBatch part) {
   const auto blocked_since = Clock::now();
   auto next_log = blocked_since + kBlockedLogEvery;
+  const auto give_up_at = waiting_.give_up_after.count() > 0 ? blocked_since + waiting_.give_up_after : Deadline::max();
   while (true) {
     const Deadline deadline = waiting_.before_try();
-    if (channel.put(part, std::min(deadline, Clock::now() + slice_))) return true;
+    if (channel.put(part, std::min({deadline, give_up_at, Clock::now() + slice_}))) return true;
     const auto now = Clock::now();
     if (now >= deadline) {
       waiting_.dropped(channel, part.size());
+      return false;
+    }
+    if (now >= give_up_at) {
+      waiting_.gave_up(channel, part.size());
       return false;
     }
     if (now >= next_log) {

@@ -29,6 +29,11 @@ class ChannelDelivery {
     std::function<Deadline()> before_try;
     // A required channel still full at the deadline: `events` of the batch never went into it.
     std::function<void(const Channel& channel, size_t events)> dropped;
+    // For a source that can tell its senders "not now" (Avro's FAILED): how long a required
+    // channel may stay full before the batch's put is given up (0: as long as it takes).
+    std::chrono::milliseconds give_up_after{0};
+    // It was: `events` of the batch never went into `channel` (their senders are told).
+    std::function<void(const Channel& channel, size_t events)> gave_up;
   };
 
   // `consequence` ends the blocked line: what the senders feel ("TCP backpressure on the senders").
@@ -50,7 +55,7 @@ class ChannelDelivery {
 
  private:
   bool deliver_route(const ChannelRoute& route, EventBatch part);
-  // Into a required channel, waiting for room; false: dropped at the deadline.
+  // Into a required channel, waiting for room; false: dropped at the deadline, or given up.
   bool put_required(Channel& channel, EventBatch part);
 
   const std::string source_name_;

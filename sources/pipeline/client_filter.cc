@@ -68,8 +68,9 @@ std::optional<Network> parse_network(const std::string& text) {
 bool ClientFilter::admits(const sockaddr_storage& peer) const {
   for (const Network& n : deny_)
     if (n.contains(peer)) return false;
-  if (allow_.empty()) return true;
-  return std::any_of(allow_.begin(), allow_.end(), [&](const Network& n) { return n.contains(peer); });
+  if (!allow_.empty() && std::none_of(allow_.begin(), allow_.end(), [&](const Network& n) { return n.contains(peer); }))
+    return false;
+  return !flume_rules_ || flume_rules_->admits(peer);
 }
 
 std::optional<uint16_t> parse_port(std::string_view text) {

@@ -6,10 +6,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sources/pipeline/flume_ip_rules.h"
 
 namespace sluice::pipeline {
 
@@ -37,12 +40,16 @@ class ClientFilter {
   ClientFilter() = default;
   ClientFilter(std::vector<Network> allow, std::vector<Network> deny)
       : allow_(std::move(allow)), deny_(std::move(deny)) {}
-  // Denied if in a deny network, or if allow networks are given and it is in none of them.
+  // Flume's ipFilterRules (the Avro source's), asked after the networks.
+  void set_flume_rules(std::shared_ptr<const FlumeIpRules> rules) { flume_rules_ = std::move(rules); }
+  // Denied if in a deny network, or if allow networks are given and it is in none of them, or if
+  // Flume's rules deny it.
   bool admits(const sockaddr_storage& peer) const;
-  bool filters() const { return !allow_.empty() || !deny_.empty(); }
+  bool filters() const { return !allow_.empty() || !deny_.empty() || flume_rules_; }
 
  private:
   std::vector<Network> allow_, deny_;
+  std::shared_ptr<const FlumeIpRules> flume_rules_;
 };
 
 }  // namespace sluice::pipeline

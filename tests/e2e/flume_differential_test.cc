@@ -23,6 +23,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/kafka_cluster.h"
 #include "tests/support/process.h"
+#include "tests/support/test_certificates.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -202,17 +203,16 @@ std::multiset<std::string> landed(const std::string& bootstrap, const std::strin
   return events;
 }
 
-// Every topic of the file under both prefixes, one partition each, in one request.
-void create_topics(const std::string& bootstrap) {
+// `names`, one partition each, in one request.
+void create_topics(const std::string& bootstrap, const std::vector<std::string>& names) {
   char error[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   REQUIRE(rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error) == RD_KAFKA_CONF_OK);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
   REQUIRE(rk);
   std::vector<rd_kafka_NewTopic_t*> topics;
-  for (const char* prefix : {"flume-", "sluice-"})
-    for (const std::string& topic : kTopics)
-      topics.push_back(rd_kafka_NewTopic_new((prefix + topic).c_str(), 1, 1, error, sizeof error));
+  for (const std::string& name : names)
+    topics.push_back(rd_kafka_NewTopic_new(name.c_str(), 1, 1, error, sizeof error));
   rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
   rd_kafka_CreateTopics(rk, topics.data(), topics.size(), nullptr, queue);
   rd_kafka_event_t* result = rd_kafka_queue_poll(queue, 60000);
@@ -263,27 +263,46 @@ size_t stored(const std::string& bootstrap, const std::string& prefix) {
   return total;
 }
 
+const std::string kFlumeJars = std::string(SLUICE_SOURCE_DIR) + "/build/java/flume";
+
+// A Flume 1.11 program (`main_class` with `args`) in a small JVM, its log4j log in `dir`.
+std::vector<std::string> flume_command(const TempDir& dir, const std::string& main_class,
+                                       const std::vector<std::string>& args) {
+  if (!std::ifstream(dir.file("log4j2.properties")).good())
+    std::ofstream(dir.file("log4j2.properties"))
+        << "status = warn\nappender.file.type = File\nappender.file.name = file\nappender.file.fileName = "
+        << dir.file("flume-app.log")
+        << "\nappender.file.layout.type = PatternLayout\nrootLogger.level = INFO\nrootLogger.appenderRef.file.ref = "
+           "file\n";
+  std::vector<std::string> command{"/usr/bin/env",
+                                   "java",
+                                   "-Xmx256m",
+                                   "-Xms64m",
+                                   "-Dlog4j.configurationFile=" + dir.file("log4j2.properties"),
+                                   "-cp",
+                                   kFlumeJars + "/*",
+                                   main_class};
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
 }  // namespace
 
 TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[flume]") {
-  const std::string jars = std::string(SLUICE_SOURCE_DIR) + "/build/java/flume";
-  REQUIRE(std::ifstream(jars + "/flume-ng-node-1.11.0.jar").good());  // bash .ci/install-java --flume
+  REQUIRE(std::ifstream(kFlumeJars + "/flume-ng-node-1.11.0.jar").good());  // bash .ci/install-java --flume
   TempDir dir;
   KafkaCluster& kafka = KafkaCluster::shared({.nodes = 1});
-  create_topics(kafka.bootstrap());
+  std::vector<std::string> names;
+  for (const char* prefix : {"flume-", "sluice-"})
+    for (const std::string& topic : kTopics) names.push_back(prefix + topic);
+  create_topics(kafka.bootstrap(), names);
   const std::vector<uint16_t> ports = free_ports(8);  // one call: eight distinct ports
   const std::vector<uint16_t> flume_ports(ports.begin(), ports.begin() + 4),
       sluice_ports(ports.begin() + 4, ports.end());
   std::ofstream(dir.file("flume.properties")) << agent_file(flume_ports, kafka.bootstrap(), "flume-");
   std::ofstream(dir.file("sluice.properties")) << agent_file(sluice_ports, kafka.bootstrap(), "sluice-");
-  std::ofstream(dir.file("log4j2.properties"))
-      << "status = warn\nappender.file.type = File\nappender.file.name = file\nappender.file.fileName = "
-      << dir.file("flume-app.log")
-      << "\nappender.file.layout.type = PatternLayout\nrootLogger.level = INFO\nrootLogger.appenderRef.file.ref = "
-         "file\n";
   ChildProcess flume(
-      {"/usr/bin/env", "java", "-Xmx256m", "-Xms64m", "-Dlog4j.configurationFile=" + dir.file("log4j2.properties"),
-       "-cp", jars + "/*", "org.apache.flume.node.Application", "-f", dir.file("flume.properties"), "-n", "d"},
+      flume_command(dir, "org.apache.flume.node.Application", {"-f", dir.file("flume.properties"), "-n", "d"}),
       dir.file("flume.log"));
   ChildProcess sluice({bin("sluice"), "-f", dir.file("sluice.properties"), "-n", "d"}, dir.file("sluice.log"));
   const bool sluice_up = eventually([&] { return listening(sluice_ports); }, 20s);
@@ -324,4 +343,164 @@ TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[
                                : topic == "kg2" ? 0
                                                 : 9));
   }
+}
+
+namespace {
+
+// A Kafka sink of `agent`'s file writing Flume's event (headers and body) to `topic`.
+std::string kafka_sink(const std::string& name, const std::string& channel, const std::string& bootstrap,
+                       const std::string& topic) {
+  const std::string k = "d.sinks." + name;
+  return k + ".type = org.apache.flume.sink.kafka.KafkaSink\n" + k + ".channel = " + channel + "\n" + k +
+         ".kafka.bootstrap.servers = " + bootstrap + "\n" + k + ".kafka.topic = " + topic + "\n" + k +
+         ".kafka.flumeBatchSize = 10\n" + k + ".kafka.producer.acks = 1\n" + k + ".kafka.producer.linger.ms = 5\n" + k +
+         ".useFlumeEventFormat = true\n";
+}
+
+std::string syslog_source(const std::string& name, uint16_t port, const std::string& channel) {
+  const std::string s = "d.sources." + name;
+  return s + ".type = syslogtcp\n" + s + ".host = 127.0.0.1\n" + s + ".port = " + std::to_string(port) + "\n" + s +
+         ".channels = " + channel + "\n";
+}
+
+// An Avro source (`more`: its further lines, each "key = value\n" after the source's prefix).
+std::string avro_source(const std::string& name, uint16_t port, const std::string& channel, const std::string& more) {
+  const std::string s = "d.sources." + name;
+  std::string out = s + ".type = avro\n" + s + ".bind = 127.0.0.1\n" + s + ".port = " + std::to_string(port) + "\n" +
+                    s + ".channels = " + channel + "\n";
+  std::istringstream lines(more);
+  for (std::string line; std::getline(lines, line);) out += s + "." + line + "\n";
+  return out;
+}
+
+std::string avro_sink(const std::string& name, const std::string& channel, uint16_t port, const std::string& more) {
+  const std::string k = "d.sinks." + name;
+  std::string out = k + ".type = avro\n" + k + ".channel = " + channel + "\n" + k + ".hostname = 127.0.0.1\n" + k +
+                    ".port = " + std::to_string(port) + "\n" + k + ".batch-size = 4\n";
+  std::istringstream lines(more);
+  for (std::string line; std::getline(lines, line);) out += k + "." + line + "\n";
+  return out;
+}
+
+std::string memory_channels(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += "d.channels." + name + ".type = memory\n";
+  return out;
+}
+
+// What each topic of the tiers test holds: Flume to Flume (the reference), Flume's Avro sink to
+// Sluice's Avro source (plain, deflate, TLS), Sluice's Avro sink to Flume's Avro source (plain,
+// deflate, TLS, and through a failover group whose first collector is down).
+const std::vector<std::string> kFlumeToSluice{"tier-fs", "tier-fs-deflate", "tier-fs-tls"};
+const std::vector<std::string> kSluiceToFlume{"tier-sf", "tier-sf-deflate", "tier-sf-tls", "tier-sf-failover"};
+
+}  // namespace
+
+TEST_CASE(
+    "Flume's tiers: Flume's Avro sink into Sluice's Avro source and Sluice's Avro sink into Flume's, as "
+    "Flume to Flume",
+    "[flume][avro]") {
+  REQUIRE(std::ifstream(kFlumeJars + "/flume-ng-node-1.11.0.jar").good());  // bash .ci/install-java --flume
+  TempDir dir;
+  const CertificateFiles certs = make_certificates(dir.path());
+  KafkaCluster& kafka = KafkaCluster::shared({.nodes = 1});
+  const std::string bootstrap = kafka.bootstrap();
+  std::vector<std::string> topics{"tier-ff", "tier-client"};
+  topics.insert(topics.end(), kFlumeToSluice.begin(), kFlumeToSluice.end());
+  topics.insert(topics.end(), kSluiceToFlume.begin(), kSluiceToFlume.end());
+  create_topics(bootstrap, topics);
+  // Flume: syslog in f1-f4; Avro in r4-r8. Sluice: Avro in s1-s3, s9; syslog in t5-t8. And a port
+  // where nothing listens.
+  const std::vector<uint16_t> p = free_ports(18);
+  const uint16_t f1 = p[0], f2 = p[1], f3 = p[2], f4 = p[3], r4 = p[4], r5 = p[5], r6 = p[6], r7 = p[7], r8 = p[8],
+                 s1 = p[9], s2 = p[10], s3 = p[11], s9 = p[12], t5 = p[13], t6 = p[14], t7 = p[15], t8 = p[16],
+                 dead = p[17];
+  std::ofstream(dir.file("flume.properties"))
+      << "d.sources = f1 f2 f3 f4 r4 r5 r6 r7 r8\nd.channels = c1 c2 c3 c4 cr4 cr5 cr6 cr7 cr8\n"
+      << "d.sinks = a1 a2 a3 a4 kff ksf ksfd ksft ksfo\n"
+      << syslog_source("f1", f1, "c1") << syslog_source("f2", f2, "c2") << syslog_source("f3", f3, "c3")
+      << syslog_source("f4", f4, "c4") << avro_sink("a1", "c1", s1, "")
+      << avro_sink("a2", "c2", s2, "compression-type = deflate")
+      << avro_sink("a3", "c3", s3, "ssl = true\ntrust-all-certs = true") << avro_sink("a4", "c4", r4, "")
+      << avro_source("r4", r4, "cr4", "") << avro_source("r5", r5, "cr5", "")
+      << avro_source("r6", r6, "cr6", "compression-type = deflate")
+      << avro_source(
+             "r7", r7, "cr7",
+             "ssl = true\nkeystore = " + certs.keystore + "\nkeystore-password = secret\nkeystore-type = PKCS12")
+      << avro_source("r8", r8, "cr8", "")
+      << memory_channels({"c1", "c2", "c3", "c4", "cr4", "cr5", "cr6", "cr7", "cr8"})
+      << kafka_sink("kff", "cr4", bootstrap, "tier-ff") << kafka_sink("ksf", "cr5", bootstrap, "tier-sf")
+      << kafka_sink("ksfd", "cr6", bootstrap, "tier-sf-deflate") << kafka_sink("ksft", "cr7", bootstrap, "tier-sf-tls")
+      << kafka_sink("ksfo", "cr8", bootstrap, "tier-sf-failover");
+  std::ofstream(dir.file("sluice.properties"))
+      << "d.sources = s1 s2 s3 s9 t5 t6 t7 t8\nd.channels = k1 k2 k3 k9 c5 c6 c7 c8\n"
+      << "d.sinks = kfs kfsd kfst kcl as5 as6 as7 dead as8\n"
+      << "d.sinkgroups = fo\nd.sinkgroups.fo.sinks = dead as8\nd.sinkgroups.fo.processor.type = failover\n"
+      << "d.sinkgroups.fo.processor.priority.dead = 10\nd.sinkgroups.fo.processor.priority.as8 = 5\n"
+      << avro_source("s1", s1, "k1", "") << avro_source("s2", s2, "k2", "compression-type = deflate")
+      << avro_source("s3", s3, "k3",
+                     "ssl = true\nssl.certificate = " + certs.server_cert + "\nssl.key = " + certs.server_key)
+      << avro_source("s9", s9, "k9", "") << syslog_source("t5", t5, "c5") << syslog_source("t6", t6, "c6")
+      << syslog_source("t7", t7, "c7") << syslog_source("t8", t8, "c8")
+      << memory_channels({"k1", "k2", "k3", "k9", "c5", "c6", "c7", "c8"})
+      << kafka_sink("kfs", "k1", bootstrap, "tier-fs") << kafka_sink("kfsd", "k2", bootstrap, "tier-fs-deflate")
+      << kafka_sink("kfst", "k3", bootstrap, "tier-fs-tls") << kafka_sink("kcl", "k9", bootstrap, "tier-client")
+      << avro_sink("as5", "c5", r5, "") << avro_sink("as6", "c6", r6, "compression-type = deflate")
+      << avro_sink("as7", "c7", r7, "ssl = true\nssl.ca = " + certs.ca) << avro_sink("dead", "c8", dead, "")
+      << avro_sink("as8", "c8", r8, "");
+  ChildProcess sluice({bin("sluice"), "-f", dir.file("sluice.properties"), "-n", "d"}, dir.file("sluice.log"));
+  const auto logs = [&] {
+    return "sluice's log:\n" + read_file(dir.file("sluice.log")) + "\nFlume's log:\n" +
+           read_file(dir.file("flume.log")) + read_file(dir.file("flume-app.log"));
+  };
+  const bool sluice_up = eventually([&] { return listening({s1, s2, s3, s9, t5, t6, t7, t8}); }, 20s);
+  ChildProcess flume(
+      flume_command(dir, "org.apache.flume.node.Application", {"-f", dir.file("flume.properties"), "-n", "d"}),
+      dir.file("flume.log"));
+  const bool flume_up = eventually([&] { return listening({f1, f2, f3, f4, r4, r5, r6, r7, r8}); }, 90s);
+  if (!sluice_up || !flume_up) std::cerr << logs() << "\n";
+  REQUIRE(sluice_up);
+  REQUIRE(flume_up);
+  send_lines({f1, f2, f3, f4, t5, t6, t7, t8});
+  // flume-ng avro-client: a file's lines, each an event without headers.
+  std::ofstream(dir.file("client.txt")) << "first line from avro-client\nsecond line\nthird line\n";
+  ChildProcess client(flume_command(dir, "org.apache.flume.client.avro.AvroCLIClient",
+                                    {"-H", "127.0.0.1", "-p", std::to_string(s9), "-F", dir.file("client.txt")}),
+                      dir.file("client.log"));
+  const std::optional<int> client_exit = client.wait(120s);
+  INFO(read_file(dir.file("client.log")));
+  CHECK(client_exit == 0);
+
+  const auto count = [&](const std::string& topic) {
+    size_t n = 0;
+    for (const auto& part : sluice::kafka::TopicReader(bootstrap, topic).offsets(10s))
+      n += static_cast<size_t>(part.high - part.low);
+    return n;
+  };
+  const bool all_stored = eventually(
+      [&] {
+        for (const std::string& topic : topics)
+          if (count(topic) < (topic == "tier-client" ? 3 : kLines.size())) return false;
+        return true;
+      },
+      90s);
+  if (!all_stored) std::cerr << logs() << "\n";
+  REQUIRE(all_stored);
+  const std::multiset<std::string> reference = landed(bootstrap, "tier-ff");
+  CHECK(reference.size() == kLines.size());
+  for (const std::vector<std::string>* group : {&kFlumeToSluice, &kSluiceToFlume})
+    for (const std::string& topic : *group) {
+      INFO("topic " << topic);
+      const std::multiset<std::string> got = landed(bootstrap, topic);
+      std::string only_reference, only_here;
+      for (const std::string& e : reference)
+        if (!got.count(e)) only_reference += "\n  " + e;
+      for (const std::string& e : got)
+        if (!reference.count(e)) only_here += "\n  " + e;
+      INFO("only Flume to Flume:" << only_reference << "\nonly here:" << only_here);
+      CHECK(got == reference);
+    }
+  const std::multiset<std::string> from_client = landed(bootstrap, "tier-client");
+  CHECK(from_client == std::multiset<std::string>{"key= body=first line from avro-client headers:",
+                                                  "key= body=second line headers:", "key= body=third line headers:"});
 }

@@ -2,6 +2,7 @@
 // Sluice's Avro source in-process on a free loopback port, into a memory channel of its own (the
 // Avro source's and the Avro sink's tests).
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,10 +16,12 @@ namespace sluice::test {
 
 struct AvroSource {
   using Properties = std::map<std::string, std::string>;
-  MemoryChannel channel{"c", MemoryChannelConfig{100000, 1000, {}, 20}};
+  MemoryChannel channel;
   std::unique_ptr<Source> source;
 
-  explicit AvroSource(Properties properties = {}) {
+  // `capacity`: the channel's, in events.
+  explicit AvroSource(Properties properties = {}, size_t capacity = 100000)
+      : channel("c", MemoryChannelConfig{capacity, std::min<size_t>(capacity, 1000), {}, 20}) {
     properties.emplace("bind", "127.0.0.1");
     properties.emplace("port", "0");
     properties.emplace("numProcessors", "1");

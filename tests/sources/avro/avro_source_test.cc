@@ -102,3 +102,28 @@ TEST_CASE("Flume's property names configure the Avro source, what it does not ta
                     Catch::Contains("compression-type"));
   CHECK_THROWS_WITH(AvroSource(Properties{{"ackAfter", "channel"}}), Catch::Contains("file channel"));
 }
+
+TEST_CASE("ipFilterRules: a client they deny is closed at connect, one they allow is answered", "[avro][source]") {
+  using Properties = AvroSource::Properties;
+  SECTION("denied") {
+    AvroSource s(Properties{{"ipFilter", "true"}, {"ipFilterRules", "allow:ip:10.*,deny:ip:127.*"}});
+    Client client(s.port());
+    client.call({avro::encode_event({}, "refused")});
+    CHECK_FALSE(client.answer(5s));  // closed, unanswered
+    CHECK(s.channel.counters().events_put == 0);
+  }
+  SECTION("allowed by the user guide's example") {
+    AvroSource s(Properties{{"ipFilter", "true"}, {"ipFilterRules", "allow:ip:127.*,allow:name:localhost,deny:ip:*"}});
+    Client client(s.port());
+    client.call({avro::encode_event({}, "in")});
+    REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 1; }, 10s));
+    test::take_all_bodies(s.channel);
+    const auto answer = client.answer(10s);
+    REQUIRE(answer);
+    CHECK(answer->status == avro::Status::ok);
+  }
+  CHECK_THROWS_WITH(AvroSource(Properties{{"ipFilter", "true"}}), Catch::Contains("ipFilterRules"));
+  CHECK_THROWS_WITH(AvroSource(Properties{{"ipFilterRules", "deny:ip:*"}}), Catch::Contains("ipFilter"));
+  CHECK_THROWS_WITH(AvroSource(Properties{{"ipFilter", "true"}, {"ipFilterRules", "allow:name:*.corp"}}),
+                    Catch::Contains("reverse lookup"));
+}

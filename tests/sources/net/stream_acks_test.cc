@@ -91,3 +91,28 @@ TEST_CASE("a take says whether every reply is released with the replies it takes
   CHECK(all_released);
   CHECK(events == 1);
 }
+
+TEST_CASE("a call whose events failed is answered with its failed reply, counted by its kind", "[ack]") {
+  const auto waker = std::make_shared<AckWaker>(nullptr);
+  const auto queue = std::make_shared<AckQueue>(waker);
+  AckQueue& q = *queue;
+  // Two calls of kind 2: three events, the answer on the last; then one event.
+  const AckQueue::Ticket first = q.expect({});
+  q.expect({});
+  const AckQueue::Ticket last = q.expect("ok1\n", "failed1\n", 2);
+  const AckQueue::Ticket single = q.expect("ok2\n", "failed2\n", 2);
+  q.done(first, 1);
+  q.failed(first + 1, 1);  // one event of the first call was not taken
+  q.done(single, 1);
+  CHECK(ready(q).empty());  // the first call's last event is not done yet
+  q.done(last, 1);
+  uint64_t events = 0;
+  AckQueue::Released released;
+  CHECK(q.take_ready(events, nullptr, &released) == "failed1\nok2\n");
+  CHECK(events == 2);  // the last two (the first was counted as it was released); the failed one is not
+  CHECK(released.failed[1] == 1);
+  CHECK(released.answered[1] == 1);
+  CHECK(released.failed_events == 1);
+  q.failed(first, 4);  // a late failure of tickets already released changes nothing
+  CHECK(ready(q).empty());
+}
