@@ -5,7 +5,7 @@
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
 #                                  acks-all-seed ramp tls relp headers interceptors selector regex udp rsyslog
-#                                  rsyslog-udp syslog-ng flume"]
+#                                  rsyslog-udp syslog-ng flume avro flume-avro"]
 #                     [--sink-property "k = v"]... [--size 120] [--partitions 10] [--acks 0|1|all]
 #                     [--channel memory|spillable] [--reference DIR] [--out DIR]
 #
@@ -25,11 +25,14 @@
 # error in turn, errors into a second channel drained by kk9 and kk10), regex (the kafka variant with a
 # regex_extractor of one group and a regex_filter that keeps every event), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
-# dropped is its own column); the peers, with the tuned configurations of bench/peers/ on the same
+# dropped is its own column), avro (a type = avro source, ackAfter = kafka, acks=1 with linger 5 ms,
+# sluice-loadgen --protocol avro: appendBatch calls of 100 events with three headers, BENCH_AVRO_WINDOW
+# = 32 calls in flight per connection; acknowledged events/s in the acks table); the peers, with the tuned configurations of bench/peers/ on the same
 # load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
 # and syslog-ng 3.38 (Debian's packages unpacked into build/peers/ by tests/peers/unpack.sh, not
 # installed) and Apache Flume 1.11 (from
-# Maven Central, .ci/install-java --flume) running the seed's topology. --sink-property adds a line
+# Maven Central, .ci/install-java --flume) running the seed's topology (flume-avro: the same with an
+# Avro source and acks=1 with linger 5 ms, on the avro variant's load: Flume's tier-2 collector). --sink-property adds a line
 # to every Sluice sink (BENCH_BATCH=N changes the seed's batch.num.messages 500, BENCH_CAPACITY=N
 # the channel's capacity 60,000). --reference DIR (a build directory of another commit) adds, for
 # every Sluice variant V, a variant V@ref run by DIR/bin/sluice on the same load in the same run:
@@ -97,7 +100,7 @@ fi
 
 bash .ci/install-deps gnuplot-nox
 [ -x build/bin/sluice ] || bash .ci/build
-case " $variants " in *" flume "*) bash .ci/install-java --flume ;; esac
+case " $variants " in *" flume "* | *" flume-avro "*) bash .ci/install-java --flume ;; esac
 [ "$kafka" = mock ] || bash .ci/install-java
 [ -n "$out" ] || out="$PWD/bench/results/$(date +%Y%m%d-%H%M%S)"
 tick=$(getconf CLK_TCK)
@@ -174,8 +177,8 @@ start_syslog_ng() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   echo $!
 }
 
-start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
-  peer_config flume.properties.in "$3/flume.properties" "$@"
+start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic [$5 template]; prints the pid
+  peer_config "${5:-flume.properties.in}" "$3/flume.properties" "$@"
   printf 'status = warn\nappender.file.type = File\nappender.file.name = file\nappender.file.fileName = %s\n%s\n%s\n%s\n' \
     "$3/flume.log" "appender.file.layout.type = PatternLayout" "rootLogger.level = INFO" \
     "rootLogger.appenderRef.file.ref = file" > "$3/log4j2.properties"
@@ -183,6 +186,10 @@ start_flume() {  # $1 port $2 bootstrap $3 workdir $4 topic; prints the pid
   java -Xmx1g -Xms1g -Dlog4j.configurationFile="$3/log4j2.properties" -cp "$PWD/build/java/flume/*" \
     org.apache.flume.node.Application -f "$3/flume.properties" -n tier2 >"$3/agent.log" 2>&1 &
   echo $!
+}
+
+start_flume_avro() {  # Flume's collector: an Avro source, acks=1; $1 port $2 bootstrap $3 workdir $4 topic
+  start_flume "$@" flume-avro.properties.in
 }
 
 wait_port() {  # $1 port $2 pid [--udp]: until something listens there while the process lives (at most 60 s)
@@ -252,6 +259,8 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
                             "interceptors.x.serializers.c.name = connection" "interceptors.f.type = regex_filter"
                             'interceptors.f.regex = HTTP/1\\.1') ;;
     relp) source_type=relp acks=all linger=5 transport=(--relp --window "${BENCH_RELP_WINDOW:-4096}") ;;
+    avro | flume-avro) source_type=avro acks=1 linger=5
+      transport=(--protocol avro --batch 100 --window "${BENCH_AVRO_WINDOW:-32}") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
@@ -261,7 +270,8 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     0) acks=0 linger=500 ;;
     *) acks=$acks_override linger=5 ;;
   esac
-  if [ "$variant" = rsyslog ] || [ "$variant" = syslog-ng ] || [ "$variant" = flume ] || [ "$variant" = rsyslog-udp ]; then
+  if [ "$variant" = rsyslog ] || [ "$variant" = syslog-ng ] || [ "$variant" = flume ] || [ "$variant" = rsyslog-udp ] ||
+     [ "$variant" = flume-avro ]; then
     local port; port=$(free_port)
     if [ "$variant" = rsyslog-udp ]; then
       agent=$(start_rsyslog "$port" "$bootstrap" "$dir" "$topic" imudp)
@@ -416,8 +426,8 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
            (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted, latency }' >> "$out/runs.csv"
   tail -1 "$out/runs.csv" >&2
-  if [ "$shape" = relp ]; then  # what the sender saw of the agent's acknowledgements (after Kafka's)
-    sed -n 's/.*"relp":true,"window":\([0-9]*\),"acknowledged":\([0-9]*\),"ack_p50_ms":\([0-9.e+-]*\),"ack_p99_ms":\([0-9.e+-]*\).*/\1,\2,\3,\4/p' \
+  if [ "$shape" = relp ] || [ "$shape" = avro ] || [ "$shape" = flume-avro ]; then  # what the sender saw answered
+    sed -n 's/.*"\(relp\|avro\)":true,"window":\([0-9]*\),"acknowledged":\([0-9]*\),"ack_p50_ms":\([0-9.e+-]*\),"ack_p99_ms":\([0-9.e+-]*\).*/\2,\3,\4,\5/p' \
       "$dir/sent.json" | awk -F, -v v="$variant" -v n="$n" -v s="$seconds" \
       '{ printf "%s,%d,%d,%d,%.0f,%.2f,%.2f\n", v, n, $1, $2, $2 / s, $3, $4 }' >> "$out/acks.csv"
     tail -1 "$out/acks.csv" >&2
@@ -458,6 +468,13 @@ for peer in rsyslog syslog-ng flume; do
       "$out/summary.md" | tee -a "$out/summary.md"
   fi
 done
+
+# Flume's tier 2: Sluice's Avro source against Flume's, measured in the same run.
+if grep -q "^avro," "$out/runs.csv" && grep -q "^flume-avro," "$out/runs.csv"; then
+  awk -F'|' '$2 == " avro " {k = $3; kc = $7} $2 == " flume-avro " {r = $3; rc = $7} END {
+    if (r > 0 && rc > 0) printf "\nsluice (avro) / flume (flume-avro): %.2fx the stored events/s, %.2fx the CPU per event\n", k / r, kc / rc }' \
+    "$out/summary.md" | tee -a "$out/summary.md"
+fi
 
 # Over UDP: Sluice's udp variant against rsyslog's imudp, measured in the same run.
 if grep -q "^udp," "$out/runs.csv" && grep -q "^rsyslog-udp," "$out/runs.csv"; then

@@ -1,5 +1,7 @@
 #include "loadgen/relp_sender.h"
 
+#include "loadgen/acknowledged.h"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -90,13 +92,7 @@ class RelpConnection {
       ::close(fd_);
       fd_ = -1;
     }
-    for (const Unanswered& u : unanswered_) {
-      ++result.possibly_lost;
-      if (!result.lost_ranges.empty() && result.lost_ranges.back().second + 1 == u.sequence)
-        result.lost_ranges.back().second = u.sequence;
-      else
-        result.lost_ranges.emplace_back(u.sequence, u.sequence);
-    }
+    for (const Unanswered& u : unanswered_) declare_unanswered(result, u.sequence, 1);
   }
 
   ConnectionResult result;
@@ -246,48 +242,9 @@ class RelpConnection {
 SendResult send_relp(const SendOptions& options) {
   if (options.targets.empty()) throw std::invalid_argument("no target");
   if (options.relp_window < 1) throw std::invalid_argument("--window must be at least 1");
-  std::vector<std::unique_ptr<RelpConnection>> connections;
-  for (int i = 0; i < options.connections; ++i)
-    connections.push_back(
-        std::make_unique<RelpConnection>(options, options.first_connection + static_cast<uint32_t>(i + 1),
-                                         options.targets[static_cast<size_t>(i) % options.targets.size()]));
-  const auto start = Clock::now();
-  const auto until = start + options.duration;
-  const double per_connection = options.rate / options.connections;
-  const uint64_t count = options.count;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < options.connections; ++i) {
-    // The count shared out: the first connections take the remainder.
-    const uint64_t share =
-        count ? count / options.connections + (static_cast<uint64_t>(i) < count % options.connections) : 0;
-    if (count && share == 0) continue;
-    threads.emplace_back(
-        [&, i, share] { connections[static_cast<size_t>(i)]->run(share, per_connection, start, until); });
-  }
-  for (std::thread& t : threads) t.join();
-  SendResult result;
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.cpu_seconds = process_cpu_seconds();
+  SendResult result = send_acknowledged<RelpConnection>(options);
   result.relp = true;
   result.relp_window = options.relp_window;
-  std::vector<float> latencies;
-  for (auto& c : connections) {
-    result.sent += c->result.sent;
-    result.possibly_lost += c->result.possibly_lost;
-    result.reconnects += c->result.reconnects;
-    result.acknowledged += c->acknowledged;
-    latencies.insert(latencies.end(), c->latencies_ms.begin(), c->latencies_ms.end());
-    if (c->result.sent == 0 && !c->result.error.empty()) ++result.failed_for_good;
-    result.connections.push_back(c->result);
-  }
-  const auto percentile = [&](double q) {
-    if (latencies.empty()) return 0.0;
-    const size_t k = std::min(latencies.size() - 1, static_cast<size_t>(q * static_cast<double>(latencies.size())));
-    std::nth_element(latencies.begin(), latencies.begin() + static_cast<long>(k), latencies.end());
-    return static_cast<double>(latencies[k]);
-  };
-  result.ack_p50_ms = percentile(0.50);
-  result.ack_p99_ms = percentile(0.99);
   return result;
 }
 

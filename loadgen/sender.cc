@@ -303,9 +303,9 @@ std::string SendResult::to_json() const {
       << ",\"possibly_lost\":" << possibly_lost << ",\"reconnects\":" << reconnects
       << ",\"connects_failed\":" << connects_failed;
   if (udp) out << ",\"udp\":true,\"gso\":" << (udp_gso ? "true" : "false") << ",\"backlog_drops\":" << backlog_drops;
-  if (relp)
-    out << ",\"relp\":true,\"window\":" << relp_window << ",\"acknowledged\":" << acknowledged
-        << ",\"ack_p50_ms\":" << ack_p50_ms << ",\"ack_p99_ms\":" << ack_p99_ms;
+  if (relp || avro)
+    out << (relp ? ",\"relp\":true" : ",\"avro\":true") << ",\"window\":" << relp_window
+        << ",\"acknowledged\":" << acknowledged << ",\"ack_p50_ms\":" << ack_p50_ms << ",\"ack_p99_ms\":" << ack_p99_ms;
   out << ",\"connections\":[";
   for (size_t i = 0; i < connections.size(); ++i) {
     const auto& c = connections[i];

@@ -49,6 +49,9 @@ struct SendOptions {
   bool tls = false;       // TCP over TLS (tls_client.h)
   bool relp = false;      // RELP sessions (relp_sender.h): each event acknowledged by the receiver
   int relp_window = 128;  // RELP: events sent and not yet acknowledged, at most, per connection
+  bool avro = false;      // Flume's Avro RPC (avro_sender.h): appendBatch calls, each acknowledged
+  int avro_batch = 100;   // Avro: events per call (Flume's sink's batch-size)
+  int avro_window = 1;    // Avro: calls sent and not yet answered, at most, per connection
   TlsClientOptions tls_client;
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;                                 // total events; 0 = until duration
@@ -81,9 +84,10 @@ struct SendResult {
   bool udp_gso = false;        // UDP: some datagrams went 64 to a packet (one backlog drop may be 64 of them)
   uint64_t backlog_drops = 0;  // UDP: packets the machine's input backlog dropped during the run (machine-wide)
   bool relp = false;
-  int relp_window = 0;
-  uint64_t acknowledged = 0;              // RELP: events the receiver answered 200 OK
-  double ack_p50_ms = 0, ack_p99_ms = 0;  // RELP: from an event's write to its reply
+  bool avro = false;
+  int relp_window = 0;                    // RELP: events; Avro: calls
+  uint64_t acknowledged = 0;              // RELP: events the receiver answered 200 OK; Avro: in calls answered OK
+  double ack_p50_ms = 0, ack_p99_ms = 0;  // RELP: from an event's write to its reply; Avro: a call's
   double rate() const { return seconds > 0 ? (sent - possibly_lost) / seconds : 0; }
   // No connection failed for good (reconnected ones count as fine).
   bool ok() const { return failed_for_good == 0; }

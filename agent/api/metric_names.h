@@ -120,6 +120,10 @@ struct Family {
   row(kSourceEventsRefusedFullTotal, "sluice_source_events_refused_full_total", relp_source, counter, \
       "Events of calls answered FAILED because a required channel stayed full for channelFullTimeout (Avro): " \
       "their senders keep them and send them again (or fail over). 0 for RELP, which holds its senders instead.") \
+  row(kSourceEventsRefusedHeldTotal, "sluice_source_events_refused_held_total", relp_source, counter, \
+      "Of sluice_source_events_refused_full_total, events another required channel had already taken (a batch " \
+      "over several channels or routes, or a call larger than batchSize put in parts): sent again by their " \
+      "senders, they may be stored twice.") \
   row(kSourceProtocolErrorsTotal, "sluice_source_protocol_errors_total", relp_source, counter, \
       "Sessions ended because their stream broke the protocol (RELP, Avro), and calls refused with an answer (Avro: " \
       "past maxBatchEvents, a header too long): the sender sends them again.") \

@@ -26,8 +26,9 @@ struct CommonOptions {
 struct SendCommand {
   std::vector<std::string> targets;
   SendOptions send;
-  std::string ramp = "0s", summary_json, framing = "lf", replay;
+  std::string ramp = "0s", summary_json, framing = "lf", replay, protocol = "syslog";
   bool json = false, no_gso = false;
+  int window = 0;  // --window; 0: the protocol's default (RELP 128 events, Avro 1 call)
 };
 void add_send_options(CLI::App& app, SendCommand& send, CommonOptions& common);
 int run_send(SendCommand send, const CommonOptions& common);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "agent/api/property_values.h"
+#include "loadgen/avro_sender.h"
 #include "loadgen/cli/commands.h"
 #include "loadgen/relp_sender.h"
 
@@ -70,13 +71,21 @@ void add_send_options(CLI::App& app, SendCommand& o, CommonOptions& common) {
                "Send each event as one UDP datagram of --size bytes (sendmmsg), no framing; the summary records "
                "what the machine's input backlog dropped");
   app.add_flag("--tls", o.send.tls, "TCP connections over TLS (RFC 5425); see --cert, --key, --ca");
-  app.add_flag("--relp", o.send.relp,
-               "RELP sessions (a type = relp source): each event counted once the receiver acknowledges it, and the "
-               "time to that reply reported (ack p50/p99); unanswered events are sent again after a reconnect");
-  app.add_option("--window", o.send.relp_window,
-                 "With --relp: events sent and not yet acknowledged, at most, per "
-                 "connection (omrelp's windowSize)")
-      ->default_val(128);
+  app.add_option("--protocol", o.protocol,
+                 "syslog (plain or --tls), relp (RELP sessions, a type = relp source: each event counted once "
+                 "the receiver acknowledges it, the time to that reply reported as ack p50/p99, unanswered events "
+                 "sent again after a reconnect) or avro (Flume's Avro RPC, a type = avro source or Flume's: "
+                 "appendBatch calls of --batch events with a few headers, each call counted once answered OK, one "
+                 "answered FAILED or unanswered at a reconnect sent again)")
+      ->check(CLI::IsMember({"syslog", "relp", "avro"}))
+      ->capture_default_str();
+  app.add_flag("--relp", o.send.relp, "The same as --protocol relp");
+  app.add_option("--window", o.window,
+                 "relp: events sent and not yet acknowledged, at most, per connection (omrelp's windowSize; default "
+                 "128); avro: calls sent and not yet answered, at most, per connection (default 1, as Flume's "
+                 "sink)");
+  app.add_option("--batch", o.send.avro_batch, "avro: events per appendBatch call (Flume's sink's batch-size)")
+      ->capture_default_str();
   app.add_option("--cert", o.send.tls_client.cert, "With --tls: a client certificate (PEM) to show");
   app.add_option("--key", o.send.tls_client.key, "With --tls: the client certificate's key (PEM)");
   app.add_option("--ca", o.send.tls_client.ca, "With --tls: verify the server against these CAs (PEM); else no check");
@@ -114,19 +123,26 @@ int run_send(SendCommand o, const CommonOptions& common) {
     throw std::invalid_argument("--cert, --key and --ca go with --tls");
   if (send.udp && o.framing != "lf")
     throw std::invalid_argument("--framing is for TCP: over --udp each datagram is one event");
-  if (send.relp && (send.udp || send.tls || o.framing != "lf"))
-    throw std::invalid_argument("--relp frames its own messages over plain TCP: not with --udp, --tls or --framing");
+  send.relp = send.relp || o.protocol == "relp";
+  send.avro = o.protocol == "avro";
+  if (send.relp && send.avro) throw std::invalid_argument("--relp and --protocol avro: choose one");
+  if ((send.relp || send.avro) && (send.udp || send.tls || o.framing != "lf"))
+    throw std::invalid_argument("--protocol " + o.protocol +
+                                " frames its own messages over plain TCP: not with --udp, --tls or --framing");
+  if (o.window < 0) throw std::invalid_argument("--window must be at least 1");
+  send.relp_window = o.window ? o.window : 128;
+  send.avro_window = o.window ? o.window : 1;
   if (send.first_connection + static_cast<uint64_t>(send.connections) + (send.relp ? 1 : 0) > 100000)
     throw std::invalid_argument("--first-connection " + std::to_string(send.first_connection) + " with --connections " +
                                 std::to_string(send.connections) + ": connection ids go up to 99999");
   send.udp_gso = !o.no_gso;
-  send.format.framing = send.udp || send.relp  ? Framing::datagram
-                        : o.framing == "octet" ? Framing::octet_counting
-                                               : Framing::lf;
+  send.format.framing = send.udp || send.relp || send.avro ? Framing::datagram
+                        : o.framing == "octet"             ? Framing::octet_counting
+                                                           : Framing::lf;
   send.csv_path = common.csv;
   ensure_file_limit(static_cast<uint64_t>(send.connections));
   if (common.quiet) send.progress_interval = std::chrono::milliseconds(0);
-  const SendResult result = send.relp ? send_relp(send) : send_events(send);
+  const SendResult result = send.relp ? send_relp(send) : send.avro ? send_avro(send) : send_events(send);
   std::fprintf(stderr,
                "loadgen: sent %llu events in %.2f s: %.0f events/s over %zu %s; %llu possibly lost, "
                "%llu reconnects, %.2f CPU-s%s\n",
@@ -138,6 +154,12 @@ int run_send(SendCommand o, const CommonOptions& common) {
     std::fprintf(stderr, "loadgen: RELP: %llu acknowledged (window %d); ack latency p50 %.2f ms, p99 %.2f ms\n",
                  static_cast<unsigned long long>(result.acknowledged), result.relp_window, result.ack_p50_ms,
                  result.ack_p99_ms);
+  if (send.avro)
+    std::fprintf(stderr,
+                 "loadgen: Avro: %llu events in calls answered OK (batches of %d, %d call(s) in flight); answer "
+                 "latency p50 %.2f ms, p99 %.2f ms\n",
+                 static_cast<unsigned long long>(result.acknowledged), send.avro_batch, send.avro_window,
+                 result.ack_p50_ms, result.ack_p99_ms);
   if (send.udp)
     std::fprintf(stderr, "loadgen: the input backlog dropped %llu packet(s) on this machine while we sent\n",
                  static_cast<unsigned long long>(result.backlog_drops));

@@ -12,7 +12,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 namespace sluice::avro {
 namespace {
@@ -84,15 +87,64 @@ bool AvroClient::wait(short events, Deadline deadline, std::string& why) const {
   }
 }
 
-std::string AvroClient::connect(Deadline deadline) {
-  close();
+namespace {
+
+// The addresses of `host`: at once for an address; for a name, from a resolver thread waited for
+// until `deadline` at most (a dead DNS server must not hold a stopping sink). A lookup given up
+// finishes on its own and frees what it found.
+struct Resolution {
+  std::mutex mutex;
+  std::condition_variable resolved;
+  bool done = false;
+  int error = 0;
+  addrinfo* addresses = nullptr;
+  ~Resolution() {
+    if (addresses) freeaddrinfo(addresses);
+  }
+};
+
+std::shared_ptr<Resolution> resolve(const std::string& host, const std::string& port, Deadline deadline,
+                                    const StopDeadline* stop) {
+  auto r = std::make_shared<Resolution>();
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
+  hints.ai_flags = AI_NUMERICHOST;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &r->addresses) == 0) {
+    r->done = true;
+    return r;
+  }
+  std::thread([r, host, port] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+    std::lock_guard lock(r->mutex);
+    r->error = error;
+    r->addresses = found;
+    r->done = true;
+    r->resolved.notify_all();
+  }).detach();
+  std::unique_lock lock(r->mutex);
+  while (!r->done) {
+    const Deadline until = std::min(deadline, stop ? stop->get() : Deadline::max());
+    if (Clock::now() >= until) break;
+    r->resolved.wait_until(lock, std::min(until, Clock::now() + std::chrono::seconds(1)));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string AvroClient::connect(Deadline deadline) {
+  close();
   const std::string port = std::to_string(settings_.port);
-  if (const int error = getaddrinfo(settings_.host.c_str(), port.c_str(), &hints, &found); error != 0)
-    return "cannot resolve " + settings_.host + ": " + gai_strerror(error);
+  const std::shared_ptr<Resolution> resolution = resolve(settings_.host, port, deadline, settings_.stop);
+  std::unique_lock lock(resolution->mutex);
+  if (!resolution->done) return "cannot resolve " + settings_.host + ": no answer in time";
+  if (resolution->error != 0) return "cannot resolve " + settings_.host + ": " + gai_strerror(resolution->error);
+  const addrinfo* found = resolution->addresses;
   std::string why = "no address for " + settings_.host;
   for (const addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
     fd_ = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
@@ -112,7 +164,7 @@ std::string AvroClient::connect(Deadline deadline) {
       fd_ = -1;
     }
   }
-  freeaddrinfo(found);
+  lock.unlock();
   if (fd_ < 0) return "connect to " + settings_.host + ":" + port + ": " + why;
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -125,6 +177,10 @@ std::string AvroClient::connect(Deadline deadline) {
   if (settings_.deflate_level) {
     deflater_ = std::make_unique<DeflateStream>(*settings_.deflate_level);
     inflater_ = std::make_unique<InflateStream>();
+    if (!deflater_->ok() || !inflater_->ok()) {
+      close();
+      return "zlib could not allocate its state";
+    }
   }
   decoder_ = std::make_unique<FrameDecoder>(kMaxAnswer);
   inflated_.clear();
@@ -140,6 +196,7 @@ std::string AvroClient::tls_handshake(Deadline deadline) {
   if (!ssl_ || SSL_set_fd(ssl_, fd_) != 1) return openssl_reason();
   if (!is_address(settings_.host)) SSL_set_tlsext_host_name(ssl_, settings_.host.c_str());  // SNI
   while (true) {
+    ERR_clear_error();  // SSL_get_error reads the queue: nothing of an earlier failure may be in it
     const int result = SSL_connect(ssl_);
     if (result == 1) return {};
     const int error = SSL_get_error(ssl_, result);
@@ -164,6 +221,7 @@ bool AvroClient::write_all(std::string_view bytes, Deadline deadline, std::strin
   while (!bytes.empty()) {
     if (ssl_) {
       size_t written = 0;
+      ERR_clear_error();
       const int result = SSL_write_ex(ssl_, bytes.data(), bytes.size(), &written);
       if (result == 1) {
         bytes.remove_prefix(written);
@@ -194,6 +252,7 @@ ssize_t AvroClient::read_some(char* into, size_t size, Deadline deadline, std::s
   while (true) {
     if (ssl_) {
       size_t got = 0;
+      ERR_clear_error();
       const int result = SSL_read_ex(ssl_, into, size, &got);
       if (result == 1) return static_cast<ssize_t>(got);
       const int error = SSL_get_error(ssl_, result);
@@ -244,8 +303,8 @@ std::optional<Frame> AvroClient::read_frame(Deadline deadline, std::string& why)
 
 std::optional<CallResponse> AvroClient::exchange(const std::string& request, Deadline deadline, bool& sent,
                                                  std::string& why) {
-  const int32_t serial = serial_++;
-  sent = true;  // from its first byte on, the collector may read it whole
+  const auto serial = static_cast<int32_t>(serial_++);  // wraps, as Java's int does
+  sent = true;                                          // from its first byte on, the collector may read it whole
   if (!write_all(encode_frame(serial, request, kRequestBuffer), deadline, why)) return std::nullopt;
   std::optional<Frame> frame = read_frame(deadline, why);
   if (!frame) return std::nullopt;

@@ -88,7 +88,7 @@ class AvroClient {
   std::string inflated_;                   // inflated bytes not yet framed
   std::unique_ptr<FrameDecoder> decoder_;  // a connection's own
   bool handshaken_ = false;
-  int32_t serial_ = 0;
+  uint32_t serial_ = 0;
   Clock::time_point connected_at_{};
   uint64_t connections_made_ = 0;
 };

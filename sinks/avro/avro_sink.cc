@@ -176,11 +176,15 @@ bool AvroSink::send(Take take) {
 }
 
 void AvroSink::back_off(size_t failures) {
-  // A drain pauses too (it ends at its deadline, not at the first failure).
-  const Deadline until =
-      std::min(Clock::now() + std::chrono::seconds(std::min<size_t>(failures, 5)), stop_deadline_.get());
+  // A drain pauses too (it ends at its deadline, not at the first failure); the deadline is read
+  // again at each wake-up (stop() may set it meanwhile).
+  const Deadline pause_end = Clock::now() + std::chrono::seconds(std::min<size_t>(failures, 5));
   std::unique_lock lock(wake_mutex_);
-  wake_.wait_until(lock, until, [&] { return retiring_.load() || stop_deadline_.passed(); });
+  while (!retiring_.load() && !stop_deadline_.passed()) {
+    const Deadline until = std::min(pause_end, stop_deadline_.get());
+    if (Clock::now() >= until) break;
+    wake_.wait_until(lock, until);
+  }
 }
 
 void AvroSink::stop(Deadline deadline) {

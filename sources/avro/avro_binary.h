@@ -17,6 +17,8 @@ namespace sluice::avro {
 class BinaryReader {
  public:
   explicit BinaryReader(std::string_view in) : in_(in) {}
+  BinaryReader(const BinaryReader&) = delete;  // error_ may point into detail_
+  BinaryReader& operator=(const BinaryReader&) = delete;
 
   int64_t read_long();
   int32_t read_int();
@@ -33,6 +35,13 @@ class BinaryReader {
     if (!error_) error_ = why;
     in_ = {};
   }
+  void fail(std::string why) {
+    if (!error_) {
+      detail_ = std::move(why);
+      error_ = detail_.c_str();
+    }
+    in_ = {};
+  }
 
   bool ok() const { return error_ == nullptr; }
   const char* error() const { return error_ ? error_ : ""; }
@@ -44,6 +53,7 @@ class BinaryReader {
  private:
   std::string_view in_;
   const char* error_ = nullptr;
+  std::string detail_;  // a reason made for this input (error_ points into it)
 };
 
 // Appends Avro values to a string.

@@ -1,16 +1,25 @@
 #include "sources/avro/avro_deflate.h"
 
-#include <stdexcept>
+#include <algorithm>
 
 namespace sluice::avro {
 
-DeflateStream::DeflateStream(int level) {
-  if (deflateInit(&stream_, level) != Z_OK) throw std::runtime_error("zlib: deflateInit failed");
+DeflateStream::DeflateStream(int level) : ok_(deflateInit(&stream_, level) == Z_OK) {}
+
+DeflateStream::~DeflateStream() {
+  if (ok_) deflateEnd(&stream_);
 }
 
-DeflateStream::~DeflateStream() { deflateEnd(&stream_); }
-
 void DeflateStream::compress(std::string_view data, std::string& out) {
+  if (!ok_) return;
+  constexpr size_t kPiece = 1u << 30;
+  do {
+    compress_piece(data.substr(0, kPiece), out);
+    data.remove_prefix(std::min(data.size(), kPiece));
+  } while (!data.empty());
+}
+
+void DeflateStream::compress_piece(std::string_view data, std::string& out) {
   stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   stream_.avail_in = static_cast<uInt>(data.size());
   // A flush ends on a byte boundary with an empty stored block: at most this much beyond the input.
@@ -30,11 +39,11 @@ void DeflateStream::compress(std::string_view data, std::string& out) {
   out.resize(out.size() - stream_.avail_out);
 }
 
-InflateStream::InflateStream() {
-  if (inflateInit(&stream_) != Z_OK) throw std::runtime_error("zlib: inflateInit failed");
-}
+InflateStream::InflateStream() : ok_(inflateInit(&stream_) == Z_OK) {}
 
-InflateStream::~InflateStream() { inflateEnd(&stream_); }
+InflateStream::~InflateStream() {
+  if (ok_) inflateEnd(&stream_);
+}
 
 std::string InflateStream::broken(int result) const {
   return std::string("not a zlib stream (compression-type = deflate): ") +

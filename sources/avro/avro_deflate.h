@@ -14,8 +14,10 @@ namespace sluice::avro {
 // What we send: compressed as it is written.
 class DeflateStream {
  public:
-  // `level`: zlib's 0 (none) to 9 (best); Flume's default is 6.
+  // `level`: zlib's 0 (none) to 9 (best); Flume's default is 6. If zlib cannot have its state
+  // (no memory), ok() is false and nothing may be compressed.
   explicit DeflateStream(int level);
+  bool ok() const { return ok_; }
   ~DeflateStream();
   DeflateStream(const DeflateStream&) = delete;
   DeflateStream& operator=(const DeflateStream&) = delete;
@@ -23,15 +25,18 @@ class DeflateStream {
   void compress(std::string_view data, std::string& out);
 
  private:
+  void compress_piece(std::string_view data, std::string& out);  // at most 1 GiB: zlib counts in uInt
   z_stream stream_{};
+  bool ok_ = false;
 };
 
 // What we receive: decompressed in pieces, so that a small read that inflates to a great deal
 // (a zip bomb) is never held whole.
 class InflateStream {
  public:
-  InflateStream();
+  InflateStream();  // ok() false if zlib cannot have its state (no memory)
   ~InflateStream();
+  bool ok() const { return ok_; }
   InflateStream(const InflateStream&) = delete;
   InflateStream& operator=(const InflateStream&) = delete;
   // Decompresses `data`, handing what it yields to `take` in pieces of at most `piece` bytes
@@ -39,6 +44,8 @@ class InflateStream {
   // zlib's (it cannot be read on).
   template <class Take>
   std::string inflate(std::string_view data, size_t piece, Take take) {
+    if (!ok_) return "zlib could not allocate its state";
+    if (data.size() > (1u << 30)) return "a read of over 1 GiB";  // zlib counts in uInt; reads are far smaller
     out_.resize(piece);
     stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
     stream_.avail_in = static_cast<uInt>(data.size());
@@ -57,6 +64,7 @@ class InflateStream {
  private:
   std::string broken(int result) const;
   z_stream stream_{};
+  bool ok_ = false;
   std::string out_;
 };
 

@@ -18,13 +18,12 @@ class AvroFormat final : public pipeline::EventFormat {
 
   EventRecord& decode(std::string_view message, bool, size_t, EventBatchBuilder& batch,
                       pipeline::MadeTally& tally) override {
-    FlumeEventView event;
-    if (!read_event(message, event)) ++tally.invalid;  // the session let only whole events through
-    EventRecord& e = batch.append(event.body);
+    if (!read_event(message, event_)) ++tally.invalid;  // the session let only whole events through
+    EventRecord& e = batch.append(event_.body);
     e.timestamp_ms = now_ms_;  // when it arrived (its own "timestamp" header, if any, is a header)
-    if (!event.headers.empty()) {
+    if (!event_.headers.empty()) {
       headers_.clear();
-      for (const auto& [name, value] : event.headers) headers_.set(name, value);
+      for (const auto& [name, value] : event_.headers) headers_.set(name, value);
       batch.set_last_headers(headers_.block());
     }
     return e;
@@ -32,6 +31,7 @@ class AvroFormat final : public pipeline::EventFormat {
 
  private:
   int64_t now_ms_ = 0;
+  FlumeEventView event_;  // reused: its headers' vector keeps its room
   HeaderWriter headers_;
 };
 

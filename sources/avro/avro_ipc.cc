@@ -198,13 +198,21 @@ std::string handshake_response(HandshakeMatch match) {
 namespace {
 
 // Skips one AvroFlumeEvent; false if it is not one.
-bool skip_event(BinaryReader& in) {
+// Past one event, its headers within `bounds`.
+bool skip_event(BinaryReader& in, const EventBounds& bounds) {
   int64_t headers = 0;
   for (int64_t count; (count = in.read_block_count(kMaxHeadersPerEvent - headers)) > 0;) {
     headers += count;
-    for (int64_t i = 0; i < count; ++i) {
-      in.read_bytes();
-      in.read_bytes();
+    for (int64_t i = 0; i < count && in.ok(); ++i) {
+      const std::string_view name = in.read_bytes();
+      const std::string_view value = in.read_bytes();
+      if (name.size() > bounds.max_name) {
+        in.fail("a header name of " + std::to_string(name.size()) + " bytes (at most " +
+                std::to_string(bounds.max_name) + " are kept)");
+      } else if (value.size() > bounds.max_value) {
+        in.fail("header " + printable(name) + " of " + std::to_string(value.size()) + " bytes (at most " +
+                std::to_string(bounds.max_value) + " are kept)");
+      }
     }
   }
   in.read_bytes();
@@ -213,12 +221,20 @@ bool skip_event(BinaryReader& in) {
 
 }  // namespace
 
-bool split_events(std::string_view parameters, bool batch, size_t max_events, std::vector<std::string_view>& events,
-                  std::string& why) {
+std::string printable(std::string_view text) {
+  std::string out(text.substr(0, 64));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text.size() > 64 ? out + "..." : out;
+}
+
+bool split_events(std::string_view parameters, bool batch, const EventBounds& bounds,
+                  std::vector<std::string_view>& events, std::string& why) {
   BinaryReader in(parameters);
+  const size_t max_events = bounds.max_events;
   const auto take_one = [&] {
     const char* start = in.position();
-    if (!skip_event(in)) return false;
+    if (!skip_event(in, bounds)) return false;
     events.emplace_back(start, static_cast<size_t>(in.position() - start));
     return true;
   };

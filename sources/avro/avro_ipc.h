@@ -99,13 +99,24 @@ struct FlumeEventView {
   std::string_view body;
 };
 
-// An appendBatch's events (array<AvroFlumeEvent>), or append's one, each as the bytes it
-// occupies in `parameters` (in order). False (and `why`) when they are not well formed or more
-// than `max_events`, or the parameters hold more than them.
-bool split_events(std::string_view parameters, bool batch, size_t max_events, std::vector<std::string_view>& events,
-                  std::string& why);
+// What a call's events may hold: more is refused (split_events).
+struct EventBounds {
+  size_t max_events = SIZE_MAX;  // in one call
+  size_t max_name = SIZE_MAX;    // bytes of a header's name
+  size_t max_value = SIZE_MAX;   // bytes of a header's value
+};
 
-// One event's bytes (split_events) read; false when they are not an AvroFlumeEvent.
+// An appendBatch's events (array<AvroFlumeEvent>), or append's one, each as the bytes it
+// occupies in `parameters` (in order). False (and `why`) when they are not well formed, more than
+// `bounds` allow, or the parameters hold more than them.
+bool split_events(std::string_view parameters, bool batch, const EventBounds& bounds,
+                  std::vector<std::string_view>& events, std::string& why);
+
+// At most 64 bytes of what a sender named, its control bytes as '?': for an answer and a log line.
+std::string printable(std::string_view text);
+
+// One event's bytes (split_events) read into `event` (its vector reused); false when they are not
+// an AvroFlumeEvent.
 bool read_event(std::string_view bytes, FlumeEventView& event);
 
 // A client's side: an appendBatch request of `events` (each an encoded AvroFlumeEvent), with

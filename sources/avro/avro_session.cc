@@ -21,6 +21,7 @@ AvroSession::AvroSession(const AvroSettings& settings, std::shared_ptr<net::AckW
 
 std::string AvroSession::feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) {
   if (!inflater_) return feed_frames(data, sink, tally);
+  if (!deflater_->ok()) return "zlib could not allocate its state";
   // In pieces: what a small read inflates to is framed as it comes, never held whole.
   std::string broken;
   std::string not_zlib = inflater_->inflate(data, kInflatePiece, [&](std::string_view piece) {
@@ -57,32 +58,7 @@ void AvroSession::refuse(int32_t serial, std::optional<HandshakeMatch> handshake
   acks_->reply_in_order(encode_frame(serial, error_response(handshake, why)));
 }
 
-namespace {
-
-// At most 64 bytes of what a sender named, its control bytes as '?': for an answer and a log line.
-std::string printable(std::string_view text) {
-  std::string out(text.substr(0, 64));
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text.size() > 64 ? out + "..." : out;
-}
-
-// A header an event's header block cannot hold as it is (event_headers.h), or "".
-std::string oversized_header(std::string_view event_bytes) {
-  FlumeEventView event;
-  if (!read_event(event_bytes, event)) return "an event that is not an AvroFlumeEvent";
-  for (const auto& [name, value] : event.headers) {
-    if (name.size() > kHeaderNameMax)
-      return "a header name of " + std::to_string(name.size()) + " bytes (at most " + std::to_string(kHeaderNameMax) +
-             " are kept)";
-    if (value.size() > kHeaderValueMax)
-      return "header " + printable(name) + " of " + std::to_string(value.size()) + " bytes (at most " +
-             std::to_string(kHeaderValueMax) + " are kept)";
-  }
-  return {};
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::ReadTally& tally) {
   std::string why;
@@ -109,15 +85,12 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
     return {};
   }
   events_.clear();
-  if (!split_events(request->parameters, batch, settings_.max_batch_events, events_, why)) {
+  // Header names and values an event's header block can hold (event_headers.h): longer ones refused.
+  const EventBounds bounds{settings_.max_batch_events, kHeaderNameMax, kHeaderValueMax};
+  if (!split_events(request->parameters, batch, bounds, events_, why)) {
     refuse(frame.serial, match, why, tally);
     return {};
   }
-  for (const std::string_view event : events_)
-    if (std::string too_long = oversized_header(event); !too_long.empty()) {
-      refuse(frame.serial, match, too_long, tally);
-      return {};
-    }
   ++tally.calls[batch ? kAppendBatch : kAppend];
   const std::string answer = encode_frame(frame.serial, status_response(match, Status::ok));
   if (events_.empty()) {
@@ -127,11 +100,11 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
   // One ticket per event, the answer on the last: it goes out once every one of them is done,
   // FAILED if any of them was not taken (a channel stayed full).
   tally.frames += events_.size();
-  for (size_t i = 0; i + 1 < events_.size(); ++i) sink.message(events_[i], false, acks_->expect({}));
-  const net::AckQueue::Ticket last =
-      acks_->expect(answer, encode_frame(frame.serial, status_response(match, Status::failed)),
-                    batch ? kAppendBatch + 1 : kAppend + 1);
-  sink.message(events_.back(), false, last);
+  sink.begin_call(events_.size());
+  const net::AckQueue::Ticket first =
+      acks_->expect_run(events_.size(), answer, encode_frame(frame.serial, status_response(match, Status::failed)),
+                        batch ? kAppendBatch + 1 : kAppend + 1);
+  for (size_t i = 0; i < events_.size(); ++i) sink.message(events_[i], false, first + i);
   return {};
 }
 

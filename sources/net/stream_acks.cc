@@ -28,6 +28,14 @@ AckQueue::Ticket AckQueue::expect(std::string reply, std::string failed_reply, u
   return head_ + pending_.size() - 1;
 }
 
+AckQueue::Ticket AckQueue::expect_run(size_t count, std::string reply, std::string failed_reply, uint8_t kind) {
+  std::lock_guard lock(mutex_);
+  const Ticket first = head_ + pending_.size();
+  for (size_t i = 1; i < count; ++i) pending_.push_back({{}, {}, false, true, false, 0});
+  pending_.push_back({std::move(reply), std::move(failed_reply), false, true, false, kind});
+  return first;
+}
+
 void AckQueue::reply_in_order(std::string reply) {
   std::lock_guard lock(mutex_);
   pending_.push_back({std::move(reply), {}, true, false, false, 0});
@@ -59,13 +67,15 @@ void AckQueue::release_done_locked() {
     const Pending& p = pending_.front();
     call_failed_ = call_failed_ || p.failed;
     if (p.failed) ++released_.failed_events;
+    call_events_ += p.event && !p.failed;
     if (!p.reply.empty()) {  // an answer, for itself and the tickets before it without one
       const bool failed = call_failed_ && !p.failed_reply.empty();
       ready_ += failed ? p.failed_reply : p.reply;
       if (p.kind) ++(failed ? released_.failed : released_.answered)[p.kind - 1];
+      if (!failed) ready_events_ += call_events_;  // acknowledged: answered as done
+      call_events_ = 0;
       call_failed_ = false;
     }
-    ready_events_ += p.event && !p.failed;
     pending_.pop_front();
     ++head_;
   }

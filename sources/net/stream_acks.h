@@ -60,6 +60,9 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   // may answer the tickets before it with no reply of their own (a call of many events): if any of
   // them failed(), `failed_reply` goes out in its place. `kind` (0: none) counts it in Released.
   Ticket expect(std::string reply, std::string failed_reply = {}, uint8_t kind = 0);
+  // `count` tickets at once (one lock), the last with `reply`: a call of `count` events. Returns
+  // the first; the others follow it.
+  Ticket expect_run(size_t count, std::string reply, std::string failed_reply = {}, uint8_t kind = 0);
   // Loop thread: `reply` goes out right after the earlier ones (needs no event).
   void reply_in_order(std::string reply);
   // Any thread: these tickets' events are done.
@@ -97,6 +100,7 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   uint64_t ready_events_ = 0;
   Released released_;
   bool call_failed_ = false;  // a ticket since the last reply failed
+  uint64_t call_events_ = 0;  // events done since the last reply: acknowledged with the next one
   bool notified_ = false;     // in the waker's ready list since the last take_ready
 };
 

@@ -54,13 +54,14 @@ void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_
                  why, *note);
 }
 
-void StreamProbe::refused_full(IoCounters& io, uint64_t events, const std::string& channel) {
+void StreamProbe::refused_full(IoCounters& io, uint64_t events, uint64_t held, const std::string& channel) {
   io.refused_full.add(events);
+  io.refused_held.add(held);
   if (auto note = io.full_log.next())
     spdlog::warn(
         "source {}: channel {} stayed full: {} events answered FAILED (their senders send them again, or "
-        "fail over){}",
-        source_name_, channel, events, *note);
+        "fail over); {} of them another channel had taken, which may so be stored twice{}",
+        source_name_, channel, events, held, *note);
 }
 
 void StreamProbe::protocol_broken(IoCounters& io, const std::string& peer, const std::string& why) {
@@ -157,6 +158,7 @@ StreamCounters StreamProbe::counters() const {
     c.events_acknowledged += io.acknowledged.get();
     c.protocol_errors += io.protocol_errors.get();
     c.events_refused_full += io.refused_full.get();
+    c.events_refused_held += io.refused_held.get();
     for (size_t k = 0; k < 2; ++k) {
       c.calls_received[k] += io.calls_received[k].get();
       c.calls_answered[k] += io.calls_answered[k].get();
@@ -240,6 +242,7 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
     w.counter(metric_names::kSourceReadsPausedTotal, l, c.reading_paused);
     w.counter(metric_names::kSourceProtocolErrorsTotal, l, c.protocol_errors);
     w.counter(metric_names::kSourceEventsRefusedFullTotal, l, c.events_refused_full);
+    w.counter(metric_names::kSourceEventsRefusedHeldTotal, l, c.events_refused_held);
   }
   // Flume's reporting of a source.
   w.flume("EventReceivedCount", std::to_string(c.events_received));

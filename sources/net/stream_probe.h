@@ -63,6 +63,7 @@ struct StreamCounters {
   uint64_t events_acknowledged = 0;  // replies sent for events that were done downstream
   uint64_t protocol_errors = 0;      // sessions ended because their stream was not the protocol
   uint64_t events_refused_full = 0;  // of calls answered "not now" (Avro's FAILED): a channel stayed full
+  uint64_t events_refused_held = 0;  // of them, already in another channel: stored again when resent
   // By a protocol's kind of call (Avro: append, appendBatch): received, answered as given, answered failed.
   std::array<uint64_t, 2> calls_received{}, calls_answered{}, calls_failed{};
   uint64_t reading_paused = 0;         // times a connection's unsent replies paused its reading
@@ -82,7 +83,7 @@ struct alignas(64) IoCounters {
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
       refused_limit, refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors,
-      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered, refused_full;
+      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered, refused_full, refused_held;
   std::array<Counter, 2> calls_received, calls_answered, calls_failed;  // StreamCounters' by kind
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   Counter tls_handshaking, tls_awaiting_slot;  // gauges: set by the io thread as they change
@@ -162,9 +163,9 @@ class StreamProbe {
     for (size_t k = 0; k < 2; ++k)
       if (calls[k]) io.calls_received[k].add(calls[k]);
   }
-  // A channel stayed full past refuse_when_full_after: `events` of a batch were not put into it
-  // and their calls are answered "not now" (counted, logged once per 10 s per io thread).
-  void refused_full(IoCounters& io, uint64_t events, const std::string& channel);
+  // A channel stayed full past refuse_when_full_after: a batch of `events` is answered "not now",
+  // `held` of them already in another channel (counted, logged once per 10 s per io thread).
+  void refused_full(IoCounters& io, uint64_t events, uint64_t held, const std::string& channel);
   // A connection read with its address as its name: its lookup timed out, or was not started.
   void lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip);
   // A connection whose replies its sender does not read: its reading paused (counted, logged).

@@ -107,6 +107,10 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
     if (maker.full()) worker_.flush();
   }
 
+  void begin_call(size_t messages) override {
+    if (!worker_.maker_.fits(messages)) worker_.flush();
+  }
+
  private:
   StreamWorker& worker_;
   Connection& conn_;
@@ -150,8 +154,12 @@ void StreamWorker::flush() {
   if (acks && !routed.original_index.empty()) acks->reorder(routed.original_index);
   const bool put_everywhere = maker_.deliver(std::move(routed));
   if (acks && put_everywhere && shared_.protocol.acknowledge_on_put()) acks->committed(0, acks->size());
-  // A protocol that can say "not now" says it for every call of a batch not held whole.
-  if (acks && !put_everywhere && shared_.protocol.refuse_when_full_after().count() > 0) acks->failed_all();
+  // A protocol that can say "not now" says it for every call of a batch a full channel did not
+  // take (what another channel took of it comes again: counted).
+  if (acks && maker_.delivery().gave_up()) {
+    acks->failed_all();
+    shared_.probe.refused_full(counters_, acks->size(), maker_.delivery().held_before_give_up(), full_channel_);
+  }
   // While a full channel held this loop its senders could not be read: that time is not
   // taken from their drain's grace.
   if (stopping_) {

@@ -50,8 +50,7 @@ StreamWorker::StreamWorker(IoShared& shared, int index)
             .dropped = [this](const Channel& channel,
                               size_t events) { shared_.probe.dropped_at_shutdown(counters_, events, channel.name()); },
             .give_up_after = shared.protocol.refuse_when_full_after(),
-            .gave_up = [this](const Channel& channel,
-                              size_t events) { shared_.probe.refused_full(counters_, events, channel.name()); }}},
+            .gave_up = [this](const Channel& channel) { full_channel_ = channel.name(); }}},
           config_.batch_size, config_.batch_size * 128) {
   uv_loop_init(&loop_);
   loop_.data = this;

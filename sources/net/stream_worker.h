@@ -220,6 +220,7 @@ class StreamWorker {
   uv_async_t acks_async_;
   std::shared_ptr<AckWaker> waker_;
   std::shared_ptr<BatchAcknowledger> batch_acks_;
+  std::string full_channel_;  // the channel a batch's put gave up on (refuse_when_full_after)
   std::vector<char> read_buffer_;
   std::vector<char> plain_buffer_;                // TLS: what a session decrypts, before it is framed
   HostnameCache names_;                           // clientHostnameHeader: IP -> name

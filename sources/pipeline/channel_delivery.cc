@@ -26,6 +26,8 @@ uint8_t ChannelDelivery::commits_expected(uint8_t route) const {
 }
 
 bool ChannelDelivery::deliver(RoutedBatch routed) {
+  gave_up_ = false;
+  held_ = 0;
   const std::vector<ChannelRoute>& routes = selector_->routes();
   if (routes.size() == 1) return deliver_route(routes.front(), std::move(routed.parts.front()));
   bool everywhere = true;
@@ -35,11 +37,17 @@ bool ChannelDelivery::deliver(RoutedBatch routed) {
 }
 
 bool ChannelDelivery::deliver_route(const ChannelRoute& route, EventBatch part) {
-  bool everywhere = true;
-  for (size_t i = 0; i < route.required.size(); ++i) {
+  if (gave_up_) return false;  // the batch's senders are told "not now": none of it goes on
+  bool everywhere = true, held = false;
+  const size_t events = part.size();
+  for (size_t i = 0; i < route.required.size() && !gave_up_; ++i) {
     const bool last = i + 1 == route.required.size() && route.optional.empty();
-    everywhere = put_required(*channels_[route.required[i]], last ? std::move(part) : part) && everywhere;
+    const bool put = put_required(*channels_[route.required[i]], last ? std::move(part) : part);
+    held = held || put;
+    everywhere = put && everywhere;
   }
+  if (held) held_ += events;
+  if (gave_up_) return false;
   // An optional channel's copy answers nobody: its commit must not count as a required one's.
   for (const size_t channel : route.optional) {
     EventBatch copy = part.without_acknowledger();
@@ -65,7 +73,8 @@ bool ChannelDelivery::put_required(Channel& channel, EventBatch part) {
       return false;
     }
     if (now >= give_up_at) {
-      waiting_.gave_up(channel, part.size());
+      gave_up_ = true;
+      waiting_.gave_up(channel);
       return false;
     }
     if (now >= next_log) {

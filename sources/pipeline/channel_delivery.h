@@ -32,8 +32,8 @@ class ChannelDelivery {
     // For a source that can tell its senders "not now" (Avro's FAILED): how long a required
     // channel may stay full before the batch's put is given up (0: as long as it takes).
     std::chrono::milliseconds give_up_after{0};
-    // It was: `events` of the batch never went into `channel` (their senders are told).
-    std::function<void(const Channel& channel, size_t events)> gave_up;
+    // It was, for `channel` (once per batch: the batch's other puts are not tried).
+    std::function<void(const Channel& channel)> gave_up;
   };
 
   // `consequence` ends the blocked line: what the senders feel ("TCP backpressure on the senders").
@@ -48,6 +48,11 @@ class ChannelDelivery {
   // Into the channels each route names; true if every required channel took its part (false:
   // dropped at the deadline from some).
   bool deliver(RoutedBatch routed);
+  // After deliver(): whether it gave up on a full channel (give_up_after), and how many of the
+  // batch's events a required channel had taken before (their senders, told "not now", send them
+  // again: they may be stored twice).
+  bool gave_up() const { return gave_up_; }
+  size_t held_before_give_up() const { return gave_up_ ? held_ : 0; }
   // How many channel commits an event of `route` is answered after (RELP, ackAfter = kafka): one
   // per required channel. An event with none is answered once its delivery is done (deliver()
   // reports it committed once then).
@@ -65,6 +70,8 @@ class ChannelDelivery {
   const std::string consequence_;
   const std::chrono::milliseconds slice_;
   const Waiting waiting_;
+  bool gave_up_ = false;  // in the batch being delivered: the rest of it is not tried
+  size_t held_ = 0;       // events of it a required channel took
 };
 
 }  // namespace sluice::pipeline

@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 
+#include <cstring>
 #include <stdexcept>
 
 #include "sources/pipeline/client_filter.h"
@@ -74,8 +75,25 @@ FlumeIpRules::FlumeIpRules(std::string_view rules) {
   if (rules_.empty()) throw std::invalid_argument("no rule");
 }
 
+namespace {
+
+// An IPv4 client of a dual-stack listener (::ffff:10.0.0.5) as the IPv4 address it is: what the
+// rules name (and what Java hands Flume).
+sockaddr_storage unmapped(const sockaddr_storage& peer) {
+  if (peer.ss_family != AF_INET6) return peer;
+  const in6_addr& a = reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr;
+  if (!IN6_IS_ADDR_V4MAPPED(&a)) return peer;
+  sockaddr_storage v4{};
+  auto& in = reinterpret_cast<sockaddr_in&>(v4);
+  in.sin_family = AF_INET;
+  std::memcpy(&in.sin_addr, &a.s6_addr[12], 4);
+  return v4;
+}
+
+}  // namespace
+
 bool FlumeIpRules::admits(const sockaddr_storage& peer) const {
-  const std::string address = address_text(peer);
+  const std::string address = address_text(unmapped(peer));
   for (const Rule& rule : rules_)
     if (rule.loopback ? is_loopback(peer) : std::regex_match(address, rule.address)) return rule.allow;
   return true;

@@ -91,7 +91,7 @@ TEST_CASE("a first appendBatch as Flume's sink sends it: frames cut from any pie
   CHECK(match_handshake(*call->handshake) == HandshakeMatch::both);
   CHECK(call->message == "appendBatch");
   std::vector<std::string_view> events;
-  REQUIRE(split_events(call->parameters, true, 100, events, why));
+  REQUIRE(split_events(call->parameters, true, {.max_events = 100}, events, why));
   REQUIRE(events.size() == 1);
   FlumeEventView event;
   REQUIRE(read_event(events[0], event));
@@ -135,12 +135,14 @@ TEST_CASE("hostile frames and calls are refused with a reason, never read past t
   CHECK_FALSE(read_call(bytes({0x00, 0x7f}), false, why));  // a name longer than the message
   CHECK_THAT(why, Catch::Contains("not an Avro request"));
   std::vector<std::string_view> events;
-  CHECK_FALSE(split_events(bytes({0x02}) + kEvent + bytes({0x00, 0x00}), true, 10, events, why));  // a byte after
-  CHECK_FALSE(split_events(bytes({0x06}) + kEvent + kEvent + kEvent + bytes({0x00}), true, 2, events, why));
+  CHECK_FALSE(split_events(bytes({0x02}) + kEvent + bytes({0x00, 0x00}), true, {.max_events = 10}, events,
+                           why));  // a byte after
+  CHECK_FALSE(
+      split_events(bytes({0x06}) + kEvent + kEvent + kEvent + bytes({0x00}), true, {.max_events = 2}, events, why));
   CHECK_THAT(why, Catch::Contains("more"));
   // A negative block count (with its byte size) is a block as good as any.
   events.clear();
-  CHECK(
-      split_events(bytes({0x01, static_cast<int>(kEvent.size() * 2)}) + kEvent + bytes({0x00}), true, 10, events, why));
+  CHECK(split_events(bytes({0x01, static_cast<int>(kEvent.size() * 2)}) + kEvent + bytes({0x00}), true,
+                     {.max_events = 10}, events, why));
   CHECK(events.size() == 1);
 }

@@ -8,6 +8,8 @@
 
 #include "sources/avro/avro_session.h"
 
+#include <zlib.h>
+
 using namespace sluice::avro;
 using sluice::net::AckQueue;
 using sluice::net::AckWaker;
@@ -16,17 +18,46 @@ namespace {
 
 struct Connection : sluice::net::MessageSink {
   std::shared_ptr<AckWaker> waker = std::make_shared<AckWaker>(nullptr);  // no loop: nothing to wake
-  AvroSession session{AvroSettings{.max_frame_bytes = 64 * 1024, .max_batch_events = 10}, waker};
+  AvroSession session;
   std::vector<std::pair<std::string, AckQueue::Ticket>> messages;
   sluice::net::ReadTally tally;
   int32_t serial = 0;
+  std::unique_ptr<DeflateStream> deflater;  // compression-type = deflate: as a Flume sender's
+  std::unique_ptr<InflateStream> inflater;
 
+  explicit Connection(bool deflate = false)
+      : session(AvroSettings{.max_frame_bytes = 64 * 1024, .max_batch_events = 10, .deflate = deflate}, waker) {
+    if (deflate) {
+      deflater = std::make_unique<DeflateStream>(6);
+      inflater = std::make_unique<InflateStream>();
+    }
+  }
   void message(std::string_view m, bool, AckQueue::Ticket t) override { messages.emplace_back(std::string(m), t); }
-  std::string send(const std::string& request) { return session.feed(encode_frame(++serial, request), *this, tally); }
+  // One call's frame as the sender puts it on the wire (compressed with deflate).
+  std::string wire(const std::string& request) {
+    std::string bytes = encode_frame(++serial, request);
+    if (!deflater) return bytes;
+    std::string compressed;
+    deflater->compress(bytes, compressed);
+    return compressed;
+  }
+  std::string send(const std::string& request) { return session.feed(wire(request), *this, tally); }
   // The answers ready, each read as a client reads it (the first with its handshake answer).
   std::vector<CallResponse> answers(bool first_with_handshake = false) {
     uint64_t events = 0;
-    const std::string bytes = session.acks()->take_ready(events);
+    std::string bytes = session.acks()->take_ready(events);
+    session.encode_outgoing(bytes);  // as the io worker sends them
+    if (inflater) {
+      std::string inflated;
+      REQUIRE(inflater
+                  ->inflate(bytes, 1024,
+                            [&](std::string_view piece) {
+                              inflated += piece;
+                              return true;
+                            })
+                  .empty());
+      bytes = inflated;
+    }
     FrameDecoder decoder(1 << 20);
     std::vector<Frame> frames;
     REQUIRE(decoder.feed(bytes, frames).empty());
@@ -171,4 +202,55 @@ TEST_CASE(
   INFO(answers[1].error);
   CHECK(answers[1].status == Status::ok);
   CHECK_THAT(answers[2].error, Catch::Contains("unknown message append?Evil"));
+}
+
+TEST_CASE("deflate: calls read through zlib in any pieces, answers compressed as they leave, a plain stream refused",
+          "[avro][session]") {
+  Connection c(true);
+  std::string stream = c.wire(append_batch_request(events(2), true, false));
+  stream += c.wire(append_batch_request(events(1), false, false));  // after: one zlib stream, in order
+  for (size_t at = 0; at < stream.size(); at += 3) {                // three bytes at a time
+    const std::string broken = c.session.feed(std::string_view(stream).substr(at, 3), c, c.tally);
+    INFO("at " << at << ": " << broken);
+    REQUIRE(broken.empty());
+  }
+  REQUIRE(c.messages.size() == 3);
+  c.done_all();
+  const auto answers = c.answers(true);
+  REQUIRE(answers.size() == 2);
+  CHECK(answers[0].status == Status::ok);
+  CHECK(answers[1].status == Status::ok);
+  // A frame over maxFrameSize is refused as it inflates: 1 MiB of zeros is a few KiB compressed.
+  Connection bomb(true);
+  CHECK_THAT(bomb.send(append_batch_request({encode_event({}, std::string(1 << 20, '\0'))}, true, false)),
+             Catch::Contains("maxFrameSize"));
+  CHECK(bomb.messages.empty());
+  Connection plain(true);
+  CHECK_THAT(plain.session.feed(encode_frame(1, append_batch_request(events(1), true, false)), plain, plain.tally),
+             Catch::Contains("zlib"));
+}
+
+TEST_CASE("a call any of whose events was not taken is answered FAILED, the next one OK, each counted by its kind",
+          "[avro][session]") {
+  Connection c;
+  REQUIRE(c.send(append_batch_request(events(3), true, false)).empty());
+  REQUIRE(c.send(append_batch_request(events(1), false, false)).empty());
+  REQUIRE(c.messages.size() == 4);
+  CHECK(c.tally.calls[1] == 2);  // two appendBatch calls received
+  c.session.acks()->done(c.messages[0].second, 1);
+  c.session.acks()->failed(c.messages[1].second, 1);  // a channel stayed full for this one
+  c.session.acks()->done(c.messages[2].second, 2);
+  const auto answers = c.answers(true);
+  REQUIRE(answers.size() == 2);
+  CHECK(answers[0].status == Status::failed);
+  CHECK(answers[1].status == Status::ok);
+}
+
+TEST_CASE("a sender that disconnects mid-frame: the partial call is neither made nor answered", "[avro][session]") {
+  Connection c;
+  const std::string frame = c.wire(append_batch_request(events(2), true, false));
+  REQUIRE(c.session.feed(std::string_view(frame).substr(0, frame.size() / 2), c, c.tally).empty());
+  c.session.finish(true, c, c.tally);
+  CHECK(c.messages.empty());
+  CHECK(c.answers().empty());
 }

@@ -33,8 +33,9 @@ struct Rig {
   std::shared_ptr<const ChannelSelector> selector;
   std::unique_ptr<pipeline::RouteCounters> counters;
   std::unique_ptr<pipeline::ChannelDelivery> delivery;
-  std::vector<std::string> dropped_at_deadline;
-  Rig(std::vector<size_t> capacities, std::vector<ChannelRoute> routes, Deadline deadline = Deadline::max()) {
+  std::vector<std::string> dropped_at_deadline, given_up;
+  Rig(std::vector<size_t> capacities, std::vector<ChannelRoute> routes, Deadline deadline = Deadline::max(),
+      std::chrono::milliseconds give_up_after = 0ms) {
     std::vector<Channel*> raw;
     for (size_t i = 0; i < capacities.size(); ++i) {
       channels.push_back(std::make_unique<MemoryChannel>("c" + std::to_string(i + 1),
@@ -47,7 +48,9 @@ struct Rig {
         "r", raw, selector, *counters, "test", 10ms,
         pipeline::ChannelDelivery::Waiting{
             .before_try = [deadline] { return deadline; },
-            .dropped = [this](const Channel& c, size_t) { dropped_at_deadline.push_back(c.name()); }});
+            .dropped = [this](const Channel& c, size_t) { dropped_at_deadline.push_back(c.name()); },
+            .give_up_after = give_up_after,
+            .gave_up = [this](const Channel& c) { given_up.push_back(c.name()); }});
   }
   // Events "<13>D..." whose D is each route, in order; the acknowledger expects what it is told.
   RoutedBatch batch(const std::string& routes, const std::shared_ptr<Acks>& acks = nullptr) {
@@ -133,4 +136,22 @@ TEST_CASE("a required channel still full at the deadline drops its part, the oth
   CHECK(!rig.delivery->deliver(rig.batch("0011")));
   CHECK(rig.dropped_at_deadline == std::vector<std::string>{"c1"});
   CHECK(rig.drain(1).size() == 2);
+}
+
+TEST_CASE("a full channel past give_up_after: the rest of the batch is not tried, what was taken before is said",
+          "[delivery]") {
+  // Route 0 into c1; route 1 into c2 (full) then c3; route 2 into c3.
+  Rig rig({100, 1, 100}, {{{0}, {}}, {{1, 2}, {}}, {{2}, {}}}, Deadline::max(), 50ms);
+  REQUIRE(rig.delivery->deliver(rig.batch("1")));  // c2 full now
+  rig.drain(2);
+  CHECK_FALSE(rig.delivery->deliver(rig.batch("0112")));
+  CHECK(rig.delivery->gave_up());
+  CHECK(rig.given_up == std::vector<std::string>{"c2"});
+  CHECK(rig.delivery->held_before_give_up() == 1);  // route 0's event, in c1: its sender resends it
+  CHECK(rig.drain(0).size() == 1);
+  CHECK(rig.drain(2).empty());  // route 1's c3 and route 2 not tried
+  rig.drain(1);
+  CHECK(rig.delivery->deliver(rig.batch("012")));  // room again: all of it
+  CHECK_FALSE(rig.delivery->gave_up());
+  CHECK(rig.delivery->held_before_give_up() == 0);
 }

@@ -34,7 +34,8 @@ TEST_CASE("Flume's ipFilterRules: the first match decides, none lets in", "[pipe
   CHECK_FALSE(some.admits(peer("10.0.0.7")));
   CHECK(some.admits(peer("10.0.0.77")));  // '?' is one character, the match whole
   CHECK(some.admits(peer("10.9.9.9")));
-  CHECK(some.admits(peer("192.0.2.1")));  // no rule matches: in
+  CHECK(some.admits(peer("192.0.2.1")));              // no rule matches: in
+  CHECK_FALSE(some.admits(peer("::ffff:10.0.0.7")));  // an IPv4 client of a dual-stack port: as itself
   CHECK_FALSE(FlumeIpRules("deny:ip:192.0.2.1").admits(peer("192.0.2.1")));
   CHECK(FlumeIpRules("deny:ip:192.0.2.1").admits(peer("192.0.2.10")));
 }
