@@ -52,11 +52,21 @@ const config::PropertyTable<net::StreamSettings>& avro_stream_properties() {
   static const auto table = [] {
     auto rows = config::joined<S>(net::stream_properties(), config::lifted<S>(net::tls_properties()));
     std::erase_if(rows, [](const auto& row) { return row.name == "eventSize"; });
-    for (auto& row : rows)
+    for (auto& row : rows) {
       if (row.name == "host") {
         row.aliases.push_back("bind");
         row.doc = "Address to listen on (Flume's bind; an IPv4 or IPv6 literal, or a name resolved at start).";
       }
+      // Senders are Flume agents, one connection per Avro sink, and each may hold a frame of
+      // maxFrameSize: the memory bound is this times three frames.
+      if (row.name == "maxConnections") {
+        row.default_value = "1000";
+        row.doc =
+            "Open connections at most (a Flume agent keeps one per Avro sink); more are closed at once, counted "
+            "(connections_refused) and logged. Each may hold up to three times maxFrameSize: this bounds the "
+            "source's memory (sluice --check prints it).";
+      }
+    }
     return rows;
   }();
   return table;

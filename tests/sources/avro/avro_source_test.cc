@@ -26,6 +26,20 @@ class Client {
  public:
   explicit Client(uint16_t port) : fd_(test::connect_loopback(port)) {}
   ~Client() { ::close(fd_); }
+  void send_raw(const std::string& bytes) {
+    REQUIRE(::write(fd_, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  }
+  // True once the source has closed the connection (what it sent before is read and dropped).
+  bool closed_within(std::chrono::milliseconds wait) {
+    const auto deadline = Clock::now() + wait;
+    while (Clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[4096];
+      if (::read(fd_, buf, sizeof buf) <= 0) return true;
+    }
+    return false;
+  }
   void call(const std::vector<std::string>& events) {
     ++serial_;
     const std::string frame = avro::encode_frame(serial_, avro::append_batch_request(events, serial_ == 1, false));
@@ -126,4 +140,35 @@ TEST_CASE("ipFilterRules: a client they deny is closed at connect, one they allo
   CHECK_THROWS_WITH(AvroSource(Properties{{"ipFilterRules", "deny:ip:*"}}), Catch::Contains("ipFilter"));
   CHECK_THROWS_WITH(AvroSource(Properties{{"ipFilter", "true"}, {"ipFilterRules", "allow:name:*.corp"}}),
                     Catch::Contains("reverse lookup"));
+}
+
+TEST_CASE(
+    "a connection that sends garbage, a giant buffer count or an unknown protocol twice is ended, counted, and "
+    "the others go on",
+    "[avro][source]") {
+  AvroSource s;
+  Client good(s.port());
+  good.call({avro::encode_event({}, "before")});
+  REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 1; }, 10s));
+  test::take_all_bodies(s.channel);
+  const auto before = good.answer(10s);
+  REQUIRE(before);
+  CHECK(before->status == avro::Status::ok);
+  std::string unknown = avro::append_batch_request({avro::encode_event({}, "x")}, true, false);
+  unknown.replace(0, 16, std::string(16, 'z'));  // a protocol hash that is not Flume's
+  const std::vector<std::string> hostile{std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+                                         std::string("\0\0\0\1\x7f\xff\xff\xff", 8),  // serial 1, 2^31 - 1 buffers
+                                         avro::encode_frame(1, unknown) + avro::encode_frame(2, unknown)};
+  for (const std::string& bytes : hostile) {
+    Client bad(s.port());
+    bad.send_raw(bytes);
+    CHECK(bad.closed_within(10s));  // ended by the source (the unknown hash: after one NONE)
+  }
+  REQUIRE(test::eventually([&] { return s.source->counters().events_received == 1; }, 5s));
+  good.call({avro::encode_event({}, "after")});
+  REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 1; }, 10s));
+  test::take_all_bodies(s.channel);
+  const auto after = good.answer(10s);
+  REQUIRE(after);
+  CHECK(after->status == avro::Status::ok);
 }
