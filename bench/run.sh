@@ -25,14 +25,16 @@
 # error in turn, errors into a second channel drained by kk9 and kk10), regex (the kafka variant with a
 # regex_extractor of one group and a regex_filter that keeps every event), udp (the seed's shape
 # with a syslogudp source, sluice-loadgen --udp: one datagram per event; what the agent counted as
-# dropped is its own column), avro (a type = avro source, ackAfter = kafka, acks=1 with linger 5 ms,
-# sluice-loadgen --protocol avro: appendBatch calls of 100 events with three headers, BENCH_AVRO_WINDOW
-# = 32 calls in flight per connection; acknowledged events/s in the acks table); the peers, with the tuned configurations of bench/peers/ on the same
+# dropped is its own column), avro (a type = avro source, ackAfter = kafka, acks=1 with linger 5 ms and
+# batches of 10,000 messages, sluice-loadgen --protocol avro: appendBatch calls of 100 events with three
+# headers, BENCH_AVRO_WINDOW = 128 calls in flight per connection; acknowledged events/s in the acks
+# table); the peers, with the tuned configurations of bench/peers/ on the same
 # load and broker: rsyslog 8.2302 (imtcp; and rsyslog-udp: imudp, against the udp variant's load)
 # and syslog-ng 3.38 (Debian's packages unpacked into build/peers/ by tests/peers/unpack.sh, not
 # installed) and Apache Flume 1.11 (from
 # Maven Central, .ci/install-java --flume) running the seed's topology (flume-avro: the same with an
-# Avro source and acks=1 with linger 5 ms, on the avro variant's load: Flume's tier-2 collector). --sink-property adds a line
+# Avro source and acks=1 with linger 5 ms and batch.size 65536, tuned as its users tune it, on the
+# avro variant's load: Flume's tier-2 collector). --sink-property adds a line
 # to every Sluice sink (BENCH_BATCH=N changes the seed's batch.num.messages 500, BENCH_CAPACITY=N
 # the channel's capacity 60,000). --reference DIR (a build directory of another commit) adds, for
 # every Sluice variant V, a variant V@ref run by DIR/bin/sluice on the same load in the same run:
@@ -232,7 +234,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
   local agent targets=() sink_type=com.igloosec.KafkaSink acks=0 linger=500 ramp=() share=false scrape=false scraper=
   local source_type=multiport_syslogtcp transport=() counted_drops=-
   local idempotence=false capacity=${BENCH_CAPACITY:-60000} window="" variant_sink_lines=() variant_source_lines=()
-  local errors_channel=false
+  local errors_channel=false batch_messages=${BENCH_BATCH:-500}
   case "$shape" in
     null) sink_type=null ;;
     acks-all) acks=all linger=5 ;;
@@ -259,8 +261,8 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
                             "interceptors.x.serializers.c.name = connection" "interceptors.f.type = regex_filter"
                             'interceptors.f.regex = HTTP/1\\.1') ;;
     relp) source_type=relp acks=all linger=5 transport=(--relp --window "${BENCH_RELP_WINDOW:-4096}") ;;
-    avro | flume-avro) source_type=avro acks=1 linger=5
-      transport=(--protocol avro --batch 100 --window "${BENCH_AVRO_WINDOW:-32}") ;;
+    avro | flume-avro) source_type=avro acks=1 linger=5 batch_messages=${BENCH_BATCH:-10000}
+      transport=(--protocol avro --batch 100 --window "${BENCH_AVRO_WINDOW:-128}") ;;
     rsyslog-udp) transport=(--udp) ;;
     ramp) [ "$rate" != 0 ] || { echo "the ramp variant needs --rate" >&2; exit 2; }
           ramp=(--ramp "$((duration / 3))s") ;;
@@ -322,7 +324,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
           echo "tier2.sinks.kk$k.kafka.compression.codec = snappy"
           echo "tier2.sinks.kk$k.kafka.request.required.acks = $acks"
           echo "tier2.sinks.kk$k.kafka.send.buffer.bytes = 16777216"
-          echo "tier2.sinks.kk$k.kafka.batch.num.messages = ${BENCH_BATCH:-500}"
+          echo "tier2.sinks.kk$k.kafka.batch.num.messages = $batch_messages"
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.ms = $linger"
           echo "tier2.sinks.kk$k.kafka.queue.buffering.max.messages = 50000"
           [ "$idempotence" = false ] || echo "tier2.sinks.kk$k.kafka.producer.enable.idempotence = true"
@@ -471,7 +473,8 @@ done
 
 # Flume's tier 2: Sluice's Avro source against Flume's, measured in the same run.
 if grep -q "^avro," "$out/runs.csv" && grep -q "^flume-avro," "$out/runs.csv"; then
-  awk -F'|' '$2 == " avro " {k = $3; kc = $7} $2 == " flume-avro " {r = $3; rc = $7} END {
+  # (the first table's rows: the acks table below it names the same variants)
+  awk -F'|' '$2 == " avro " && !k {k = $3; kc = $7} $2 == " flume-avro " && !r {r = $3; rc = $7} END {
     if (r > 0 && rc > 0) printf "\nsluice (avro) / flume (flume-avro): %.2fx the stored events/s, %.2fx the CPU per event\n", k / r, kc / rc }' \
     "$out/summary.md" | tee -a "$out/summary.md"
 fi

@@ -1,6 +1,7 @@
 #include "loadgen/avro_sender.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,8 +46,7 @@ class AvroConnection {
     while (Clock::now() < until && (count == 0 || result.sent < count || !resend_.empty())) {
       if (fd_ < 0 && !open(until)) continue;
       if (!resend_.empty() && window_open()) {
-        send_call(std::move(resend_.front()));
-        resend_.pop_front();
+        resend_first();
         continue;
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -60,10 +60,7 @@ class AvroConnection {
     const auto final_until = Clock::now() + kFinalWait;
     while ((!unanswered_.empty() || !resend_.empty()) && Clock::now() < final_until) {
       if (fd_ < 0 && !open(final_until)) continue;
-      if (!resend_.empty() && window_open()) {
-        send_call(std::move(resend_.front()));
-        resend_.pop_front();
-      }
+      if (!resend_.empty() && window_open()) resend_first();
       read_answers(20);
     }
     if (fd_ >= 0) ::close(fd_);
@@ -96,10 +93,22 @@ class AvroConnection {
       ++result.connects_failed;
       return false;
     }
+    // A receiver that stops reading holds a write at most this long, then the connection is made
+    // again (the run stays bounded in time).
+    const timeval bound{5, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
     decoder_ = std::make_unique<avro::FrameDecoder>(1 << 20);
     handshaken_ = false;
     handshake_serial_ = -1;
     return true;
+  }
+
+  // The oldest call to send again, taken out of the queue before it is sent (a failed write puts
+  // every unanswered call, this one included, back at the queue's front).
+  void resend_first() {
+    Call call = std::move(resend_.front());
+    resend_.pop_front();
+    send_call(std::move(call));
   }
 
   void send_new(size_t n) {
@@ -125,7 +134,7 @@ class AvroConnection {
   }
 
   void send_call(Call call) {
-    call.serial = serial_++;
+    call.serial = static_cast<int32_t>(serial_++);  // wraps, as Java's int does
     call.written = Clock::now();
     const bool handshake = !handshaken_ && handshake_serial_ < 0;
     if (handshake) handshake_serial_ = call.serial;
@@ -202,7 +211,7 @@ class AvroConnection {
   bool opened_once_ = false;
   bool handshaken_ = false;
   int32_t handshake_serial_ = -1;
-  int32_t serial_ = 0;
+  uint32_t serial_ = 0;
   std::unique_ptr<avro::FrameDecoder> decoder_;
   std::vector<avro::Frame> frames_;
   std::deque<Call> unanswered_, resend_;

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace sluice::avro {
@@ -24,14 +25,6 @@ namespace {
 constexpr size_t kMaxAnswer = 1 << 20;
 // Java's client sends a request in buffers of this size; ours look the same on the wire.
 constexpr size_t kRequestBuffer = 8192;
-
-std::string openssl_reason() {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  char line[256] = "no reason given";
-  if (code) ERR_error_string_n(code, line, sizeof line);
-  return line;
-}
 
 int poll_timeout_ms(Deadline deadline) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -44,6 +37,14 @@ bool is_address(const std::string& host) {
 }
 
 }  // namespace
+
+std::string openssl_reason() {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  char line[256] = "no reason given";
+  if (code) ERR_error_string_n(code, line, sizeof line);
+  return line;
+}
 
 std::string_view outcome_label(CallOutcome outcome) {
   switch (outcome) {
@@ -87,25 +88,26 @@ bool AvroClient::wait(short events, Deadline deadline, std::string& why) const {
   }
 }
 
-namespace {
-
-// The addresses of `host`: at once for an address; for a name, from a resolver thread waited for
-// until `deadline` at most (a dead DNS server must not hold a stopping sink). A lookup given up
-// finishes on its own and frees what it found.
-struct Resolution {
+struct NameLookup {
   std::mutex mutex;
   std::condition_variable resolved;
   bool done = false;
   int error = 0;
   addrinfo* addresses = nullptr;
-  ~Resolution() {
+  ~NameLookup() {
     if (addresses) freeaddrinfo(addresses);
   }
 };
 
-std::shared_ptr<Resolution> resolve(const std::string& host, const std::string& port, Deadline deadline,
-                                    const StopDeadline* stop) {
-  auto r = std::make_shared<Resolution>();
+namespace {
+
+// The addresses of `host`: at once for an address; for a name, from a resolver thread waited for
+// until `deadline` at most (a dead DNS server must not hold a stopping sink). A lookup given up
+// finishes on its own and frees what it found. `pending`: a lookup of the same name still running from an earlier
+// connect (a dead DNS server): waited for again rather than another started beside it.
+std::shared_ptr<NameLookup> resolve(const std::string& host, const std::string& port, Deadline deadline,
+                                    const StopDeadline* stop, std::shared_ptr<NameLookup>& pending) {
+  auto r = std::make_shared<NameLookup>();
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -114,22 +116,35 @@ std::shared_ptr<Resolution> resolve(const std::string& host, const std::string& 
     r->done = true;
     return r;
   }
-  std::thread([r, host, port] {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
-    std::lock_guard lock(r->mutex);
-    r->error = error;
-    r->addresses = found;
-    r->done = true;
-    r->resolved.notify_all();
-  }).detach();
+  if (pending) {
+    r = std::move(pending);
+  } else {
+    try {
+      std::thread([r, host, port] {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+        std::lock_guard lock(r->mutex);
+        r->error = error;
+        r->addresses = found;
+        r->done = true;
+        r->resolved.notify_all();
+      }).detach();
+    } catch (const std::system_error&) {  // no thread to be had: this try fails, the next tries again
+      r->done = true;
+      r->error = EAI_AGAIN;
+      return r;
+    }
+  }
   std::unique_lock lock(r->mutex);
   while (!r->done) {
     const Deadline until = std::min(deadline, stop ? stop->get() : Deadline::max());
-    if (Clock::now() >= until) break;
+    if (Clock::now() >= until) {
+      pending = r;  // still running: the next connect waits for it
+      break;
+    }
     r->resolved.wait_until(lock, std::min(until, Clock::now() + std::chrono::seconds(1)));
   }
   return r;
@@ -140,7 +155,8 @@ std::shared_ptr<Resolution> resolve(const std::string& host, const std::string& 
 std::string AvroClient::connect(Deadline deadline) {
   close();
   const std::string port = std::to_string(settings_.port);
-  const std::shared_ptr<Resolution> resolution = resolve(settings_.host, port, deadline, settings_.stop);
+  const std::shared_ptr<NameLookup> resolution =
+      resolve(settings_.host, port, deadline, settings_.stop, pending_lookup_);
   std::unique_lock lock(resolution->mutex);
   if (!resolution->done) return "cannot resolve " + settings_.host + ": no answer in time";
   if (resolution->error != 0) return "cannot resolve " + settings_.host + ": " + gai_strerror(resolution->error);

@@ -42,10 +42,15 @@ enum class CallOutcome : uint8_t {
 };
 std::string_view outcome_label(CallOutcome outcome);  // for metrics: ok, refused, unreachable, no_answer
 
+// OpenSSL's reason for its last failure (its error queue emptied), for messages.
+std::string openssl_reason();
+
 struct CallResult {
   CallOutcome outcome = CallOutcome::ok;
   std::string why;  // for the log, when not ok
 };
+
+struct NameLookup;  // avro_client.cc: a name being resolved on a thread of its own
 
 class AvroClient {
  public:
@@ -81,6 +86,7 @@ class AvroClient {
   bool wait(short events, Deadline deadline, std::string& why) const;
 
   const AvroClientSettings settings_;
+  std::shared_ptr<NameLookup> pending_lookup_;  // a name lookup given up on, still running
   int fd_ = -1;
   SSL* ssl_ = nullptr;
   std::unique_ptr<DeflateStream> deflater_;

@@ -12,14 +12,6 @@ namespace {
 constexpr CallOutcome kOutcomes[] = {CallOutcome::ok, CallOutcome::refused, CallOutcome::unreachable,
                                      CallOutcome::no_answer};
 
-std::string openssl_reason() {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  char line[256] = "no reason given";
-  if (code) ERR_error_string_n(code, line, sizeof line);
-  return line;
-}
-
 // The CAs of a PKCS12 truststore (Flume's, made by keytool) into `store`.
 void load_truststore(const config::ComponentConfig& component, const AvroSinkConfig& c, X509_STORE* store) {
   std::unique_ptr<FILE, decltype(&fclose)> file(fopen(c.truststore.c_str(), "rb"), &fclose);

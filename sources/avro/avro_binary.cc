@@ -2,7 +2,7 @@
 
 namespace sluice::avro {
 
-int64_t BinaryReader::read_long() {
+int64_t BinaryReader::read_long_slow() {
   uint64_t value = 0;
   for (int shift = 0; shift < 70; shift += 7) {
     if (in_.empty()) {

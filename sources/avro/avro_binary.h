@@ -20,7 +20,15 @@ class BinaryReader {
   BinaryReader(const BinaryReader&) = delete;  // error_ may point into detail_
   BinaryReader& operator=(const BinaryReader&) = delete;
 
-  int64_t read_long();
+  int64_t read_long() {
+    // Most of Flume's numbers (counts, lengths under 64) are one byte: read inline.
+    if (!in_.empty() && !(static_cast<uint8_t>(in_.front()) & 0x80)) {
+      const auto byte = static_cast<uint8_t>(in_.front());
+      in_.remove_prefix(1);
+      return static_cast<int64_t>(byte >> 1) ^ -static_cast<int64_t>(byte & 1);
+    }
+    return read_long_slow();
+  }
   int32_t read_int();
   bool read_boolean();
   // A string or bytes value: a view into the input (valid as long as it is).
@@ -51,6 +59,7 @@ class BinaryReader {
   const char* position() const { return in_.data(); }
 
  private:
+  int64_t read_long_slow();
   std::string_view in_;
   const char* error_ = nullptr;
   std::string detail_;  // a reason made for this input (error_ points into it)

@@ -28,10 +28,6 @@ constexpr char kProtocolText[] =
     R"json(sponse":"Status"},"appendBatch":{"request":[{"name":"events","type":{"type":"array","items":"AvroFlu)json"
     R"json(meEvent"}}],"response":"Status"}}})json";
 
-// A bound on the headers one event may have, over all its blocks (Flume sets a handful; every
-// reader of an event's headers walks them all).
-constexpr int64_t kMaxHeadersPerEvent = 1024;
-
 uint32_t read_be32(const char* p) {
   uint32_t value;
   std::memcpy(&value, p, 4);
@@ -200,22 +196,15 @@ namespace {
 // Skips one AvroFlumeEvent; false if it is not one.
 // Past one event, its headers within `bounds`.
 bool skip_event(BinaryReader& in, const EventBounds& bounds) {
-  int64_t headers = 0;
-  for (int64_t count; (count = in.read_block_count(kMaxHeadersPerEvent - headers)) > 0;) {
-    headers += count;
-    for (int64_t i = 0; i < count && in.ok(); ++i) {
-      const std::string_view name = in.read_bytes();
-      const std::string_view value = in.read_bytes();
-      if (name.size() > bounds.max_name) {
-        in.fail("a header name of " + std::to_string(name.size()) + " bytes (at most " +
-                std::to_string(bounds.max_name) + " are kept)");
-      } else if (value.size() > bounds.max_value) {
-        in.fail("header " + printable(name) + " of " + std::to_string(value.size()) + " bytes (at most " +
-                std::to_string(bounds.max_value) + " are kept)");
-      }
+  read_event_from(in, [&](std::string_view name, std::string_view value, BinaryReader& reader) {
+    if (name.size() > bounds.max_name) {
+      reader.fail("a header name of " + std::to_string(name.size()) + " bytes (at most " +
+                  std::to_string(bounds.max_name) + " are kept)");
+    } else if (value.size() > bounds.max_value) {
+      reader.fail("header " + printable(name) + " of " + std::to_string(value.size()) + " bytes (at most " +
+                  std::to_string(bounds.max_value) + " are kept)");
     }
-  }
-  in.read_bytes();
+  });
   return in.ok();
 }
 
@@ -243,7 +232,7 @@ bool split_events(std::string_view parameters, bool batch, const EventBounds& bo
   } else {
     for (int64_t count; in.ok() && (count = in.read_block_count(INT32_MAX)) > 0;) {
       if (events.size() + static_cast<size_t>(count) > max_events) {
-        in.fail("more events than maxBatchEvents");
+        in.fail("more events than " + std::string(bounds.max_events_why));
         break;
       }
       for (int64_t i = 0; i < count && take_one(); ++i) {}
@@ -255,17 +244,10 @@ bool split_events(std::string_view parameters, bool batch, const EventBounds& bo
 }
 
 bool read_event(std::string_view bytes, FlumeEventView& event) {
-  BinaryReader in(bytes);
   event.headers.clear();
-  for (int64_t count;
-       (count = in.read_block_count(kMaxHeadersPerEvent - static_cast<int64_t>(event.headers.size()))) > 0;)
-    for (int64_t i = 0; i < count; ++i) {
-      const std::string_view name = in.read_bytes();
-      const std::string_view value = in.read_bytes();
-      event.headers.emplace_back(name, value);
-    }
-  event.body = in.read_bytes();
-  return in.ok() && in.at_end();
+  return read_event(
+      bytes, [&](std::string_view name, std::string_view value) { event.headers.emplace_back(name, value); },
+      event.body);
 }
 
 std::string encode_event(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body) {

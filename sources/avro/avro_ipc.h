@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sources/avro/avro_binary.h"
+
 namespace sluice::avro {
 
 // Flume's AvroSourceProtocol (flume-ng-sdk's flume.avdl) as Avro 1.11.0 prints it, and its MD5:
@@ -93,6 +95,10 @@ std::string error_response(std::optional<HandshakeMatch> handshake, std::string_
 // The handshake's answer alone (NONE, or a handshake without a call).
 std::string handshake_response(HandshakeMatch match);
 
+// The most headers an event may carry: what a sender that sends more is not Flume (an event's
+// header block holds far fewer bytes anyway).
+inline constexpr int64_t kMaxHeadersPerEvent = 1024;
+
 // The headers and body of one AvroFlumeEvent (record {map<string> headers; bytes body}).
 struct FlumeEventView {
   std::vector<std::pair<std::string_view, std::string_view>> headers;
@@ -101,9 +107,10 @@ struct FlumeEventView {
 
 // What a call's events may hold: more is refused (split_events).
 struct EventBounds {
-  size_t max_events = SIZE_MAX;  // in one call
-  size_t max_name = SIZE_MAX;    // bytes of a header's name
-  size_t max_value = SIZE_MAX;   // bytes of a header's value
+  size_t max_events = SIZE_MAX;                        // in one call
+  std::string_view max_events_why = "maxBatchEvents";  // what sets it, for the refusal
+  size_t max_name = SIZE_MAX;                          // bytes of a header's name
+  size_t max_value = SIZE_MAX;                         // bytes of a header's value
 };
 
 // An appendBatch's events (array<AvroFlumeEvent>), or append's one, each as the bytes it
@@ -118,6 +125,32 @@ std::string printable(std::string_view text);
 // One event's bytes (split_events) read into `event` (its vector reused); false when they are not
 // an AvroFlumeEvent.
 bool read_event(std::string_view bytes, FlumeEventView& event);
+
+// One event read from `in` (where it stands), each header handed to `header(name, value, in)` as
+// it is read (which may fail `in`); returns its body (`in` fails if it is not an AvroFlumeEvent).
+template <class Header>
+std::string_view read_event_from(BinaryReader& in, Header&& header) {
+  int64_t headers = 0;
+  for (int64_t count; (count = in.read_block_count(kMaxHeadersPerEvent - headers)) > 0;) {
+    headers += count;
+    for (int64_t i = 0; i < count && in.ok(); ++i) {
+      const std::string_view name = in.read_bytes();
+      const std::string_view value = in.read_bytes();
+      if (in.ok()) header(name, value, in);
+    }
+  }
+  return in.read_bytes();
+}
+
+// One event's bytes read, each header handed to `header(name, value)` as it is read (no list
+// made), the body returned in `body`; false when they are not one AvroFlumeEvent.
+template <class Header>
+bool read_event(std::string_view bytes, Header&& header, std::string_view& body) {
+  BinaryReader in(bytes);
+  body =
+      read_event_from(in, [&](std::string_view name, std::string_view value, BinaryReader&) { header(name, value); });
+  return in.ok() && in.at_end();
+}
 
 // A client's side: an appendBatch request of `events` (each an encoded AvroFlumeEvent), with
 // the handshake when `handshake` (and the protocol's text when `with_protocol`).

@@ -86,7 +86,7 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
   }
   events_.clear();
   // Header names and values an event's header block can hold (event_headers.h): longer ones refused.
-  const EventBounds bounds{settings_.max_batch_events, kHeaderNameMax, kHeaderValueMax};
+  const EventBounds bounds{settings_.max_batch_events, settings_.max_batch_why, kHeaderNameMax, kHeaderValueMax};
   if (!split_events(request->parameters, batch, bounds, events_, why)) {
     refuse(frame.serial, match, why, tally);
     return {};

@@ -24,8 +24,11 @@ namespace sluice::avro {
 
 struct AvroSettings {
   size_t max_frame_bytes = 0;   // maxFrameSize: one request's buffers together
-  size_t max_batch_events = 0;  // maxBatchEvents: one appendBatch's events
-  bool deflate = false;         // compression-type = deflate: both directions in zlib (avro_deflate.h)
+  size_t max_batch_events = 0;  // one appendBatch's events at most: maxBatchEvents, or less (below)
+  // What sets it: "maxBatchEvents", or a channel's transactionCapacity (a call goes into each of
+  // its channels in one put: one that cannot take it whole could never answer it).
+  std::string max_batch_why = "maxBatchEvents";
+  bool deflate = false;  // compression-type = deflate: both directions in zlib (avro_deflate.h)
   // channelFullTimeout: how long a full channel may hold a call before it is answered FAILED.
   std::chrono::milliseconds channel_full_timeout{0};
 };

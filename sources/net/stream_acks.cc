@@ -66,14 +66,17 @@ void AckQueue::release_done_locked() {
   while (!pending_.empty() && pending_.front().done) {
     const Pending& p = pending_.front();
     call_failed_ = call_failed_ || p.failed;
-    if (p.failed) ++released_.failed_events;
     call_events_ += p.event && !p.failed;
+    call_failed_events_ += p.failed;
     if (!p.reply.empty()) {  // an answer, for itself and the tickets before it without one
       const bool failed = call_failed_ && !p.failed_reply.empty();
       ready_ += failed ? p.failed_reply : p.reply;
       if (p.kind) ++(failed ? released_.failed : released_.answered)[p.kind - 1];
-      if (!failed) ready_events_ += call_events_;  // acknowledged: answered as done
-      call_events_ = 0;
+      if (failed)
+        released_.failed_events += call_events_ + call_failed_events_;  // all of the call's: sent again
+      else
+        ready_events_ += call_events_;  // acknowledged: answered as done
+      call_events_ = call_failed_events_ = 0;
       call_failed_ = false;
     }
     pending_.pop_front();

@@ -53,7 +53,7 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   struct Released {
     std::array<uint64_t, 2> answered{};  // by kind - 1: answers sent as given
     std::array<uint64_t, 2> failed{};    // by kind - 1: answers sent as failed (failed())
-    uint64_t failed_events = 0;
+    uint64_t failed_events = 0;          // of the calls answered failed, all (their senders send them again)
   };
 
   // Loop thread: `reply` goes out once done(ticket) and every earlier reply has gone. A reply
@@ -99,9 +99,10 @@ class AckQueue : public std::enable_shared_from_this<AckQueue> {
   std::string ready_;
   uint64_t ready_events_ = 0;
   Released released_;
-  bool call_failed_ = false;  // a ticket since the last reply failed
-  uint64_t call_events_ = 0;  // events done since the last reply: acknowledged with the next one
-  bool notified_ = false;     // in the waker's ready list since the last take_ready
+  bool call_failed_ = false;         // a ticket since the last reply failed
+  uint64_t call_events_ = 0;         // events done since the last reply: acknowledged with the next one
+  uint64_t call_failed_events_ = 0;  // events failed since the last reply
+  bool notified_ = false;            // in the waker's ready list since the last take_ready
 };
 
 // On a batch's storage (EventStorage::acknowledger): which connection and ticket each event

@@ -41,8 +41,9 @@ class MessageSink {
   // `ticket` of the connection's AckQueue is done. The view is valid during the call only.
   virtual void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) = 0;
   // The next `messages` messages are one call, answered as one (Avro's appendBatch): the batch
-  // being made is put first if they would not fit in it, so that a call no larger than a batch
-  // enters the channels whole (all of it, or none and "not now").
+  // being made is put first if they would not fit in it, and they all go into one batch (however
+  // many: the protocol bounds a call by its channels' transactionCapacity), so that a call enters
+  // the channels whole (all of it, or none and "not now").
   virtual void begin_call(size_t /*messages*/) {}
 
  protected:

@@ -87,6 +87,7 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
 
   void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) override {
     pipeline::EventMaker& maker = worker_.maker_;
+    if (call_left_) --call_left_;
     if (!maker.make(message, truncated, origin_, tally_)) {
       // Filtered out by an interceptor: done, as far as its sender is concerned (counted).
       if (AckQueue* acks = conn_.acks()) acks->done(ticket, 1);
@@ -104,14 +105,18 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
       worker_.batch_acks_->add(batch.size() - 1, conn_.protocol->acks(), ticket,
                                on_put ? 1 : maker.delivery().commits_expected(batch.last_route()));
     }
-    if (maker.full()) worker_.flush();
+    // A call's events go into one batch (put whole, or all answered "not now"): its last one
+    // may make the batch larger than batchSize.
+    if (maker.full() && call_left_ == 0) worker_.flush();
   }
 
   void begin_call(size_t messages) override {
     if (!worker_.maker_.fits(messages)) worker_.flush();
+    call_left_ = messages;
   }
 
  private:
+  size_t call_left_ = 0;  // messages of the call begun still to come
   StreamWorker& worker_;
   Connection& conn_;
   ReadTally& tally_;

@@ -51,8 +51,12 @@ bool ChannelDelivery::deliver_route(const ChannelRoute& route, EventBatch part) 
   // An optional channel's copy answers nobody: its commit must not count as a required one's.
   for (const size_t channel : route.optional) {
     EventBatch copy = part.without_acknowledger();
-    if (!channels_[channel]->put(copy, Clock::now())) routes_.optional_dropped(channel, part.size());
+    if (!channels_[channel]->put(copy, Clock::now()))
+      routes_.optional_dropped(channel, part.size());
+    else if (route.required.empty())
+      held = true;  // in a channel: should the batch be refused later, it comes again
   }
+  if (held && route.required.empty()) held_ += events;
   if (route.required.empty()) {
     if (route.optional.empty()) routes_.unrouted(part.size());
     part.report_commit();  // what waits for its required channels waits for none (commits_expected)

@@ -78,13 +78,7 @@ TEST_CASE("an Avro collector SIGKILLed mid-stream and restarted: its Avro sender
   // The same port again: the tier-1 agent's sink rolls back what was not answered and sends it again.
   p.start_agent(collector_config(p, std::to_string(collector)), "t", {"--metrics", "127.0.0.1:0"});
   std::string report;
-  const bool complete = eventually(
-      [&] {
-        report.clear();
-        p.verify(report);
-        return missing_in(report) == 0;
-      },
-      120s, 1s);
+  const bool complete = p.verify_until_complete(report, 120s, 1s);
   INFO(report << read_file(p.dir().file("tier1.log")) << p.agent_log());
   CHECK(complete);
   CHECK_THAT(report, Catch::Contains("unique " + std::to_string(kEvents)));
@@ -114,13 +108,7 @@ TEST_CASE("a load_balance group of two Avro sinks to two collector ports: both d
   p.send_to({ports[2]});
   REQUIRE(p.send({"-c", "2", "-n", "50000", "-r", "25000"}) == 0);
   std::string report;
-  const bool complete = eventually(
-      [&] {
-        report.clear();
-        p.verify(report);
-        return missing_in(report) == 0;
-      },
-      60s, 500ms);
+  const bool complete = p.verify_until_complete(report, 60s, 500ms);
   INFO(report << read_file(p.dir().file("tier1.log")) << p.agent_log());
   CHECK(complete);
   CHECK_THAT(report, Catch::Contains("unique 50000, duplicates 0, missing 0"));

@@ -194,6 +194,17 @@ std::string comparable(const std::string& key, FlumeEvent event) {
   return out;
 }
 
+// What only `a` holds and what only `b` holds, a line each (empty when they hold the same).
+std::string difference(const std::multiset<std::string>& a, const std::string& a_name,
+                       const std::multiset<std::string>& b, const std::string& b_name) {
+  std::string only_a, only_b;
+  for (const std::string& e : a)
+    if (!b.count(e)) only_a += "\n  " + e;
+  for (const std::string& e : b)
+    if (!a.count(e)) only_b += "\n  " + e;
+  return "only " + a_name + ":" + only_a + "\nonly " + b_name + ":" + only_b;
+}
+
 std::multiset<std::string> landed(const std::string& bootstrap, const std::string& topic) {
   std::multiset<std::string> events;
   sluice::kafka::TopicReader reader(bootstrap, topic);
@@ -329,12 +340,7 @@ TEST_CASE("Apache Flume 1.11 and Sluice store the same events from one file", "[
     INFO("topic " << topic);
     const std::multiset<std::string> by_flume = landed(kafka.bootstrap(), "flume-" + topic);
     const std::multiset<std::string> by_sluice = landed(kafka.bootstrap(), "sluice-" + topic);
-    std::string only_flume, only_sluice;
-    for (const std::string& e : by_flume)
-      if (!by_sluice.count(e)) only_flume += "\n  " + e;
-    for (const std::string& e : by_sluice)
-      if (!by_flume.count(e)) only_sluice += "\n  " + e;
-    INFO("only Flume's:" << only_flume << "\nonly Sluice's:" << only_sluice);
+    INFO(difference(by_flume, "Flume's", by_sluice, "Sluice's"));
     CHECK(by_flume == by_sluice);
     CHECK(by_sluice.size() == (topic == "ki"    ? 7
                                : topic == "km1" ? 2
@@ -492,12 +498,7 @@ TEST_CASE(
     for (const std::string& topic : *group) {
       INFO("topic " << topic);
       const std::multiset<std::string> got = landed(bootstrap, topic);
-      std::string only_reference, only_here;
-      for (const std::string& e : reference)
-        if (!got.count(e)) only_reference += "\n  " + e;
-      for (const std::string& e : got)
-        if (!reference.count(e)) only_here += "\n  " + e;
-      INFO("only Flume to Flume:" << only_reference << "\nonly here:" << only_here);
+      INFO(difference(reference, "Flume to Flume", got, "here"));
       CHECK(got == reference);
     }
   const std::multiset<std::string> from_client = landed(bootstrap, "tier-client");

@@ -124,13 +124,7 @@ TEST_CASE(
   // The same port again: rsyslog reconnects and resends what it has no reply for.
   p.start_agent(relp_config(config, port, "t.sources.r1.ackAfter = channel\n"), "t", {"--metrics", "127.0.0.1:0"});
   std::string report;
-  const bool complete = eventually(
-      [&] {
-        report.clear();
-        p.verify(report);
-        return missing_in(report) == 0;
-      },
-      90s, 1s);
+  const bool complete = p.verify_until_complete(report, 90s, 1s);
   INFO(report << rsyslog.log() << p.agent_log());
   CHECK(before_kill < kLines);  // killed mid-stream
   CHECK(complete);

@@ -139,6 +139,17 @@ std::string ready_ports(const Pipeline& p, const std::string& source) {
   return std::regex_search(ready, m, std::regex("source\\." + source + "\\.ports=([^\n]*)")) ? m[1].str() : "";
 }
 
+bool Pipeline::verify_until_complete(std::string& report, std::chrono::milliseconds timeout,
+                                     std::chrono::milliseconds every) {
+  return eventually(
+      [&] {
+        report.clear();
+        verify(report);
+        return missing_in(report) == 0;
+      },
+      timeout, every);
+}
+
 uint64_t missing_in(const std::string& report) { return summary_number(report, 3); }
 
 Pipeline::Pipeline() = default;

@@ -94,6 +94,10 @@ class Pipeline {
                           const std::vector<std::string>& args);
   // The verifier against sent.json; `report` gets what it printed; `extra_args` to the verifier.
   int verify(std::string& report, const std::string& bootstrap = "", const std::vector<std::string>& extra_args = {});
+  // verify() again and again, `every` apart, until it finds nothing missing or `timeout` passes;
+  // `report` holds its last report.
+  bool verify_until_complete(std::string& report, std::chrono::milliseconds timeout,
+                             std::chrono::milliseconds every = std::chrono::seconds(1));
   // Messages stored in ApacheLog (sum of high watermarks).
   uint64_t stored() const;
   // Sends `events` over two connections, then waits up to `timeout` for the topic to hold

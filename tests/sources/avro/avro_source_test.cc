@@ -172,3 +172,33 @@ TEST_CASE(
   REQUIRE(after);
   CHECK(after->status == avro::Status::ok);
 }
+
+TEST_CASE(
+    "a call goes into its channel in one put, whatever batchSize, and one over a channel's transactionCapacity "
+    "is refused with the reason",
+    "[avro][source]") {
+  using Properties = AvroSource::Properties;
+  std::vector<std::string> events;
+  for (int i = 0; i < 50; ++i) events.push_back(avro::encode_event({}, "e" + std::to_string(i)));
+  {
+    AvroSource s(Properties{{"batchSize", "10"}});
+    Client client(s.port());
+    client.call(events);
+    REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 50; }, 10s));
+    const Take take = s.channel.take(1000, Clock::now() + 1s);
+    CHECK(take.batches.size() == 1);  // one put: all of it, or none
+    CHECK(take.events == 50);
+    s.channel.commit(take);
+    const auto answer = client.answer(10s);
+    REQUIRE(answer);
+    CHECK(answer->status == avro::Status::ok);
+  }
+  AvroSource small(Properties{{"batchSize", "10"}}, 30);  // transactionCapacity 30
+  Client client(small.port());
+  client.call(events);
+  const auto answer = client.answer(10s);
+  REQUIRE(answer);
+  CHECK_FALSE(answer->status);
+  CHECK_THAT(answer->error, Catch::Contains("transactionCapacity (30) of channel 'c'"));
+  CHECK(small.channel.counters().events_put == 0);
+}
