@@ -99,7 +99,7 @@ class AvroConnection {
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
     decoder_ = std::make_unique<avro::FrameDecoder>(1 << 20);
     handshaken_ = false;
-    handshake_serial_ = -1;
+    handshake_sent_ = false;
     return true;
   }
 
@@ -136,8 +136,11 @@ class AvroConnection {
   void send_call(Call call) {
     call.serial = static_cast<int32_t>(serial_++);  // wraps, as Java's int does
     call.written = Clock::now();
-    const bool handshake = !handshaken_ && handshake_serial_ < 0;
-    if (handshake) handshake_serial_ = call.serial;
+    const bool handshake = !handshaken_ && !handshake_sent_;
+    if (handshake) {
+      handshake_sent_ = true;
+      handshake_serial_ = call.serial;
+    }
     const std::string frame = avro::encode_frame(
         call.serial, avro::append_batch_request(call.events, call.count, handshake, false), kRequestBuffer);
     unanswered_.push_back(std::move(call));
@@ -185,7 +188,7 @@ class AvroConnection {
     if (it == unanswered_.end()) return true;  // not ours (cannot be: each call is answered once)
     std::string why;
     const std::optional<avro::CallResponse> response =
-        avro::read_response(frame.message, frame.serial == handshake_serial_, why);
+        avro::read_response(frame.message, handshake_sent_ && frame.serial == handshake_serial_, why);
     if (!response || response->handshake == avro::HandshakeMatch::none) {
       fail(response ? "the receiver does not speak Flume's protocol" : "an answer that is not Avro RPC: " + why);
       return false;
@@ -210,7 +213,8 @@ class AvroConnection {
   int fd_ = -1;
   bool opened_once_ = false;
   bool handshaken_ = false;
-  int32_t handshake_serial_ = -1;
+  bool handshake_sent_ = false;  // on this connection (its call's serial below)
+  int32_t handshake_serial_ = 0;
   uint32_t serial_ = 0;
   std::unique_ptr<avro::FrameDecoder> decoder_;
   std::vector<avro::Frame> frames_;

@@ -93,6 +93,9 @@ class Channel {
   virtual bool keeps_more(size_t /*events*/, uint64_t /*bytes*/) const { return false; }
 
   virtual size_t capacity() const = 0;
+  // The most events one put can hold, however empty the channel is (a put of more waits for
+  // ever): its capacity, or a part of it where a batch must fit in one part.
+  virtual size_t largest_put() const { return capacity(); }
   virtual size_t transaction_capacity() const = 0;
   virtual ChannelCounters counters() const = 0;
   // The channel's metrics beyond ChannelCounters (the agent writes those); any thread.

@@ -10,6 +10,7 @@
 // next start. What was in memory is lost by a crash (as in Flume) but not by a clean stop:
 // close() writes it to disk.
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -48,6 +49,10 @@ class SpillableChannel final : public Channel {
   void commit(const Take& take) override;
   void rollback(Take&& take) override;
   size_t capacity() const override;
+  // A batch goes whole into memory or whole onto disk.
+  size_t largest_put() const override {
+    return static_cast<size_t>(std::max(config_.memory_capacity, config_.overflow_capacity));
+  }
   bool puts_reach_disk() const override { return config_.memory_capacity == 0; }
   bool keeps_contents() const override { return true; }  // close() writes what is in memory to disk
   std::string storage() const override { return config_.checkpoint_dir + " " + config_.data_dir; }

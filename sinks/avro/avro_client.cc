@@ -94,6 +94,7 @@ struct NameLookup {
   bool done = false;
   int error = 0;
   addrinfo* addresses = nullptr;
+  bool no_thread = false;  // none could be started to look it up
   ~NameLookup() {
     if (addresses) freeaddrinfo(addresses);
   }
@@ -134,7 +135,7 @@ std::shared_ptr<NameLookup> resolve(const std::string& host, const std::string& 
       }).detach();
     } catch (const std::system_error&) {  // no thread to be had: this try fails, the next tries again
       r->done = true;
-      r->error = EAI_AGAIN;
+      r->no_thread = true;
       return r;
     }
   }
@@ -159,6 +160,7 @@ std::string AvroClient::connect(Deadline deadline) {
       resolve(settings_.host, port, deadline, settings_.stop, pending_lookup_);
   std::unique_lock lock(resolution->mutex);
   if (!resolution->done) return "cannot resolve " + settings_.host + ": no answer in time";
+  if (resolution->no_thread) return "cannot resolve " + settings_.host + ": no thread to look it up on";
   if (resolution->error != 0) return "cannot resolve " + settings_.host + ": " + gai_strerror(resolution->error);
   const addrinfo* found = resolution->addresses;
   std::string why = "no address for " + settings_.host;

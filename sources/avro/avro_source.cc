@@ -24,13 +24,20 @@ std::unique_ptr<Source> make_avro_source(const config::ComponentConfig& componen
                                "optional channel drops would be answered too; make one of them required");
   AvroSettings settings = c.settings();
   // A call goes into each channel in one put: none larger than the smallest transactionCapacity.
-  for (const Channel* channel : channels)
+  for (const Channel* channel : channels) {
     if (channel->transaction_capacity() < settings.max_batch_events) {
       settings.max_batch_events = channel->transaction_capacity();
       settings.max_batch_why = "the transactionCapacity (" + std::to_string(channel->transaction_capacity()) +
                                ") of channel '" + channel->name() +
                                "': lower the sender's batch-size, or raise the channel's transactionCapacity";
     }
+    if (channel->largest_put() < settings.max_batch_events) {  // a spillable channel's memory or disk part
+      settings.max_batch_events = channel->largest_put();
+      settings.max_batch_why = "the most events channel '" + channel->name() + "' takes in one put (" +
+                               std::to_string(channel->largest_put()) +
+                               ": its memoryCapacity or overflowCapacity): lower the sender's batch-size";
+    }
+  }
   return std::make_unique<net::StreamServer>(component, std::move(c.stream), std::move(channels), context.selector,
                                              std::make_unique<AvroProtocolFactory>(settings, c.avro.acknowledge_on_put),
                                              std::make_unique<AvroFormatFactory>(settings.max_frame_bytes),

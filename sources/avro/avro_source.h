@@ -24,6 +24,7 @@ class AvroProtocolFactory final : public net::StreamProtocolFactory {
   std::string_view name() const override { return "Avro"; }
   std::string_view ack_property() const override { return "ackAfter"; }
   std::chrono::milliseconds refuse_when_full_after() const override { return settings_.channel_full_timeout; }
+  size_t most_messages_per_call() const override { return settings_.max_batch_events; }
   // A partial frame (a string that may have doubled), the frames of one read joined, and its
   // answers unsent (up to the bound, plus one read's: an answer is at most 15 bytes a call).
   uint64_t connection_bytes() const override {

@@ -55,6 +55,7 @@ void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_
 }
 
 void StreamProbe::refused_full(IoCounters& io, uint64_t events, uint64_t held, const std::string& channel) {
+  io.refused_full.add(events);
   io.refused_held.add(held);
   if (auto note = io.full_log.next())
     spdlog::warn(

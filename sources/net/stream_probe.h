@@ -154,7 +154,6 @@ class StreamProbe {
   // Replies sent: `events` answered done; `released` what the answers were (AckQueue::Released).
   void acknowledged(IoCounters& io, uint64_t events, const AckQueue::Released& released) {
     io.acknowledged.add(events);
-    if (released.failed_events) io.refused_full.add(released.failed_events);
     for (size_t k = 0; k < 2; ++k) {
       if (released.answered[k]) io.calls_answered[k].add(released.answered[k]);
       if (released.failed[k]) io.calls_failed[k].add(released.failed[k]);
@@ -164,9 +163,10 @@ class StreamProbe {
     for (size_t k = 0; k < 2; ++k)
       if (calls[k]) io.calls_received[k].add(calls[k]);
   }
-  // A channel stayed full past refuse_when_full_after: a batch of `events` is answered "not now"
-  // (counted as the answers go: acknowledged()), `held` of them already in another channel
-  // (counted here; logged once per 10 s per io thread).
+  // A channel stayed full past refuse_when_full_after: a batch of `events` (whole calls, those
+  // interceptors filtered out not among them) is answered "not now", `held` of them already in
+  // another channel (counted even if their connection is gone by the time the answers would go;
+  // logged once per 10 s per io thread).
   void refused_full(IoCounters& io, uint64_t events, uint64_t held, const std::string& channel);
   // A connection read with its address as its name: its lookup timed out, or was not started.
   void lookup_given_up(IoCounters& io, LookupOutcome why, const std::string& ip);

@@ -105,6 +105,8 @@ class StreamProtocolFactory {
   // batch before its calls are answered so (their senders send them again, or fail over); 0: a
   // full channel holds the connections as long as it stays full (TCP backpressure).
   virtual std::chrono::milliseconds refuse_when_full_after() const { return std::chrono::milliseconds(0); }
+  // The most messages one call may carry (begin_call): a batch holds one whole, beyond batchSize.
+  virtual size_t most_messages_per_call() const { return 1; }
   // The property that chose when messages are answered ("ackAfter"), for errors.
   virtual std::string_view ack_property() const = 0;
   // The most one connection's protocol may hold in memory: its partial frame (a string that

@@ -91,6 +91,10 @@ uint64_t StreamServer::memory_bound() const {
   uint64_t bound =
       times(threads, (tls_ ? 2 : 1) * kIoReadChunk + reservation_factor(selector_.get()) * settings_.batch_size *
                                                          (max_event_bytes() + sizeof(EventRecord)));
+  // A call (Avro's) goes into one batch, beyond batchSize: its bytes are a frame's (within the
+  // events' above), its records are more.
+  bound = add(bound, times(threads, reservation_factor(selector_.get()) * protocol_->most_messages_per_call() *
+                                        sizeof(EventRecord)));
   // Each connection: what its protocol holds (a partial frame, replies unsent); TLS's session.
   uint64_t per_connection = kConnectionBytes + protocol_->connection_bytes();
   if (tls_) per_connection += kTlsSessionBytes;

@@ -73,8 +73,8 @@ class EventMaker {
   bool make(std::string_view message, bool truncated, const MessageOrigin& origin, MadeTally& tally);
   // At batchSize, or past kMaxBatchBytes (a batch's offsets are 32-bit; large events fill it first).
   bool full() const { return builder_.size() >= batch_size_ || builder_.bytes() >= kMaxBatchBytes; }
-  // Whether `events` more fit in the batch being made (an empty one takes any number: they go
-  // in parts, batch_size at a time).
+  // Whether `events` more fit in the batch being made within batch_size (an empty one takes any
+  // number: a call larger than batch_size goes into one batch of its own).
   bool fits(size_t events) const { return builder_.empty() || builder_.size() + events <= batch_size_; }
   static constexpr uint64_t kMaxBatchBytes = 1ULL << 30;
   bool empty() const { return builder_.empty(); }
