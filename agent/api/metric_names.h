@@ -91,6 +91,10 @@ struct Family {
       "Connections closed at once, by reason.") \
   row(kSourceConnectionsIdleClosedTotal, "sluice_source_connections_idle_closed_total", stream_source, counter, \
       "Connections closed by idleTimeout.") \
+  row(kSourceConnectionsAgedTotal, "sluice_source_connections_aged_total", stream_source, counter, \
+      "Connections asked to reconnect by maxConnectionAge (our FIN; RELP: serverclose once answered).") \
+  row(kSourceConnectionsAgedLingering, "sluice_source_connections_aged_lingering", stream_source, gauge, \
+      "Connections asked to reconnect by maxConnectionAge whose senders have not closed for 10 s or more.") \
   row(kSourceAcceptErrorsTotal, "sluice_source_accept_errors_total", stream_source, counter, \
       "accept() failures (e.g. out of file descriptors).") \
   row(kSourceBytesUnreadAtShutdownTotal, "sluice_source_bytes_unread_at_shutdown_total", stream_source, counter, \

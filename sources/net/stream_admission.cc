@@ -38,6 +38,10 @@ void StreamWorker::open_connection(int fd, uint16_t port, const sockaddr_storage
   if (conn->acks()) conn->acks()->connection = conn;
   connections_.insert(conn);
   conn->last_read_ms = conn->opened_ms = uv_now(&loop_);
+  if (const auto age = config_.max_connection_age.count(); age > 0) {
+    const auto jitter = static_cast<uint64_t>(config_.max_connection_age_jitter.count());
+    conn->retire_at_ms = conn->opened_ms + static_cast<uint64_t>(age) + (jitter ? age_jitter_() % (jitter + 1) : 0);
+  }
   if (shared_.tls) {
     if (stopping_) {  // no handshake starts in a drain: nothing of it was read, nothing is lost
       close_connection(conn);

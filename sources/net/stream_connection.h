@@ -40,6 +40,10 @@ struct StreamWorker::Connection {
   bool awaiting_handshake_slot = false;  // ssl = true: not read until a handshake slot is free
   bool holds_handshake_slot = false;     // its handshake counts against ssl.maxHandshakes
   uint64_t opened_ms = 0;                // uv_now() at open: the handshake's clock
+  // maxConnectionAge: the uv_now() past which it is asked to reconnect, and once it has been, when.
+  uint64_t retire_at_ms = UINT64_MAX;
+  uint64_t asked_to_reconnect_ms = 0;
+  bool asked_to_reconnect = false;
   // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
   sockaddr_storage peer;
   bool awaiting_proxy = false;  // proxyProtocol: the header is not whole yet
@@ -59,6 +63,10 @@ struct StreamWorker::Connection {
   // Its protocol answers what it sends (RELP): the replies, shared with the batches (else null).
   AckQueue* acks() const { return ack_queue; }
   bool says_farewell() const { return protocol->ending() == StreamProtocol::Ending::answer_then_farewell; }
+  // Its client is known and its TLS session (if any) established: what an age may end.
+  bool admitted() const {
+    return !awaiting_proxy && !pending_lookup && !awaiting_handshake_slot && !(tls && tls->handshaking());
+  }
 };
 
 }  // namespace sluice::net

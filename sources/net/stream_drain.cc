@@ -54,7 +54,39 @@ bool StreamWorker::end_at_stop(Connection* conn) {
   return true;
 }
 
-bool StreamWorker::reads_on(const Connection& conn) const { return !(stopping_ && conn.says_farewell()); }
+bool StreamWorker::reads_on(const Connection& conn) const {
+  return !((stopping_ || conn.asked_to_reconnect) && conn.says_farewell());
+}
+
+// maxConnectionAge: a connection past its age is ended as a stop ends it (end_at_stop), so that
+// its sender reconnects, through its balancer, to whichever agent that deals it: our FIN, and it
+// is read until its sender closes (never cut: a sender that ignores the FIN is read on and counted
+// as lingering); one that says farewell is read no more and, once every message it sent is
+// answered, told (RELP's serverclose) and closed. Only admitted connections (client known,
+// handshake done) age: the others have their own timeouts.
+void StreamWorker::retire_aged() {
+  const uint64_t now = uv_now(&loop_);
+  uint64_t asked = 0, lingering = 0;
+  std::string lingering_peer;
+  for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
+    if (!conn->asked_to_reconnect) {
+      if (now < conn->retire_at_ms || !conn->admitted()) continue;
+      conn->asked_to_reconnect = true;
+      conn->asked_to_reconnect_ms = now;
+      ++asked;
+      end_at_stop(conn);
+    }
+    if (conn->says_farewell()) {
+      // Its replies wait for their events (a full channel, a Kafka down): it waits with them.
+      if (conn->acks()->waiting() == 0) say_farewell(conn);
+    } else if (now - conn->asked_to_reconnect_ms >= static_cast<uint64_t>(kDrainGraceMaxMs)) {
+      ++lingering;
+      lingering_peer = conn->peer_text();
+    }
+  }
+  if (asked) shared_.probe.aged(counters_, asked);
+  shared_.probe.aged_lingering(counters_, lingering, lingering_peer);
+}
 
 // idleTimeout: connections that sent nothing for that long are closed (what they had sent
 // is framed and kept, as at end of stream).

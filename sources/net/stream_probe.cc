@@ -47,6 +47,24 @@ void StreamProbe::idle_closed(IoCounters& io, uint64_t connections) {
                  idle_timeout_ms_, *note);
 }
 
+void StreamProbe::aged(IoCounters& io, uint64_t connections) {
+  io.aged.add(connections);
+  if (auto note = io.aged_log.next())
+    spdlog::info("source {}: asked {} connection(s) older than {} ms to reconnect (maxConnectionAge){}", source_name_,
+                 connections, max_connection_age_ms_, *note);
+}
+
+void StreamProbe::aged_lingering(IoCounters& io, uint64_t lingering, const std::string& peer) {
+  const uint64_t before = io.aged_lingering.get();
+  io.aged_lingering.value.store(lingering, std::memory_order_relaxed);
+  if (lingering <= before) return;
+  if (auto note = io.lingering_log.next())
+    spdlog::warn(
+        "source {}: {} connection(s) asked to reconnect by maxConnectionAge still open after 10 s (e.g. from {}): "
+        "their senders do not close on our FIN; they are read on, nothing is cut, but they cannot be moved{}",
+        source_name_, lingering, peer, *note);
+}
+
 void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_t calls, const std::string& why) {
   io.protocol_errors.add(calls);
   if (auto note = io.protocol_log.next())
@@ -141,6 +159,8 @@ StreamCounters StreamProbe::counters() const {
   for (const IoCounters& io : io_) {
     c.connections_accepted += io.accepted.get();
     c.connections_idle_closed += io.idle_closed.get();
+    c.connections_aged += io.aged.get();
+    c.connections_aged_lingering += io.aged_lingering.get();
     c.connections_closed += io.closed.get();
     c.accept_errors += io.accept_errors.get();
     c.read_errors += io.read_errors.get();
@@ -218,6 +238,8 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
               c.connections_refused_untrusted);
   }
   w.counter(metric_names::kSourceConnectionsIdleClosedTotal, l, c.connections_idle_closed);
+  w.counter(metric_names::kSourceConnectionsAgedTotal, l, c.connections_aged);
+  w.gauge(metric_names::kSourceConnectionsAgedLingering, l, static_cast<double>(c.connections_aged_lingering));
   w.counter(metric_names::kSourceAcceptErrorsTotal, l, c.accept_errors);
   w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
   pipeline::write_filtered_family(w, n, c.events_filtered);

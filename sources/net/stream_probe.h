@@ -44,6 +44,8 @@ struct StreamCounters {
   uint64_t events_invalid_utf8 = 0;
   uint64_t connections_accepted = 0;
   uint64_t connections_idle_closed = 0;        // by idleTimeout
+  uint64_t connections_aged = 0;               // asked to reconnect by maxConnectionAge
+  uint64_t connections_aged_lingering = 0;     // now: ... whose senders have not closed for 10 s
   uint64_t connections_closed = 0;             // includes refused ones
   uint64_t connections_refused_denied = 0;     // by the allow/deny lists
   uint64_t connections_refused_limit = 0;      // over maxConnections
@@ -82,13 +84,13 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
-      refused_limit, refused_proxy, refused_untrusted, idle_closed, tls_handshakes, acknowledged, protocol_errors,
+      refused_limit, refused_proxy, refused_untrusted, idle_closed, aged, tls_handshakes, acknowledged, protocol_errors,
       reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered, refused_full, refused_held;
   std::array<Counter, 2> calls_received, calls_answered, calls_failed;  // StreamCounters' by kind
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
-  Counter tls_handshaking, tls_awaiting_slot;  // gauges: set by the io thread as they change
-  LogLimiter refusal_log, accept_error_log, idle_log, truncation_log, unread_log, dropped_log, tls_log, protocol_log,
-      paused_log, lookup_log, full_log;
+  Counter tls_handshaking, tls_awaiting_slot, aged_lingering;  // gauges: set by the io thread as they change
+  LogLimiter refusal_log, accept_error_log, idle_log, aged_log, lingering_log, truncation_log, unread_log, dropped_log,
+      tls_log, protocol_log, paused_log, lookup_log, full_log;
 };
 
 // Why a connection went on with its address for a name (clientHostnameHeader).
@@ -104,6 +106,7 @@ class StreamProbe {
       : source_name_(std::move(source_name)),
         event_size_(config.event_size),
         idle_timeout_ms_(config.idle_timeout.count()),
+        max_connection_age_ms_(config.max_connection_age.count()),
         tls_(config.ssl),
         proxy_(config.proxy_protocol != ProxyProtocol::none),
         lookups_(!config.client_hostname_header.empty()),
@@ -141,6 +144,11 @@ class StreamProbe {
   void refused(IoCounters& io, Refusal why, const std::string& peer, std::string_view detail = {});
   void accept_failed(IoCounters& io, int error);
   void idle_closed(IoCounters& io, uint64_t connections);
+  // maxConnectionAge: `connections` asked to reconnect (logged once per 10 s per io thread).
+  void aged(IoCounters& io, uint64_t connections);
+  // ... of which `lingering` have not closed 10 s after (senders that do not watch for our FIN:
+  // read on, nothing cut; logged with one of them).
+  void aged_lingering(IoCounters& io, uint64_t lingering, const std::string& peer);
   // The drain's grace ended before the sender closed its side: the connection is cut, with
   // `unread` bytes still in our buffers (lost, and counted). Bytes still on their way to us (in
   // the sender's send queue, being retransmitted) are beyond any count here.
@@ -183,11 +191,12 @@ class StreamProbe {
   void log_truncated(uint64_t frames, const std::string& peer, uint16_t port, const std::string& note);
 
   const std::string source_name_;
-  const size_t event_size_;        // for the truncation line
-  const int64_t idle_timeout_ms_;  // for the idle line
-  const bool tls_;                 // the TLS families only for a TLS source
-  const bool proxy_;               // the proxy_header refusals only behind a PROXY-protocol balancer
-  const bool lookups_;             // the lookup families only with clientHostnameHeader
+  const size_t event_size_;              // for the truncation line
+  const int64_t idle_timeout_ms_;        // for the idle line
+  const int64_t max_connection_age_ms_;  // for the aged line
+  const bool tls_;                       // the TLS families only for a TLS source
+  const bool proxy_;                     // the proxy_header refusals only behind a PROXY-protocol balancer
+  const bool lookups_;                   // the lookup families only with clientHostnameHeader
   const int64_t lookup_timeout_ms_;
   const std::string protocol_;  // the acknowledgement families only for such a protocol
   std::vector<uint16_t> bound_ports_;

@@ -74,6 +74,18 @@ const config::PropertyTable<StreamSettings>& stream_properties() {
     {"idleTimeout", &C::idle_timeout, "0",
      "Close a connection that has sent nothing for this long (counted as connections_idle_closed); 0 = never.",
      {.min = 0}},
+    {"maxConnectionAge", &C::max_connection_age, "0",
+     "Behind a load balancer: a connection older than this (plus its share of maxConnectionAgeJitter) is asked to "
+     "reconnect, the way a stop ends it: our FIN, then it is read until its sender closes (nothing it sent is "
+     "cut); RELP: no more reads, its replies go out, then serverclose (it resends what was not answered); Avro: "
+     "the same, then the close. Its sender reconnects through the balancer, so a new agent gets a share of "
+     "long-lived senders. Counted (sluice_source_connections_aged_total). 0 = never.",
+     {.min = 0}},
+    {"maxConnectionAgeJitter", &C::max_connection_age_jitter, "0",
+     "With maxConnectionAge: each connection's age limit is maxConnectionAge plus a random share of this, so that "
+     "connections opened together (after a restart) do not all reconnect together. 0: a tenth of "
+     "maxConnectionAge.",
+     {.min = 0}},
     {"backlog", &C::backlog, "4096",
      "listen() backlog: connections the kernel queues before the source accepts them (capped by net.core.somaxconn).",
      {.min = 1, .max = 1'000'000}},
@@ -95,6 +107,7 @@ void check_stream_settings(const config::ComponentConfig& component, StreamSetti
   if (s.proxy_protocol == ProxyProtocol::none && !s.proxy_trusted_from.empty())
     component.fail("proxyTrustedFrom", "is set but proxyProtocol is none: set proxyProtocol, or remove it");
   s.proxy_balancers = ClientFilter(s.proxy_trusted_from, {});
+  if (s.max_connection_age_jitter.count() == 0) s.max_connection_age_jitter = s.max_connection_age / 10;
   check_tls_settings(component, s);
 }
 

@@ -40,6 +40,8 @@ struct StreamSettings : TlsSettings {
   std::string client_ip_header;
   std::string client_hostname_header;
   std::chrono::milliseconds idle_timeout{0};
+  std::chrono::milliseconds max_connection_age{0};         // 0: connections live as long as their senders keep them
+  std::chrono::milliseconds max_connection_age_jitter{0};  // each connection's age is max_connection_age + [0, this]
   std::chrono::milliseconds hostname_cache_ttl{0};
   std::chrono::milliseconds hostname_lookup_timeout{0};
 
@@ -50,7 +52,7 @@ struct StreamSettings : TlsSettings {
 };
 
 // host, ports, batchSize, eventSize, readBufferSize, numProcessors, maxConnections, allow, deny,
-// proxy*, portHeader, clientIPHeader, clientHostnameHeader, hostname*, idleTimeout, backlog (the
+// proxy*, portHeader, clientIPHeader, clientHostnameHeader, hostname*, idleTimeout, maxConnectionAge*, backlog (the
 // TLS rows are tls_properties()).
 const config::PropertyTable<StreamSettings>& stream_properties();
 

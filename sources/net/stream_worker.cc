@@ -72,6 +72,15 @@ StreamWorker::StreamWorker(IoShared& shared, int index)
     uv_timer_start(
         idle_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->close_idle(); }, every, every);
   }
+  if (const auto age = config_.max_connection_age.count(); age > 0) {
+    age_jitter_.seed(std::random_device{}());
+    age_timer_ = std::make_unique<uv_timer_t>();
+    uv_timer_init(&loop_, age_timer_.get());
+    age_timer_->data = this;
+    const uint64_t every = static_cast<uint64_t>(std::clamp<int64_t>(age / 4, 10, 1000));
+    uv_timer_start(
+        age_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->retire_aged(); }, every, every);
+  }
   if (shared_.resolver) {  // clientHostnameHeader: reverse lookups, bounded by hostnameLookupTimeout
     uv_async_init(&loop_, &names_async_, &StreamWorker::on_names);
     names_async_.data = this;
@@ -211,6 +220,7 @@ void StreamWorker::close_listeners() {
   listeners_closed_ = true;
   if (acceptor_) acceptor_->close();
   if (idle_timer_) uv_close(reinterpret_cast<uv_handle_t*>(idle_timer_.get()), nullptr);
+  if (age_timer_) uv_close(reinterpret_cast<uv_handle_t*>(age_timer_.get()), nullptr);
   if (handshake_timer_) uv_close(reinterpret_cast<uv_handle_t*>(handshake_timer_.get()), nullptr);
   if (lookup_timer_) uv_close(reinterpret_cast<uv_handle_t*>(lookup_timer_.get()), nullptr);
 }

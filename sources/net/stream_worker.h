@@ -36,6 +36,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -171,6 +172,7 @@ class StreamWorker {
   bool end_at_stop(Connection* conn);           // false: it is read no more
   bool reads_on(const Connection& conn) const;  // read unless a drain ended its reading
   void end_now(Connection* conn);               // idleTimeout
+  void retire_aged();                           // maxConnectionAge
   void drain_connection(Connection* conn, bool grace_over);
   void flush();
   void close_connection(Connection* conn);
@@ -190,6 +192,8 @@ class StreamWorker {
   std::unique_ptr<Acceptor> acceptor_;  // io thread 0 only
   std::unique_ptr<uv_timer_t> drain_timer_;
   std::unique_ptr<uv_timer_t> idle_timer_;
+  std::unique_ptr<uv_timer_t> age_timer_;        // maxConnectionAge
+  std::minstd_rand age_jitter_;                  // ... each connection's share of maxConnectionAgeJitter
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
   std::unique_ptr<uv_timer_t> lookup_timer_;     // clientHostnameHeader: hostnameLookupTimeout
   uint64_t last_handshake_check_ms_ = 0;

@@ -16,6 +16,7 @@
 
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
@@ -40,6 +41,17 @@ std::string proxied_config(const std::string& bootstrap) {
   return config;
 }
 
+// HAProxy in TCP mode on `front`, dealing connections round robin to `servers` (its lines).
+std::string haproxy_config(uint16_t front, const std::vector<std::string>& servers, const std::string& options = "") {
+  std::string config =
+      "global\n  maxconn 1000\n"
+      "defaults\n  mode tcp\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n" +
+      options + "frontend syslog\n  bind 127.0.0.1:" + std::to_string(front) +
+      "\n  default_backend agents\nbackend agents\n  balance roundrobin\n";
+  for (const std::string& server : servers) config += "  " + server + "\n";
+  return config;
+}
+
 }  // namespace
 
 TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every event once with its client's address",
@@ -56,12 +68,8 @@ TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every ev
   const uint16_t port_a = a.agent_ports().at(0), port_b = b.agent_ports().at(0);
   const uint16_t front = free_ports(1)[0];  // HAProxy's frontend
   std::ofstream(a.dir().file("haproxy.cfg"))
-      << "global\n  maxconn 1000\n"
-      << "defaults\n  mode tcp\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n"
-      << "frontend syslog\n  bind 127.0.0.1:" << front << "\n  default_backend agents\n"
-      << "backend agents\n  balance roundrobin\n"
-      << "  server a 127.0.0.1:" << port_a << " send-proxy-v2 source 127.0.0.9\n"
-      << "  server b 127.0.0.1:" << port_b << " send-proxy-v2 source 127.0.0.9\n";
+      << haproxy_config(front, {"server a 127.0.0.1:" + std::to_string(port_a) + " send-proxy-v2 source 127.0.0.9",
+                                "server b 127.0.0.1:" + std::to_string(port_b) + " send-proxy-v2 source 127.0.0.9"});
   ChildProcess balancer({haproxy, "-db", "-f", a.dir().file("haproxy.cfg")}, a.dir().file("haproxy.log"));
   REQUIRE(eventually([&] { return accepts(front); }, 10s));
 
@@ -111,4 +119,67 @@ TEST_CASE("behind HAProxy (send-proxy-v2, round robin) two agents store every ev
   std::istringstream lines(read_file(a.dir().file("headers.txt")));
   for (std::string h; std::getline(lines, h);) ++headers[h];
   CHECK(headers == std::map<std::string, int>{{"clientIP=127.0.0.1", 100000}});
+}
+
+TEST_CASE(
+    "maxConnectionAge behind HAProxy: a third agent added gets a share of four long-lived senders, every event once",
+    "[e2e][proxy][age]") {
+  const std::string haproxy = source_path("build/peers/haproxy/usr/sbin/haproxy");
+  INFO("haproxy is unpacked by `bash tests/peers/unpack.sh haproxy` (.ci/run does it)");
+  REQUIRE(std::ifstream(haproxy).good());
+  // Connections live 2-3 s; the third agent's port is known before it listens, and HAProxy finds it
+  // by its health check (a connect), sending nobody there while it is down.
+  const std::string aging = "t.sources.r1.maxConnectionAge = 2s\nt.sources.r1.maxConnectionAgeJitter = 1s\n";
+  Pipeline a, b, c;
+  a.start_broker();
+  b.use_kafka(a.bootstrap(), a.topic());
+  c.use_kafka(a.bootstrap(), a.topic());
+  const std::string config = ten_sink_config(a.bootstrap(), kAcksAll) + aging;
+  a.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+  b.start_agent(config, "t", {"--metrics", "127.0.0.1:0"});
+  const uint16_t port_c = free_ports(1)[0];
+  std::string config_c = config;
+  const std::string any_ports = "t.sources.r1.ports = 0 0\n";
+  config_c.replace(config_c.find(any_ports), any_ports.size(), "t.sources.r1.ports = " + std::to_string(port_c) + "\n");
+
+  const uint16_t front = free_ports(1)[0];
+  const std::string checked = " check inter 200 fall 1 rise 1";
+  std::ofstream(a.dir().file("haproxy.cfg"))
+      << haproxy_config(front,
+                        {"server a 127.0.0.1:" + std::to_string(a.agent_ports().at(0)) + checked,
+                         "server b 127.0.0.1:" + std::to_string(b.agent_ports().at(0)) + checked,
+                         "server c 127.0.0.1:" + std::to_string(port_c) + checked},
+                        "  retries 3\n  option redispatch 1\n");
+  ChildProcess balancer({haproxy, "-db", "-f", a.dir().file("haproxy.cfg")}, a.dir().file("haproxy.log"));
+  REQUIRE(eventually([&] { return accepts(front); }, 10s));
+
+  // Four senders that stay connected for the whole run (each reconnects only when asked to).
+  const auto received = [](const Pipeline& p) { return p.metric("sluice_source_events_received_total"); };
+  a.send_to({front});
+  int sent = -1;
+  TestThread senders([&] { sent = a.send({"-c", "4", "-n", "240000", "-r", "16000", "-d", "60s"}); });
+  REQUIRE(eventually([&] { return received(a) + received(b) >= 32000; }, 20s));
+  c.start_agent(config_c, "t", {"--metrics", "127.0.0.1:0"});
+  // Within an age and its jitter (3 s) and a health check, connections asked to go come back to it.
+  CHECK(eventually([&] { return received(c) > 0; }, 15s, 100ms));
+  senders.join();
+  REQUIRE(sent == 0);
+
+  const double aged =
+      a.metric("sluice_source_connections_aged_total") + b.metric("sluice_source_connections_aged_total");
+  const double received_c = received(c);
+  const double total = received(a) + received(b) + received_c;
+  balancer.signal(SIGTERM);
+  CHECK(balancer.wait(10s).has_value());
+  CHECK(a.stop_agent(30s) == 0);
+  CHECK(b.stop_agent(30s) == 0);
+  CHECK(c.stop_agent(30s) == 0);
+  CHECK(aged >= 4);
+  CHECK(received_c >= 1000);
+  CHECK(total == 240000);
+  for (Pipeline* p : {&a, &b, &c}) CHECK(shutdown_account(p->agent_log()).connections_cut == 0);
+  std::string report;
+  CHECK(a.verify(report) == 0);
+  INFO(report);
+  CHECK_THAT(report, Catch::Contains("unique 240000, duplicates 0, missing 0"));
 }

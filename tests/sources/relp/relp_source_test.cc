@@ -163,6 +163,25 @@ TEST_CASE("RELP at stop: replies still go out while the drain lasts, then server
   CHECK_THAT(client.read(5s, "serverclose"), Catch::EndsWith("2 rsp 6 200 OK\n0 serverclose 0\n"));
 }
 
+TEST_CASE("RELP past maxConnectionAge: read no more, its replies go out, then serverclose", "[source][relp]") {
+  RelpSource r;
+  r.start({{"maxConnectionAge", "300ms"}, {"maxConnectionAgeJitter", "1ms"}});
+  Client client(r.port());
+  client.open();
+  client.send(2, "syslog", "<13>app: before its age");
+  REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
+  REQUIRE(eventually([&] { return r.counters().connections_aged == 1; }, 5s));
+  client.send(3, "syslog", "<13>app: after its age");  // not read: unanswered, its sender sends it again
+  // Its reply waits for the event's delivery, and so does the farewell.
+  CHECK(client.read(300ms).find("serverclose") == std::string::npos);
+  CHECK(r.deliver() == std::vector<std::string>{"app: before its age"});
+  CHECK_THAT(client.read(5s, "serverclose"), Catch::EndsWith("2 rsp 6 200 OK\n0 serverclose 0\n"));
+  client.read(5s, "never sent");
+  CHECK(client.closed());
+  CHECK(r.counters().events_received == 1);
+  r.source->stop(Clock::now() + 5s);
+}
+
 TEST_CASE("RELP: a broken stream is counted and ended with serverclose, ackAfter = channel needs a file channel",
           "[source][relp][config]") {
   RelpSource r;

@@ -199,6 +199,32 @@ TEST_CASE("idleTimeout closes a silent connection and keeps its unterminated las
   CHECK(source.tcp_counters().events_received == 2);
 }
 
+TEST_CASE("maxConnectionAge asks a connection to reconnect with our FIN and reads it to its sender's close",
+          "[source][fidelity]") {
+  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  const auto component =
+      test::syslog_source_component({{"maxConnectionAge", "300ms"}, {"maxConnectionAgeJitter", "1ms"}});
+  SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
+  source.start();
+  const int fd = test::connect_loopback(source.listening_ports()[0]);
+  const auto started = Clock::now();
+  send_all(fd, "<13>h a: before\n");
+  pollfd p{fd, POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 5000) == 1);
+  char byte;
+  CHECK(::recv(fd, &byte, 1, 0) == 0);  // our FIN
+  CHECK(Clock::now() - started >= 250ms);
+  CHECK(source.tcp_counters().connections_aged == 1);
+  // Half-closed, not cut: what its sender writes before it closes is read, its last line whole.
+  send_all(fd, "<13>h a: after the FIN\n<13>h a: unterminated");
+  ::close(fd);
+  REQUIRE(test::eventually([&] { return source.tcp_counters().connections_closed == 1; }, 5s));
+  source.stop(Clock::now() + 5s);
+  CHECK(source.tcp_counters().events_received == 3);
+  CHECK(source.tcp_counters().frames_cut == 0);
+  CHECK(source.tcp_counters().connections_aged == 1);
+}
+
 TEST_CASE("a sender that never ends its line holds no more than eventSize", "[source][fidelity]") {
   // 64 KiB without a newline, one read at a time: one cut event, the rest skipped unbuffered.
   const Received r = run_source({{"eventSize", "256"}}, {"<13>" + std::string(65536, 'y')});
