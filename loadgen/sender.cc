@@ -121,6 +121,9 @@ struct Connection {
   SSL* tls = nullptr;  // --tls: the session over fd
   Clock::time_point next_attempt{};
   std::chrono::milliseconds backoff = kReconnectMin;
+  // Down because the receiver asked (its FIN: a stop, maxConnectionAge), not by a failure: one
+  // that the run's end finds waiting to reconnect has not failed.
+  bool down_as_asked = false;
   UnacknowledgedTail unacknowledged;  // plain TCP
   bool gso = true;                    // UDP: segmentation offload, until the kernel refuses it
   bool sent_with_gso = false;         // UDP: some of its datagrams went 64 to a packet
@@ -387,6 +390,7 @@ SendResult send_events(const SendOptions& options) {
           }
           if (!c->open(options.udp, tls.get())) {
             ++c->result.connects_failed;
+            c->down_as_asked = false;
             c->next_attempt = now + c->backoff;
             c->backoff = std::min(c->backoff * 2, kReconnectMax);
             continue;
@@ -409,6 +413,7 @@ SendResult send_events(const SendOptions& options) {
           }
           c->close();
           c->next_attempt = now + kReconnectMin;
+          c->down_as_asked = true;
           ++c->result.closed_by_receiver;
           stats.up.fetch_sub(1);
           continue;
@@ -447,6 +452,7 @@ SendResult send_events(const SendOptions& options) {
                        c->result.target.c_str(), c->result.error.c_str());
           c->close();
           c->next_attempt = now + c->backoff;
+          c->down_as_asked = false;
           stats.up.fetch_sub(1);
           continue;
         }
@@ -505,7 +511,7 @@ SendResult send_events(const SendOptions& options) {
   for (auto& c : connections) {
     if (c->fd >= 0)
       c->close();
-    else
+    else if (!c->down_as_asked)
       ++result.failed_for_good;  // still down at the end
     result.sent += c->result.sent;
     result.possibly_lost += c->result.possibly_lost;
