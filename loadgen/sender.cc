@@ -1,6 +1,7 @@
 #include "loadgen/sender.h"
 #include "loadgen/tls_client.h"
 
+#include <arpa/inet.h>
 #include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -26,6 +27,27 @@
 
 namespace sluice::loadgen {
 
+// Binds `fd` to the local address `from` (port chosen by the kernel): a sender that looks like
+// another client (a 127.0.0.x of its own).
+bool bind_to(int fd, int family, const std::string& from, std::string& error) {
+  sockaddr_storage local{};
+  socklen_t length = 0;
+  if (family == AF_INET && inet_pton(AF_INET, from.c_str(), &reinterpret_cast<sockaddr_in&>(local).sin_addr) == 1) {
+    local.ss_family = AF_INET;
+    length = sizeof(sockaddr_in);
+  } else if (family == AF_INET6 &&
+             inet_pton(AF_INET6, from.c_str(), &reinterpret_cast<sockaddr_in6&>(local).sin6_addr) == 1) {
+    local.ss_family = AF_INET6;
+    length = sizeof(sockaddr_in6);
+  } else {
+    error = "--from " + from + ": not an address of the target's family";
+    return false;
+  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), length) == 0) return true;
+  error = "--from " + from + ": " + std::strerror(errno);
+  return false;
+}
+
 // A TCP connection, or a UDP socket connected to the target (so that send() needs no address
 // and a closed port comes back as ECONNREFUSED).
 int connect_to(const Target& target, bool udp, std::string& error) {
@@ -41,6 +63,11 @@ int connect_to(const Target& target, bool udp, std::string& error) {
   for (addrinfo* a = found; a; a = a->ai_next) {
     fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
+    if (!target.from.empty() && !bind_to(fd, a->ai_family, target.from, error)) {
+      ::close(fd);
+      fd = -1;
+      continue;
+    }
     if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
     error = std::strerror(errno);
     ::close(fd);
@@ -335,8 +362,9 @@ SendResult send_events(const SendOptions& options) {
   LiveStats stats;
   std::vector<std::unique_ptr<Connection>> connections;
   for (int i = 0; i < options.connections; ++i) {
-    auto c = std::make_unique<Connection>(options.first_connection + static_cast<uint32_t>(i),
-                                          options.targets[i % options.targets.size()], options.format);
+    Target target = options.targets[i % options.targets.size()];
+    if (!options.from.empty()) target.from = options.from[static_cast<size_t>(i) % options.from.size()];
+    auto c = std::make_unique<Connection>(options.first_connection + static_cast<uint32_t>(i), target, options.format);
     if (!c->open(options.udp, tls.get()))
       throw std::runtime_error("cannot connect to " + c->result.target + ": " + c->result.error);
     c->result.error.clear();

@@ -32,6 +32,7 @@ namespace sluice::loadgen {
 struct Target {
   std::string host;
   uint16_t port;
+  std::string from;  // the local address to send from (an IP literal); empty: the kernel's choice
 };
 // "host:port" → Target; throws std::invalid_argument.
 Target parse_target(const std::string& text);
@@ -53,6 +54,7 @@ struct SendOptions {
   int avro_batch = 100;   // Avro: events per call (Flume's sink's batch-size)
   int avro_window = 1;    // Avro: calls sent and not yet answered, at most, per connection
   TlsClientOptions tls_client;
+  std::vector<std::string> from;  // local addresses, one per connection in turn (--from); empty: the kernel's
   std::chrono::milliseconds duration{10000};
   uint64_t count = 0;                                 // total events; 0 = until duration
   std::chrono::milliseconds progress_interval{1000};  // 0: no live progress on stderr

@@ -93,6 +93,13 @@ struct Family {
       "Connections closed by idleTimeout.") \
   row(kSourceConnectionsAgedTotal, "sluice_source_connections_aged_total", stream_source, counter, \
       "Connections asked to reconnect by maxConnectionAge (our FIN; RELP: serverclose once answered).") \
+  row(kSourceClientsHeld, "sluice_source_clients_held", syslog_source, gauge, \
+      "Client addresses over maxEventsPerSecondPerClient or maxBytesPerSecondPerClient now (TCP: not read; UDP: " \
+      "dropped).") \
+  row(kSourceClientHoldsTotal, "sluice_source_client_holds_total", stream_source, counter, \
+      "Times a connection's reading waited for its client's budget (maxEventsPerSecondPerClient).") \
+  row(kSourceEventsOverClientRateTotal, "sluice_source_events_over_client_rate_total", udp_source, counter, \
+      "UDP datagrams dropped because their client was over maxEventsPerSecondPerClient (or bytes).") \
   row(kSourceConnectionsAgedLingering, "sluice_source_connections_aged_lingering", stream_source, gauge, \
       "Connections asked to reconnect by maxConnectionAge whose senders have not closed for 10 s or more.") \
   row(kSourceAcceptErrorsTotal, "sluice_source_accept_errors_total", stream_source, counter, \

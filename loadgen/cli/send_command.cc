@@ -41,6 +41,9 @@ void add_send_options(CLI::App& app, SendCommand& o, CommonOptions& common) {
                  "TCP connections (with --udp: UDP sockets), spread round-robin over the targets")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--from", o.send.from,
+                 "Local addresses to send from, one per connection in turn (e.g. 127.0.0.2 127.0.0.3): each looks "
+                 "like a client of its own (TCP and UDP; not with --relp or --protocol avro)");
   app.add_option("--first-connection", o.send.first_connection,
                  "The first connection's id (the others follow; RELP sessions start one above): sends into one topic "
                  "on ids of their own, verified together with --verify --expect A --expect B")
@@ -129,6 +132,8 @@ int run_send(SendCommand o, const CommonOptions& common) {
   if ((send.relp || send.avro) && (send.udp || send.tls || o.framing != "lf"))
     throw std::invalid_argument("--protocol " + o.protocol +
                                 " frames its own messages over plain TCP: not with --udp, --tls or --framing");
+  if ((send.relp || send.avro) && !send.from.empty())
+    throw std::invalid_argument("--from is for syslog over TCP or UDP, not --protocol " + o.protocol);
   if (o.window < 0) throw std::invalid_argument("--window must be at least 1");
   send.relp_window = o.window ? o.window : 128;
   send.avro_window = o.window ? o.window : 1;

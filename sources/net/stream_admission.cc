@@ -82,6 +82,7 @@ void StreamWorker::publish_handshakes() {
 
 void StreamWorker::begin_reading(Connection* conn) {
   if (stopping_ && !end_at_stop(conn)) return;  // handed over while this loop drains: drained too
+  if (!conn->awaiting_proxy) know_budget(conn);
   // Behind a PROXY-protocol balancer the client is known once its header is read.
   if (!conn->awaiting_proxy && !know_client(conn)) return;  // reads once the name is known
   start_reading(conn);
@@ -129,6 +130,7 @@ void StreamWorker::receive_proxy_header(Connection* conn, std::string_view data)
   }
   conn->awaiting_proxy = false;
   if (header.client) conn->peer = *header.client;
+  know_budget(conn);
   conn->held.erase(0, header.length);
   if (config_.clients.filters() && !config_.clients.admits(conn->peer)) {
     refuse_before_data(conn, Refusal::denied, "");

@@ -44,6 +44,11 @@ struct StreamWorker::Connection {
   uint64_t retire_at_ms = UINT64_MAX;
   uint64_t asked_to_reconnect_ms = 0;
   bool asked_to_reconnect = false;
+  // maxEventsPerSecondPerClient: its client's budget (shared with the client's other connections),
+  // and whether it waits for it (not read until uv_now() reaches held_until_ms).
+  std::shared_ptr<pipeline::ClientBudget> budget;
+  bool over_budget = false;
+  uint64_t held_until_ms = 0;
   // The client: the socket's peer, or whom a PROXY header names (proxyProtocol).
   sockaddr_storage peer;
   bool awaiting_proxy = false;  // proxyProtocol: the header is not whole yet

@@ -95,7 +95,7 @@ void StreamWorker::close_idle() {
   const auto timeout = static_cast<uint64_t>(config_.idle_timeout.count());
   uint64_t closed = 0;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-    if (now - conn->last_read_ms < timeout || conn->pending_lookup) continue;
+    if (now - conn->last_read_ms < timeout || conn->pending_lookup || conn->over_budget) continue;
     end_now(conn);
     ++closed;
   }
@@ -133,6 +133,7 @@ void StreamWorker::shut_down() {
   }
   // Connections still waiting for a handshake slot sent nothing we read: closed now.
   while (!awaiting_handshake_.empty()) close_connection(awaiting_handshake_.front());
+  lift_holds();
   for (Connection* conn : connections_) end_at_stop(conn);
   drain_timer_ = std::make_unique<uv_timer_t>();
   uv_timer_init(&loop_, drain_timer_.get());

@@ -65,6 +65,15 @@ void StreamProbe::aged_lingering(IoCounters& io, uint64_t lingering, const std::
         source_name_, lingering, peer, *note);
 }
 
+void StreamProbe::client_held(IoCounters& io, const std::string& peer, std::chrono::milliseconds wait) {
+  io.client_holds.add(1);
+  if (auto note = io.hold_log.next())
+    spdlog::warn(
+        "source {}: client {} is over its budget (maxEventsPerSecondPerClient / maxBytesPerSecondPerClient): its "
+        "connection is not read for {} ms (TCP pushes back on it; nothing is dropped){}",
+        source_name_, peer, wait.count(), *note);
+}
+
 void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_t calls, const std::string& why) {
   io.protocol_errors.add(calls);
   if (auto note = io.protocol_log.next())
@@ -160,6 +169,7 @@ StreamCounters StreamProbe::counters() const {
     c.connections_accepted += io.accepted.get();
     c.connections_idle_closed += io.idle_closed.get();
     c.connections_aged += io.aged.get();
+    c.client_holds += io.client_holds.get();
     c.connections_aged_lingering += io.aged_lingering.get();
     c.connections_closed += io.closed.get();
     c.accept_errors += io.accept_errors.get();
@@ -190,6 +200,7 @@ StreamCounters StreamProbe::counters() const {
     c.lookups_stopped += io.lookups_stopped.get();
     for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
+  if (budgets_) c.clients_held = budgets_->held(pipeline::monotonic_ns());
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
     c.events_received += port.events;
     c.bytes_received += port.bytes;
@@ -240,6 +251,8 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
   w.counter(metric_names::kSourceConnectionsIdleClosedTotal, l, c.connections_idle_closed);
   w.counter(metric_names::kSourceConnectionsAgedTotal, l, c.connections_aged);
   w.gauge(metric_names::kSourceConnectionsAgedLingering, l, static_cast<double>(c.connections_aged_lingering));
+  w.gauge(metric_names::kSourceClientsHeld, l, static_cast<double>(c.clients_held));
+  w.counter(metric_names::kSourceClientHoldsTotal, l, c.client_holds);
   w.counter(metric_names::kSourceAcceptErrorsTotal, l, c.accept_errors);
   w.counter(metric_names::kSourceReadErrorsTotal, l, c.read_errors);
   pipeline::write_filtered_family(w, n, c.events_filtered);

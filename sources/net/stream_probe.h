@@ -45,6 +45,8 @@ struct StreamCounters {
   uint64_t connections_accepted = 0;
   uint64_t connections_idle_closed = 0;        // by idleTimeout
   uint64_t connections_aged = 0;               // asked to reconnect by maxConnectionAge
+  uint64_t client_holds = 0;                   // times a connection waited for its client's budget
+  uint64_t clients_held = 0;                   // now: clients over their budget
   uint64_t connections_aged_lingering = 0;     // now: ... whose senders have not closed for 10 s
   uint64_t connections_closed = 0;             // includes refused ones
   uint64_t connections_refused_denied = 0;     // by the allow/deny lists
@@ -84,13 +86,14 @@ struct alignas(64) IoCounters {
   explicit IoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;  // per configured port, in the source's order
   Counter accepted, closed, accept_errors, read_errors, dropped, unread_at_shutdown, cut_at_shutdown, refused_denied,
-      refused_limit, refused_proxy, refused_untrusted, idle_closed, aged, tls_handshakes, acknowledged, protocol_errors,
-      reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered, refused_full, refused_held;
+      refused_limit, refused_proxy, refused_untrusted, idle_closed, aged, client_holds, tls_handshakes, acknowledged,
+      protocol_errors, reading_paused, lookups_timed_out, lookups_skipped, lookups_stopped, filtered, refused_full,
+      refused_held;
   std::array<Counter, 2> calls_received, calls_answered, calls_failed;  // StreamCounters' by kind
   std::array<Counter, std::size(kTlsFailures)> tls_failures;
   Counter tls_handshaking, tls_awaiting_slot, aged_lingering;  // gauges: set by the io thread as they change
-  LogLimiter refusal_log, accept_error_log, idle_log, aged_log, lingering_log, truncation_log, unread_log, dropped_log,
-      tls_log, protocol_log, paused_log, lookup_log, full_log;
+  LogLimiter refusal_log, accept_error_log, idle_log, aged_log, lingering_log, hold_log, truncation_log, unread_log,
+      dropped_log, tls_log, protocol_log, paused_log, lookup_log, full_log;
 };
 
 // Why a connection went on with its address for a name (clientHostnameHeader).
@@ -149,6 +152,10 @@ class StreamProbe {
   // ... of which `lingering` have not closed 10 s after (senders that do not watch for our FIN:
   // read on, nothing cut; logged with one of them).
   void aged_lingering(IoCounters& io, uint64_t lingering, const std::string& peer);
+  // maxEventsPerSecondPerClient: a connection of `peer` not read for `wait` (its client's budget).
+  void client_held(IoCounters& io, const std::string& peer, std::chrono::milliseconds wait);
+  // The clients' budgets, for the gauge of those held (null: no limit).
+  void watch_budgets(const pipeline::ClientBudgets* budgets) { budgets_ = budgets; }
   // The drain's grace ended before the sender closed its side: the connection is cut, with
   // `unread` bytes still in our buffers (lost, and counted). Bytes still on their way to us (in
   // the sender's send queue, being retransmitted) are beyond any count here.
@@ -201,6 +208,7 @@ class StreamProbe {
   const std::string protocol_;  // the acknowledgement families only for such a protocol
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
+  const pipeline::ClientBudgets* budgets_ = nullptr;
 };
 
 }  // namespace sluice::net

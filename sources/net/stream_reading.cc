@@ -138,6 +138,7 @@ void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd en
   shared_.probe.framed(counters_, conn.port_index, tally, conn.port, [&] { return conn.peer_text(); });
   if (tally.refused) shared_.probe.calls_refused(counters_, conn.peer_text(), tally.refused, tally.refused_why);
   shared_.probe.calls_received(counters_, tally.calls);
+  if (end == StreamEnd::none) charge_client(conn, tally.frames, data.size());
   if (!conn.acks()) return;
   if (end == StreamEnd::none) send_replies(conn);
   if (!broken.empty()) {

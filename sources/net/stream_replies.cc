@@ -52,7 +52,7 @@ void StreamWorker::resume_if_drained(Connection& conn) {
   auto* stream = reinterpret_cast<uv_stream_t*>(&conn.handle);
   if (uv_stream_get_write_queue_size(stream) > kUnsentRepliesMax / 2) return;
   conn.reading_paused = false;
-  if (reads_on(conn)) uv_read_start(stream, &StreamWorker::on_alloc, &StreamWorker::on_read);
+  if (may_read(conn)) uv_read_start(stream, &StreamWorker::on_alloc, &StreamWorker::on_read);
 }
 
 // What the connection's AckQueue has ready, in order. A session the sender closed ends once its

@@ -31,6 +31,8 @@ StreamServer::StreamServer(config::ComponentConfig component, StreamSettings set
       tls_(settings_.ssl ? std::make_unique<TlsContext>(component_, settings_) : nullptr),
       resolver_(settings_.client_hostname_header.empty() ? nullptr
                                                          : std::make_unique<ReverseResolver>(kResolverThreads)),
+      budgets_(settings_.client_rate.any() ? std::make_unique<pipeline::ClientBudgets>(settings_.client_rate)
+                                           : nullptr),
       shared_{.source_name = component_.name,
               .config = settings_,
               .channels = std::move(channels),
@@ -42,7 +44,10 @@ StreamServer::StreamServer(config::ComponentConfig component, StreamSettings set
               .interceptors = interceptors_,
               .tls = tls_.get(),
               .resolver = resolver_.get(),
-              .io_threads = io_threads_} {}
+              .budgets = budgets_.get(),
+              .io_threads = io_threads_} {
+  probe_.watch_budgets(budgets_.get());
+}
 
 std::vector<std::string> StreamServer::listener_keys() const {
   std::vector<std::string> keys;

@@ -91,9 +91,10 @@ class StreamServer : public Source {
   const std::shared_ptr<const InterceptorChain> interceptors_;
   StreamProbe probe_;
   const std::shared_ptr<const ChannelSelector> selector_;
-  pipeline::RouteCounters routes_;             // what the selector leaves undone
-  std::unique_ptr<TlsContext> tls_;            // ssl = true
-  std::unique_ptr<ReverseResolver> resolver_;  // clientHostnameHeader
+  pipeline::RouteCounters routes_;                    // what the selector leaves undone
+  std::unique_ptr<TlsContext> tls_;                   // ssl = true
+  std::unique_ptr<ReverseResolver> resolver_;         // clientHostnameHeader
+  std::unique_ptr<pipeline::ClientBudgets> budgets_;  // maxEventsPerSecondPerClient, maxBytesPerSecondPerClient
   IoShared shared_;
   std::vector<std::unique_ptr<StreamWorker>> workers_;
   bool started_ = false;

@@ -86,6 +86,12 @@ const config::PropertyTable<StreamSettings>& stream_properties() {
      "connections opened together (after a restart) do not all reconnect together. 0: a tenth of "
      "maxConnectionAge.",
      {.min = 0}},
+    pipeline::max_events_per_client_property<C>(
+        "Per-sender fairness: the most events per second one client address (the PROXY header's, behind a "
+        "balancer) may send, over all its connections, a second's worth at once; beyond it its connections are not "
+        "read until its budget is back (TCP pushes back on that sender alone: nothing is dropped). Counted: "
+        "sluice_source_clients_held, sluice_source_client_holds_total. 0 = no limit."),
+    pipeline::max_bytes_per_client_property<C>(),
     {"backlog", &C::backlog, "4096",
      "listen() backlog: connections the kernel queues before the source accepts them (capped by net.core.somaxconn).",
      {.min = 1, .max = 1'000'000}},
@@ -107,6 +113,7 @@ void check_stream_settings(const config::ComponentConfig& component, StreamSetti
   if (s.proxy_protocol == ProxyProtocol::none && !s.proxy_trusted_from.empty())
     component.fail("proxyTrustedFrom", "is set but proxyProtocol is none: set proxyProtocol, or remove it");
   s.proxy_balancers = ClientFilter(s.proxy_trusted_from, {});
+  s.client_rate = {s.max_events_per_client, static_cast<int64_t>(s.max_bytes_per_client.bytes)};
   if (s.max_connection_age_jitter.count() == 0) s.max_connection_age_jitter = s.max_connection_age / 10;
   check_tls_settings(component, s);
 }

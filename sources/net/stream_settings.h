@@ -15,6 +15,7 @@
 #include "sources/net/proxy_header.h"
 #include "sources/net/tls_settings.h"
 #include "sources/pipeline/client_filter.h"
+#include "sources/pipeline/client_rate.h"
 
 namespace sluice::net {
 
@@ -42,6 +43,8 @@ struct StreamSettings : TlsSettings {
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::milliseconds max_connection_age{0};         // 0: connections live as long as their senders keep them
   std::chrono::milliseconds max_connection_age_jitter{0};  // each connection's age is max_connection_age + [0, this]
+  int64_t max_events_per_client = 0;                       // per client address; 0: no limit
+  config::ByteSize max_bytes_per_client;
   std::chrono::milliseconds hostname_cache_ttl{0};
   std::chrono::milliseconds hostname_lookup_timeout{0};
 
@@ -49,6 +52,7 @@ struct StreamSettings : TlsSettings {
   ClientFilter clients;          // allow and deny
   ClientFilter proxy_balancers;  // proxyTrustedFrom: whose PROXY headers are believed
   std::shared_ptr<const HeaderNames> header_names;
+  pipeline::ClientRateLimits client_rate;
 };
 
 // host, ports, batchSize, eventSize, readBufferSize, numProcessors, maxConnections, allow, deny,

@@ -81,6 +81,11 @@ StreamWorker::StreamWorker(IoShared& shared, int index)
     uv_timer_start(
         age_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->retire_aged(); }, every, every);
   }
+  if (shared_.budgets) {  // maxEventsPerSecondPerClient: started while a connection is held
+    hold_timer_ = std::make_unique<uv_timer_t>();
+    uv_timer_init(&loop_, hold_timer_.get());
+    hold_timer_->data = this;
+  }
   if (shared_.resolver) {  // clientHostnameHeader: reverse lookups, bounded by hostnameLookupTimeout
     uv_async_init(&loop_, &names_async_, &StreamWorker::on_names);
     names_async_.data = this;
@@ -206,6 +211,7 @@ void StreamWorker::close_connection(Connection* conn) {
     publish_handshakes();
   }
   release_handshake_slot(conn);
+  held_.erase(conn);
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
     it->second.conn = nullptr;                                    // its answer must not touch it
   if (AckQueue* acks = conn->acks()) acks->connection = nullptr;  // replies still to come go nowhere
@@ -221,6 +227,7 @@ void StreamWorker::close_listeners() {
   if (acceptor_) acceptor_->close();
   if (idle_timer_) uv_close(reinterpret_cast<uv_handle_t*>(idle_timer_.get()), nullptr);
   if (age_timer_) uv_close(reinterpret_cast<uv_handle_t*>(age_timer_.get()), nullptr);
+  if (hold_timer_) uv_close(reinterpret_cast<uv_handle_t*>(hold_timer_.get()), nullptr);
   if (handshake_timer_) uv_close(reinterpret_cast<uv_handle_t*>(handshake_timer_.get()), nullptr);
   if (lookup_timer_) uv_close(reinterpret_cast<uv_handle_t*>(lookup_timer_.get()), nullptr);
 }

@@ -77,6 +77,7 @@ struct IoShared {
   std::vector<uint16_t> bound_ports;                     // as configured, 0 resolved; set before the threads run
   const TlsContext* tls = nullptr;                       // ssl = true: every connection speaks TLS
   ReverseResolver* resolver = nullptr;                   // clientHostnameHeader: the reverse lookups
+  pipeline::ClientBudgets* budgets = nullptr;            // maxEventsPerSecondPerClient (null: no limit)
   int io_threads = 1;                                    // they share ssl.maxHandshakes
   std::shared_ptr<ListenerPool> listeners;               // sockets handed over at a reload (may be null)
 };
@@ -161,6 +162,14 @@ class StreamWorker {
   void refuse_tls(Connection* conn, TlsFailure why);
   bool send_raw(Connection* conn, std::string& bytes);  // false: the socket failed
   void resume_if_drained(Connection& conn);             // its unsent replies went out: read again
+  // Reading stopped for a reason of its own comes back only once no other reason holds it.
+  bool may_read(const Connection& conn) const;
+  // maxEventsPerSecondPerClient: the client's budget, charged with what a read made; over it,
+  // the connection is not read until the budget is back (release_held).
+  void know_budget(Connection* conn);
+  void charge_client(Connection& conn, uint64_t events, uint64_t bytes);
+  void release_held();
+  void lift_holds();
   void check_handshakes();
   // The connection's bytes (or its stream's end) through its protocol: its messages made events,
   // its replies sent.
@@ -193,6 +202,8 @@ class StreamWorker {
   std::unique_ptr<uv_timer_t> drain_timer_;
   std::unique_ptr<uv_timer_t> idle_timer_;
   std::unique_ptr<uv_timer_t> age_timer_;        // maxConnectionAge
+  std::unique_ptr<uv_timer_t> hold_timer_;       // maxEventsPerSecondPerClient: held connections' release
+  std::unordered_set<Connection*> held_;         // ... the connections waiting for their client's budget
   std::minstd_rand age_jitter_;                  // ... each connection's share of maxConnectionAgeJitter
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout
   std::unique_ptr<uv_timer_t> lookup_timer_;     // clientHostnameHeader: hostnameLookupTimeout

@@ -35,6 +35,12 @@ const config::PropertyTable<C> kSyslogUdpProperties{
     keep_fields_property<C>(),
     port_header_property<C>(),
     client_ip_header_property<C>(),
+    max_events_per_client_property<C>(
+        "Per-sender fairness: the most datagrams per second one client address may have taken, a second's worth at "
+        "once; beyond it its datagrams are dropped and counted (sluice_source_events_over_client_rate_total: UDP "
+        "cannot push back), so that one runaway sender cannot fill the channel for the others. Counted: "
+        "sluice_source_clients_held. 0 = no limit."),
+    max_bytes_per_client_property<C>(),
     {"charset.default", config::parsed_as(&C::charset, kCharset, charset_from_name), "UTF-8",
      "Encoding of the datagrams: UTF-8 (invalid sequences become U+FFFD and are counted), ISO-8859-1, or none."},
 };
@@ -49,6 +55,7 @@ SyslogUdpConfig parse_syslog_udp_config(const config::ComponentConfig& component
         component.fail("ports", "lists port " + std::to_string(c.ports[i]) + " twice");
   c.clients = ClientFilter(c.allow, c.deny);
   c.header_names = std::make_shared<HeaderNames>(HeaderNames{c.port_header, c.client_ip_header, ""});
+  c.client_rate = {c.max_events_per_client, static_cast<int64_t>(c.max_bytes_per_client.bytes)};
   return c;
 }
 

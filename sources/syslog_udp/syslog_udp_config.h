@@ -8,6 +8,7 @@
 #include "agent/api/event_batch.h"
 #include "agent/api/property_table.h"
 #include "sources/pipeline/client_filter.h"
+#include "sources/pipeline/client_rate.h"
 #include "sources/syslog/charset.h"
 #include "sources/syslog/event_decoder.h"
 
@@ -29,10 +30,13 @@ struct SyslogUdpConfig {
   std::string port_header;
   std::string client_ip_header;
   Charset charset = Charset::utf8;
+  int64_t max_events_per_client = 0;  // per client address; 0: no limit
+  config::ByteSize max_bytes_per_client;
 
   // Made by parse_syslog_udp_config:
   ClientFilter clients;
   std::shared_ptr<const HeaderNames> header_names;
+  ClientRateLimits client_rate;
 };
 
 extern const config::PropertyTable<SyslogUdpConfig> kSyslogUdpProperties;

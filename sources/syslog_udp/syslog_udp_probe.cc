@@ -23,6 +23,15 @@ void SyslogUdpProbe::denied(UdpIoCounters& io, size_t port_index, const std::str
     spdlog::warn("source {}: dropped a datagram from {}: not in allow or in deny{}", source_name_, peer, *note);
 }
 
+void SyslogUdpProbe::over_client_rate(UdpIoCounters& io, const std::string& peer) {
+  io.over_client_rate.add(1);
+  if (auto note = io.over_rate_log.next())
+    spdlog::warn(
+        "source {}: dropped datagrams from {}: over its budget (maxEventsPerSecondPerClient / "
+        "maxBytesPerSecondPerClient; counted as events_over_client_rate){}",
+        source_name_, peer, *note);
+}
+
 void SyslogUdpProbe::read_failed(UdpIoCounters& io, int error) {
   io.read_errors.add(1);
   if (auto note = io.read_error_log.next())
@@ -55,7 +64,9 @@ SyslogUdpCounters SyslogUdpProbe::counters() const {
     c.events_dropped_at_shutdown += io.dropped.get();
     c.datagrams_unread_at_shutdown += io.unread.get();
     c.events_filtered += io.filtered.get();
+    c.events_over_client_rate += io.over_client_rate.get();
   }
+  if (budgets_) c.clients_held = budgets_->held(pipeline::monotonic_ns());
   for (const UdpPortCounters& p : c.per_port) {
     c.events_received += p.events;
     c.bytes_received += p.bytes;
@@ -87,6 +98,8 @@ void SyslogUdpProbe::write_metrics(MetricsWriter& w) const {
   pipeline::write_filtered_family(w, source_name_, c.events_filtered);
   w.counter(metric_names::kSourceEventsDroppedAtShutdownTotal, l, c.events_dropped_at_shutdown);
   w.counter(metric_names::kSourceDatagramsUnreadAtShutdownTotal, l, c.datagrams_unread_at_shutdown);
+  w.counter(metric_names::kSourceEventsOverClientRateTotal, l, c.events_over_client_rate);
+  w.gauge(metric_names::kSourceClientsHeld, l, static_cast<double>(c.clients_held));
   w.flume("EventReceivedCount", std::to_string(c.events_received));
   w.flume("EventAcceptedCount", std::to_string(c.events_received - c.events_dropped_at_shutdown - c.events_filtered));
   w.flume("GenericProcessingFail", std::to_string(c.events_dropped_at_shutdown + c.kernel_drops));

@@ -11,6 +11,7 @@
 #include "agent/api/log_limiter.h"
 #include "agent/api/metrics_writer.h"
 #include "agent/api/source.h"
+#include "sources/pipeline/client_rate.h"
 #include "sources/pipeline/source_counters.h"
 
 namespace sluice::syslog_udp {
@@ -23,7 +24,9 @@ struct UdpPortCounters : pipeline::PortFrameTotals {
 struct SyslogUdpCounters {
   uint64_t events_received = 0, bytes_received = 0, events_truncated = 0, datagrams_denied = 0, kernel_drops = 0;
   uint64_t read_errors = 0, events_dropped_at_shutdown = 0, datagrams_unread_at_shutdown = 0;
-  uint64_t events_filtered = 0;  // by the source's interceptors
+  uint64_t events_filtered = 0;          // by the source's interceptors
+  uint64_t events_over_client_rate = 0;  // dropped: their client over maxEventsPerSecondPerClient
+  uint64_t clients_held = 0;             // now: clients whose datagrams are dropped so
   std::vector<UdpPortCounters> per_port;
 };
 
@@ -33,8 +36,8 @@ struct alignas(64) UdpIoCounters {
   };
   explicit UdpIoCounters(size_t ports) : per_port(ports) {}
   std::deque<Port> per_port;
-  pipeline::Counter read_errors, dropped, unread, filtered;
-  LogLimiter drop_log, denied_log, read_error_log, dropped_log, unread_log;
+  pipeline::Counter read_errors, dropped, unread, filtered, over_client_rate;
+  LogLimiter drop_log, denied_log, read_error_log, dropped_log, unread_log, over_rate_log;
 };
 
 class SyslogUdpProbe {
@@ -48,6 +51,9 @@ class SyslogUdpProbe {
   // The kernel dropped `count` datagrams on this socket for want of room (its SK_MEMINFO_DROPS).
   void kernel_dropped(UdpIoCounters& io, size_t port_index, uint64_t count);
   void denied(UdpIoCounters& io, size_t port_index, const std::string& peer);
+  // A datagram of a client over its budget (maxEventsPerSecondPerClient): dropped, counted, logged.
+  void over_client_rate(UdpIoCounters& io, const std::string& peer);
+  void watch_budgets(const pipeline::ClientBudgets* budgets) { budgets_ = budgets; }
   void read_failed(UdpIoCounters& io, int error);
   void dropped_at_shutdown(UdpIoCounters& io, uint64_t events, const std::string& channel);
   // At stop, after the last read: datagrams still queued on the sockets, which close.
@@ -61,6 +67,7 @@ class SyslogUdpProbe {
   const std::string source_name_;
   std::vector<uint16_t> bound_ports_;
   std::deque<UdpIoCounters> io_;
+  const pipeline::ClientBudgets* budgets_ = nullptr;  // for the gauge of clients held (null: no limit)
 };
 
 }  // namespace sluice::syslog_udp

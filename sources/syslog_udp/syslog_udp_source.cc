@@ -161,7 +161,7 @@ class SyslogUdpSource::IoThread {
         shared_ports_(shared_ports),
         slot_(config_.event_size + kLineEndRoom),
         buffers_(kDatagramsPerRead * slot_),
-        want_peers_(config_.clients.filters() || !config_.client_ip_header.empty()),
+        want_peers_(config_.clients.filters() || !config_.client_ip_header.empty() || source.budgets_),
         maker_(source.format_.make(), source.format_.kind(), source.interceptors_, config_.header_names,
                {source.name(),
                 source.channels_,
@@ -322,6 +322,7 @@ class SyslogUdpSource::IoThread {
         return false;
       }
       maker_.begin_read();  // once per call: a put may have waited since the last
+      if (source_.budgets_) now_ns_ = pipeline::monotonic_ns();
       for (int j = 0; j < received; ++j) take(index, messages[j], vectors[j], peers[j]);
       if (received < static_cast<int>(kDatagramsPerRead)) return false;
     }
@@ -334,6 +335,10 @@ class SyslogUdpSource::IoThread {
     port.bytes.add(message.msg_len);
     if (config_.clients.filters() && !config_.clients.admits(peer)) {
       source_.probe_.denied(counters_, index, address_text(peer));
+      return;
+    }
+    if (source_.budgets_ && !source_.budgets_->of(peer, now_ns_)->admit(message.msg_len, now_ns_)) {
+      source_.probe_.over_client_rate(counters_, address_text(peer));
       return;
     }
     std::string_view frame(static_cast<const char*>(vector.iov_base),
@@ -371,7 +376,8 @@ class SyslogUdpSource::IoThread {
   std::vector<Socket> sockets_;
   int wake_ = -1;
   std::vector<char> buffers_;  // kDatagramsPerRead slots
-  const bool want_peers_;      // the senders' addresses: for allow/deny or clientIPHeader
+  const bool want_peers_;      // the senders' addresses: for allow/deny, clientIPHeader or a client's budget
+  int64_t now_ns_ = 0;         // the last read's time, for the clients' budgets
   Clock::time_point next_drop_check_{};
   pipeline::EventMaker maker_;  // its events, their batch, and its put into the channels
   std::thread thread_;
@@ -388,7 +394,10 @@ SyslogUdpSource::SyslogUdpSource(config::ComponentConfig component, SyslogUdpCon
       format_(config_.keep_fields, config_.event_size, std::vector<Charset>(config_.ports.size(), config_.charset)),
       io_threads_(io_threads_for(config_.num_processors)),
       probe_(component_.name, config_.ports.size(), io_threads_),
-      routes_(component_.name, channels_, *selector_) {}
+      budgets_(config_.client_rate.any() ? std::make_unique<pipeline::ClientBudgets>(config_.client_rate) : nullptr),
+      routes_(component_.name, channels_, *selector_) {
+  probe_.watch_budgets(budgets_.get());
+}
 
 SyslogUdpSource::~SyslogUdpSource() {
   if (started_) stop(Clock::now());

@@ -71,7 +71,8 @@ class SyslogUdpSource final : public Source {
   const syslog::SyslogFormatFactory format_;               // how a datagram becomes an event
   const int io_threads_;
   SyslogUdpProbe probe_;
-  pipeline::RouteCounters routes_;  // what the selector leaves undone
+  std::unique_ptr<pipeline::ClientBudgets> budgets_;  // maxEventsPerSecondPerClient (null: no limit)
+  pipeline::RouteCounters routes_;                    // what the selector leaves undone
   std::vector<uint16_t> bound_ports_;
   std::shared_ptr<ListenerPool> pool_;  // a reload's hand-over of sockets (null: none)
   StopDeadline stop_;                   // before threads_: they read it until they are gone

@@ -225,6 +225,30 @@ TEST_CASE("maxConnectionAge asks a connection to reconnect with our FIN and read
   CHECK(source.tcp_counters().connections_aged == 1);
 }
 
+TEST_CASE("maxEventsPerSecondPerClient holds a client's connection, and a stop lifts the hold to read to the end",
+          "[source][fidelity]") {
+  MemoryChannel channel("c", MemoryChannelConfig{10000, 1000, {}, 20});
+  const auto component = test::syslog_source_component({{"maxEventsPerSecondPerClient", "100"}});
+  SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
+  source.start();
+  const int fd = test::connect_loopback(source.listening_ports()[0]);
+  std::string lines;
+  for (int i = 0; i < 1000; ++i) lines += "<13>h a: line " + std::to_string(i) + "\n";
+  // The first read takes all 1,000 (a read is charged whole): ten seconds' worth of debt.
+  send_all(fd, lines);
+  REQUIRE(test::eventually([&] { return source.tcp_counters().clients_held == 1; }, 5s));
+  REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 1000; }, 5s));
+  CHECK(source.tcp_counters().client_holds == 1);
+  // What comes while it is held waits unread; the stop reads it all.
+  send_all(fd, lines);
+  ::shutdown(fd, SHUT_WR);
+  CHECK(source.tcp_counters().events_received == 1000);
+  source.stop(Clock::now() + 5s);
+  CHECK(source.tcp_counters().events_received == 2000);
+  CHECK(source.tcp_counters().connections_cut_at_shutdown == 0);
+  ::close(fd);
+}
+
 TEST_CASE("a sender that never ends its line holds no more than eventSize", "[source][fidelity]") {
   // 64 KiB without a newline, one read at a time: one cut event, the rest skipped unbuffered.
   const Received r = run_source({{"eventSize", "256"}}, {"<13>" + std::string(65536, 'y')});

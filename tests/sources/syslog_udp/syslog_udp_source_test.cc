@@ -158,6 +158,47 @@ bool sent_undisturbed(SyslogUdpSource& source, const std::vector<std::string>& d
   return false;
 }
 
+TEST_CASE(
+    "maxEventsPerSecondPerClient: a client's datagrams past its budget are dropped and counted, another's "
+    "taken",
+    "[source][udp]") {
+  MemoryChannel channel("c", MemoryChannelConfig{10000, 1000, {}, 20});
+  const auto component = udp_component({{"maxEventsPerSecondPerClient", "100"}});
+  SyslogUdpSource source(component, parse_syslog_udp_config(component), {&channel});
+  source.start();
+  // 1,000 at once from 127.0.0.1: its second's worth (and what the sending time refills) is taken.
+  send_datagrams(source.listening_ports()[0], std::vector<std::string>(1000, "<13>app: runaway"), true);
+  REQUIRE(eventually(
+      [&] {
+        const SyslogUdpCounters c = source.udp_counters();
+        return c.events_received + c.events_over_client_rate + c.kernel_drops == 1000;
+      },
+      5s));
+  const SyslogUdpCounters held = source.udp_counters();
+  CHECK(held.kernel_drops == 0);
+  CHECK(held.events_received >= 100);
+  CHECK(held.events_received < 600);  // a slow machine refills more while the 1,000 are sent
+  CHECK(held.clients_held == 1);
+  // Another client (127.0.0.2) is not held by the first's budget.
+  const int other = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.2", &from.sin_addr);
+  REQUIRE(::bind(other, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(source.listening_ports()[0]);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string line = "<13>app: quiet";
+  for (int i = 0; i < 50; ++i)
+    REQUIRE(::sendto(other, line.data(), line.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
+            static_cast<ssize_t>(line.size()));
+  ::close(other);
+  REQUIRE(eventually([&] { return source.udp_counters().events_received == held.events_received + 50; }, 5s));
+  source.stop(Clock::now() + 5s);
+  CHECK(source.udp_counters().events_over_client_rate == held.events_over_client_rate);
+}
+
 TEST_CASE("with the channel full the kernel drops datagrams, and every one is counted: stored + dropped = sent",
           "[source][udp][faults]") {
   constexpr uint64_t kSent = 5000;
