@@ -118,6 +118,10 @@ struct Family {
   row(kSourceTlsHandshakeFailuresTotal, "sluice_source_tls_handshake_failures_total", tls_source, counter, \
       "TLS connections refused or broken, by reason (timeout, no_certificate, expired, untrusted, revoked, " \
       "not_allowed, protocol).") \
+  row(kSourceTlsReloadsTotal, "sluice_source_tls_reloads_total", tls_source, counter, \
+      "Reloads of the TLS files (changed on disk, or SIGHUP), by result: applied, refused (the running ones stay).") \
+  row(kSourceTlsCertificateExpiryTimestampSeconds, "sluice_source_tls_certificate_expiry_timestamp_seconds", \
+      tls_source, gauge, "When the certificate the source serves expires (its notAfter), in seconds since the epoch.") \
   row(kSourceTlsHandshakesInProgress, "sluice_source_tls_handshakes_in_progress", tls_source, gauge, \
       "TLS handshakes in progress (at most each io thread's share of ssl.maxHandshakes, rounded up).") \
   row(kSourceTlsConnectionsAwaitingHandshake, "sluice_source_tls_connections_awaiting_handshake", tls_source, gauge, \

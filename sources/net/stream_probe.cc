@@ -74,6 +74,19 @@ void StreamProbe::client_held(IoCounters& io, const std::string& peer, std::chro
         source_name_, peer, wait.count(), *note);
 }
 
+void StreamProbe::tls_reloaded(const std::string& why, const std::string& error, int64_t not_after) {
+  if (!error.empty()) {
+    tls_reloads_refused_.fetch_add(1, std::memory_order_relaxed);
+    spdlog::error("source {}: TLS files not reloaded ({}), the ones loaded before stay in use: {}", source_name_, why,
+                  error);
+    return;
+  }
+  tls_reloads_applied_.fetch_add(1, std::memory_order_relaxed);
+  tls_loaded(not_after);
+  spdlog::info("source {}: TLS certificate, key, CA and CRL reloaded ({}); new connections use them", source_name_,
+               why);
+}
+
 void StreamProbe::calls_refused(IoCounters& io, const std::string& peer, uint64_t calls, const std::string& why) {
   io.protocol_errors.add(calls);
   if (auto note = io.protocol_log.next())
@@ -201,6 +214,8 @@ StreamCounters StreamProbe::counters() const {
     for (size_t i = 0; i < c.tls_failures.size(); ++i) c.tls_failures[i] += io.tls_failures[i].get();
   }
   if (budgets_) c.clients_held = budgets_->held(pipeline::monotonic_ns());
+  c.tls_reloads_applied = tls_reloads_applied_.load(std::memory_order_relaxed);
+  c.tls_reloads_refused = tls_reloads_refused_.load(std::memory_order_relaxed);
   for (const PortCounters& port : c.per_port) {  // the source's event totals are the ports' sums
     c.events_received += port.events;
     c.bytes_received += port.bytes;
@@ -266,6 +281,10 @@ void StreamProbe::write_metrics(MetricsWriter& w) const {
       w.counter(metric_names::kSourceHostnameLookupsGivenUpTotal, {{"source", n}, {"reason", reason}}, count);
   if (tls_) {
     w.counter(metric_names::kSourceTlsHandshakesTotal, l, c.tls_handshakes);
+    w.counter(metric_names::kSourceTlsReloadsTotal, {{"source", n}, {"result", "applied"}}, c.tls_reloads_applied);
+    w.counter(metric_names::kSourceTlsReloadsTotal, {{"source", n}, {"result", "refused"}}, c.tls_reloads_refused);
+    w.gauge(metric_names::kSourceTlsCertificateExpiryTimestampSeconds, l,
+            static_cast<double>(tls_not_after_.load(std::memory_order_relaxed)));
     w.gauge(metric_names::kSourceTlsHandshakesInProgress, l, static_cast<double>(c.tls_handshaking));
     w.gauge(metric_names::kSourceTlsConnectionsAwaitingHandshake, l, static_cast<double>(c.tls_awaiting_slot));
     for (TlsFailure why : kTlsFailures)

@@ -56,10 +56,11 @@ struct StreamCounters {
   uint64_t accept_errors = 0;
   uint64_t read_errors = 0;
   uint64_t events_dropped_at_shutdown = 0;
-  uint64_t events_filtered = 0;              // by the source's interceptors
-  uint64_t bytes_unread_at_shutdown = 0;     // delivered by senders, still unread at the grace's end
-  uint64_t connections_cut_at_shutdown = 0;  // closed at the grace's end, before their sender's FIN
-  uint64_t tls_handshakes = 0;               // completed and admitted
+  uint64_t events_filtered = 0;                               // by the source's interceptors
+  uint64_t bytes_unread_at_shutdown = 0;                      // delivered by senders, still unread at the grace's end
+  uint64_t connections_cut_at_shutdown = 0;                   // closed at the grace's end, before their sender's FIN
+  uint64_t tls_handshakes = 0;                                // completed and admitted
+  uint64_t tls_reloads_applied = 0, tls_reloads_refused = 0;  // the TLS files read again (watch, SIGHUP)
   std::array<uint64_t, std::size(kTlsFailures)> tls_failures{};  // refused, by TlsFailure
   uint64_t tls_handshaking = 0;                                  // now: handshakes in progress (ssl.maxHandshakes)
   uint64_t tls_awaiting_slot = 0;  // now: connections waiting, unread, for a handshake slot
@@ -162,6 +163,10 @@ class StreamProbe {
   void cut_at_shutdown(IoCounters& io, uint64_t unread, const std::string& peer);
   void dropped_at_shutdown(IoCounters& io, uint64_t events, const std::string& channel);
   void tls_established(IoCounters& io) { io.tls_handshakes.add(1); }
+  // The TLS files read again (changed on disk, or SIGHUP): applied (serving a certificate that
+  // expires at `not_after`), or refused with `error` (the running ones stay). Counted and logged.
+  void tls_reloaded(const std::string& why, const std::string& error, int64_t not_after);
+  void tls_loaded(int64_t not_after) { tls_not_after_.store(not_after, std::memory_order_relaxed); }
   // A TLS client refused (or its handshake broken): counted by reason, logged with its address and
   // certificate subject.
   void tls_refused(IoCounters& io, TlsFailure why, const std::string& peer, const std::string& subject);
@@ -209,6 +214,8 @@ class StreamProbe {
   std::vector<uint16_t> bound_ports_;
   std::deque<IoCounters> io_;  // one per io thread (a deque: atomics do not move)
   const pipeline::ClientBudgets* budgets_ = nullptr;
+  std::atomic<uint64_t> tls_reloads_applied_{0}, tls_reloads_refused_{0};
+  std::atomic<int64_t> tls_not_after_{0};
 };
 
 }  // namespace sluice::net

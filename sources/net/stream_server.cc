@@ -73,11 +73,14 @@ void StreamServer::reserve_listeners(const std::set<std::string>& handed_over, c
 }
 
 void StreamServer::reload_credentials() {
-  if (!tls_) return;
-  if (const std::string error = tls_->reload(); !error.empty())
-    spdlog::error("source {}: TLS files not reloaded, the ones loaded before stay in use: {}", name(), error);
-  else
-    spdlog::info("source {}: TLS certificate, key and CA reloaded; new connections use them", name());
+  if (tls_) reload_tls("SIGHUP");
+}
+
+void StreamServer::reload_tls(const std::string& why) {
+  std::lock_guard lock(credentials_mutex_);
+  if (tls_files_) tls_files_->changed();  // what SIGHUP read is not a change for the watch
+  const std::string error = tls_->reload();
+  probe_.tls_reloaded(why, error, tls_->not_after());
 }
 
 // Per connection beside its buffers: its struct, libuv handle, strings and hash-set entry.
@@ -134,6 +137,20 @@ void StreamServer::start() {
   probe_.set_ports(shared_.bound_ports);
   for (auto& w : workers_) w->run();
   started_ = true;
+  if (tls_) {
+    probe_.tls_loaded(tls_->not_after());
+    if (settings_.ssl_reload_interval.count() > 0) {
+      tls_files_ = std::make_unique<FileWatch>(tls_->files());
+      tls_watch_ = std::make_unique<PeriodicCheck>(settings_.ssl_reload_interval, [this] {
+        bool changed = false;
+        {
+          std::lock_guard lock(credentials_mutex_);
+          changed = tls_files_->changed();
+        }
+        if (changed) reload_tls("its files changed");
+      });
+    }
+  }
   std::string ports;
   for (uint16_t p : shared_.bound_ports) ports += (ports.empty() ? "" : " ") + std::to_string(p);
   std::string speaks(protocol_->name());
@@ -156,6 +173,7 @@ void StreamServer::request_stop(Deadline deadline) {
 
 void StreamServer::stop(Deadline deadline) {
   if (!started_) return;
+  tls_watch_.reset();
   request_stop(deadline);
   started_ = false;
   for (auto& w : workers_) w->join();

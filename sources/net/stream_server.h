@@ -25,9 +25,11 @@
 // half-closed: it is answered as long as the drain lasts, then told farewell.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/api/file_watch.h"
 #include "agent/api/source.h"
 #include "sources/net/stream_probe.h"
 #include "sources/net/stream_protocol.h"
@@ -97,6 +99,11 @@ class StreamServer : public Source {
   std::unique_ptr<pipeline::ClientBudgets> budgets_;  // maxEventsPerSecondPerClient, maxBytesPerSecondPerClient
   IoShared shared_;
   std::vector<std::unique_ptr<StreamWorker>> workers_;
+  // ssl.reloadInterval: the TLS files looked at, and the thread that looks (last: stopped first).
+  void reload_tls(const std::string& why);
+  std::mutex credentials_mutex_;  // one reload at a time (the watch's, SIGHUP's)
+  std::unique_ptr<FileWatch> tls_files_;
+  std::unique_ptr<PeriodicCheck> tls_watch_;
   bool started_ = false;
   bool retiring_ = false;        // retire(): the listeners are closed, the drain has no deadline yet
   bool stop_requested_ = false;  // request_stop(): the drain has begun

@@ -10,10 +10,20 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 namespace sluice::net {
 namespace {
+
+// The notAfter of the certificate a context serves, in seconds since the epoch (0: none).
+int64_t expiry_of(SSL_CTX* ctx) {
+  X509* certificate = SSL_CTX_get0_certificate(ctx);
+  if (!certificate) return 0;
+  tm when{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &when) != 1) return 0;
+  return static_cast<int64_t>(timegm(&when));
+}
 
 // OpenSSL's reasons for what failed last, one line ("" if its queue is empty); clears the queue.
 std::string openssl_errors() {
@@ -126,6 +136,7 @@ TlsContext::TlsContext(const config::ComponentConfig& component, const TlsSettin
                     "needs something to verify client certificates against: ssl.ca, or fingerprints in "
                     "ssl.allowedPeers");
   context_ = build();
+  not_after_ = expiry_of(context_);
 }
 
 TlsContext::~TlsContext() { SSL_CTX_free(context_); }
@@ -274,10 +285,19 @@ std::string TlsContext::reload() {
     std::lock_guard lock(mutex_);
     SSL_CTX_free(context_);  // sessions made from it hold references of their own
     context_ = fresh;
+    not_after_ = expiry_of(fresh);
     return "";
   } catch (const config::ConfigError& e) {
     return e.what();
   }
+}
+
+std::vector<std::string> TlsContext::files() const {
+  std::vector<std::string> paths;
+  for (const std::string* path :
+       {&config_.ssl_certificate, &config_.ssl_key, &config_.ssl_ca, &config_.ssl_crl, &config_.keystore})
+    if (!path->empty()) paths.push_back(*path);
+  return paths;
 }
 
 std::optional<TlsFailure> TlsContext::admit(SSL* ssl) const {

@@ -7,12 +7,14 @@
 
 #include <openssl/ssl.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sources/net/tls_settings.h"
 
@@ -63,6 +65,10 @@ class TlsContext {
   SSL* new_session() const;
   // Reads the files again. On an error the running context stays; returns the error ("" if none).
   std::string reload();
+  // The files it reads (for a FileWatch), and when the certificate it serves expires (seconds
+  // since the epoch; 0 if unknown).
+  std::vector<std::string> files() const;
+  int64_t not_after() const { return not_after_.load(std::memory_order_relaxed); }
   // After a completed handshake: whether clientAuth and allowedPeers let this peer in.
   std::optional<TlsFailure> admit(SSL* ssl) const;
   // After a failed handshake: why (from the verification and OpenSSL's error queue, which it clears).
@@ -84,6 +90,7 @@ class TlsContext {
   const AllowedPeers allowed_;
   mutable std::mutex mutex_;  // guards context_, swapped by reload()
   SSL_CTX* context_ = nullptr;
+  std::atomic<int64_t> not_after_{0};
 };
 
 }  // namespace sluice::net

@@ -69,6 +69,13 @@ const config::PropertyTable<TlsSettings>& tls_properties() {
      "(reason revoked). The file must hold a current CRL of every CA that issues client certificates (one past its "
      "nextUpdate refuses every client of that CA); read again on SIGHUP. Empty: revocation is not checked. Needs "
      "ssl.clientAuth optional or required."},
+    {"ssl.reloadInterval", &C::ssl_reload_interval, "1m",
+     "How often the TLS files (ssl.certificate, ssl.key, ssl.ca, ssl.crl, keystore) are looked at: one that changed "
+     "(its inode, size or time: a rewrite, a rename, a Kubernetes secret's symlink swap) makes the source read them "
+     "all again, as SIGHUP does. Handshakes after that use the new certificate, CA and CRL; connections already "
+     "open go on. Files that do not load (a certificate without its key, half written) are refused with the "
+     "reason and the running ones stay (sluice_source_tls_reloads_total{result}). 0 = on SIGHUP only.",
+     {.min = 0, .max = 86'400'000}},
     {"keystore", &C::keystore, "",
      "Flume's: a PKCS12 file with the certificate, its chain and key, instead of ssl.certificate and ssl.key."},
     {"keystore-password", &C::keystore_password, "", "Flume's: the keystore's password."},

@@ -31,6 +31,7 @@ struct TlsSettings {
   std::chrono::milliseconds ssl_handshake_timeout{0};
   size_t ssl_max_handshakes = 0;
   std::string ssl_crl;
+  std::chrono::milliseconds ssl_reload_interval{0};  // 0: the files are read again on SIGHUP only
   std::string keystore, keystore_password, keystore_type;
   uint8_t exclude_protocols = 0;  // Flume's exclude-protocols (TlsVersion bits; older ones are never on)
 };

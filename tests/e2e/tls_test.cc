@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -114,5 +115,57 @@ TEST_CASE(
   std::string report;
   CHECK(p.verify(report) == 0);
   CHECK_THAT(report, Catch::Contains("duplicates 0, missing 0") && Catch::Contains("VERIFIED"));
+  CHECK(p.stop_agent(60s) == std::optional<int>(0));
+}
+
+TEST_CASE(
+    "ssl.reloadInterval: the server certificate and its CA rotated on disk under traffic, no SIGHUP: a client that "
+    "trusts only the new CA connects, the open streams go on, nothing lost",
+    "[e2e][tls]") {
+  Pipeline p;
+  const CertificateFiles old_certs = make_certificates(p.dir().path());
+  std::filesystem::create_directories(p.dir().file("next"));
+  const CertificateFiles new_certs = make_certificates(p.dir().file("next"));
+  const std::string live_cert = p.dir().file("live.pem"), live_key = p.dir().file("live.key");
+  copy_file(old_certs.server_cert, live_cert);
+  copy_file(old_certs.server_key, live_key);
+  p.start_broker();
+  p.start_agent(ten_sink_config(p.bootstrap(), kAcksAll) + "t.sources.r1.ssl = true\nt.sources.r1.ssl.certificate = " +
+                    live_cert + "\nt.sources.r1.ssl.key = " + live_key + "\nt.sources.r1.ssl.reloadInterval = 200ms\n",
+                "t", {"--metrics", "127.0.0.1:0"});
+
+  // 100,000 events at 10,000/s over 2 connections that trust the old CA, open across the rotation.
+  int sent = -1;
+  TestThread sender([&] { sent = p.send({"--tls", "--ca", old_certs.ca, "-c", "2", "-n", "100000", "-r", "10000"}); });
+  const bool connected = eventually([&] { return p.metric("sluice_source_tls_handshakes_total") >= 2; }, 20s);
+  // The rotation: the key first, then the certificate (a moment of a mismatched pair, refused).
+  copy_file(new_certs.server_key, live_key);
+  copy_file(new_certs.server_cert, live_cert);
+  const bool rotated = eventually(
+      [&] { return p.metric("sluice_source_tls_reloads_total{source=\"r1\",result=\"applied\"}") >= 1; }, 20s);
+  const std::string loadgen = bin("sluice-loadgen");
+  const auto target = "127.0.0.1:" + std::to_string(p.agent_ports().at(0));
+  // A new client that trusts only the new CA gets in; one that trusts only the old no longer does.
+  const int new_client = run({loadgen, "-q", "--summary-json", p.dir().file("rotated.json"), "--first-connection",
+                              "100", "-t", target, "--tls", "--ca", new_certs.ca, "-c", "1", "-n", "5000", "-d", "30s"},
+                             p.dir().file("new-client.log"), 60s);
+  const int old_client =
+      run({loadgen, "-q", "-t", target, "--tls", "--ca", old_certs.ca, "-c", "1", "-n", "10", "-d", "5s"},
+          p.dir().file("old-client.log"), 30s);
+  const double streams_open = p.metric("sluice_source_connections");
+  sender.join();
+  INFO(p.agent_log());
+  CHECK(connected);
+  CHECK(rotated);
+  CHECK(new_client == 0);
+  CHECK(old_client != 0);
+  CHECK(streams_open >= 2);  // the old streams, still open
+  REQUIRE(sent == 0);
+  std::string report;
+  CHECK(p.verify(report, "", {"--expect", p.dir().file("rotated.json")}) == 0);
+  // Both sends (the old streams may end at their 10 s before their last few events).
+  CHECK_THAT(report, Catch::Contains("from 3 connection(s)") && Catch::Contains("duplicates 0, missing 0") &&
+                         Catch::Contains("VERIFIED"));
+  CHECK(p.metric("sluice_source_tls_certificate_expiry_timestamp_seconds") > 0);
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -411,6 +412,55 @@ TEST_CASE("SIGHUP's reload: new connections get the new certificate, an establis
   OurClient still(port);
   CHECK(still.connected());
   CHECK(still.server_fingerprint() == after);
+}
+
+TEST_CASE(
+    "ssl.reloadInterval: files rotated on disk serve without SIGHUP: a new certificate, a new client CA; a "
+    "broken one is refused and counted",
+    "[source][tls]") {
+  TlsSource t;
+  const test::CertificateFiles old_certs = t.certs;
+  std::filesystem::create_directories(t.dir.path() + "/next");
+  const test::CertificateFiles new_certs = test::make_certificates(t.dir.path() + "/next");
+  const std::string live_cert = t.dir.file("live.pem"), live_key = t.dir.file("live.key"),
+                    live_ca = t.dir.file("live-ca.pem");
+  const auto install = [&](const test::CertificateFiles& c) {
+    std::filesystem::copy_file(c.server_cert, live_cert, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(c.server_key, live_key, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(c.ca, live_ca, std::filesystem::copy_options::overwrite_existing);
+  };
+  install(old_certs);
+  t.start({{"ssl.certificate", live_cert},
+           {"ssl.key", live_key},
+           {"ssl.ca", live_ca},
+           {"ssl.clientAuth", "required"},
+           {"ssl.reloadInterval", "100ms"}});
+  const auto port = static_cast<uint16_t>(std::stoi(t.port()));
+  const auto client = [](const test::CertificateFiles& c) {
+    return std::vector<std::string>{"-cert", c.client_cert, "-key", c.client_key};
+  };
+  CHECK(t.s_client("<13>app: an old client before\n", client(old_certs)) == 0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 1; }, 10s));
+  OurClient established(port);  // before the rotation; its session goes on after it
+  const std::string old_fingerprint = established.server_fingerprint();
+
+  install(new_certs);
+  REQUIRE(eventually(
+      [&] { return OurClient(port).server_fingerprint() == test::fingerprint_of_file(new_certs.server_cert); }, 10s));
+  CHECK(t.counters().tls_reloads_applied >= 1);
+  CHECK(old_fingerprint == test::fingerprint_of_file(old_certs.server_cert));
+  // The new CA's clients are let in, the old one's no longer.
+  CHECK(t.s_client("<13>app: a new client after\n", client(new_certs)) == 0);
+  REQUIRE(eventually([&] { return t.counters().events_received == 2; }, 10s));
+  t.s_client("<13>app: an old client after\n", client(old_certs));
+  CHECK(eventually([&] { return t.failures(TlsFailure::untrusted) >= 1; }, 10s));
+
+  // Half a rotation (a key that is not the certificate's): refused, the new pair stays.
+  const uint64_t refused_before = t.counters().tls_reloads_refused;
+  std::filesystem::copy_file(old_certs.server_key, live_key, std::filesystem::copy_options::overwrite_existing);
+  REQUIRE(eventually([&] { return t.counters().tls_reloads_refused == refused_before + 1; }, 10s));
+  CHECK(OurClient(port).server_fingerprint() == test::fingerprint_of_file(new_certs.server_cert));
+  CHECK(t.counters().events_received == 2);
 }
 
 TEST_CASE("rsyslog omfwd over TLS (its OpenSSL driver, x509 with a client certificate), LF and octet-counted",
