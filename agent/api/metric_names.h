@@ -182,6 +182,8 @@ struct Family {
   row(kSinkEventsTakenTotal, "sluice_sink_events_taken_total", sink, counter, "Events taken from the channel.") \
   row(kSinkEventsSentTotal, "sluice_sink_events_sent_total", sink, counter, \
       "Events handed to Kafka (acks=0) or acknowledged (acks>=1).") \
+  row(kSinkEventsDeadLetteredTotal, "sluice_sink_events_dead_lettered_total", kafka_sink, counter, \
+      "Events Kafka refused for good that the dead-letter topic (deadLetterTopic) took instead, by the reason.") \
   row(kSinkEventsDiscardedTotal, "sluice_sink_events_discarded_total", sink, counter, \
       "Events failed for good (too large, invalid, a partition or topic from the event that does not exist): not " \
       "retried.") \

@@ -63,6 +63,18 @@ ErrorClass classify(DeliveryError error, Destination destination) {
   }
 }
 
+bool dead_letter_refused(DeliveryError error) {
+  switch (error) {
+    case DeliveryError::too_large:
+    case DeliveryError::invalid_message:
+    case DeliveryError::unknown_topic:
+    case DeliveryError::invalid_topic:
+    case DeliveryError::unknown_partition:
+    case DeliveryError::not_authorized: return true;
+    default: return false;
+  }
+}
+
 std::string_view to_string(DeliveryError error) {
   switch (error) {
     case DeliveryError::none: return "none";

@@ -58,5 +58,8 @@ struct Destination {
   bool partition_from_event = false;
 };
 ErrorClass classify(DeliveryError error, Destination destination);
+// deadLetterTopic: what the dead-letter topic itself refuses for good (the record, or the topic:
+// missing, not allowed); such a dead letter is discarded and counted, never retried there.
+bool dead_letter_refused(DeliveryError error);
 
 }  // namespace sluice::kafka

@@ -154,6 +154,36 @@ class AwaitedTake {
   Clock::time_point taken_at;
   // The take's encoded payloads (request_builder.h), or null: librdkafka reads them here, in place.
   std::unique_ptr<std::string> encoded;
+  // deadLetterTopic: the messages refused for good were sent there (a second round of reports,
+  // settled as theirs), each with the reason it was refused for (none: not a dead letter).
+  bool dead_letters_sent = false;
+  std::vector<DeliveryError> dead_letter_reason;
+  std::unique_ptr<std::string> dead_letter_encoded;  // their payloads, encoded again for that round
+  // On the sink's thread, the take settled by the first round: message i waits for its report
+  // again (the sink adds the references: one per message reopened).
+  void reopen(size_t i) {
+    outcomes_[i] = Outcome{};
+    answered_[i].store(false, std::memory_order_relaxed);
+  }
+  void add_references(int64_t n) { references_.fetch_add(n, std::memory_order_acq_rel); }
+  // too_large from a broker condemns a whole record batch, the small records beside the one that
+  // made it too large too (librdkafka does not split a batch as Java's producer does). Of a take's
+  // messages refused as too large, those at least half the size of the largest are condemned; the
+  // others go back to the channel and are sent again (each round condemns the largest: it ends).
+  // On the sink's thread, once every report is in.
+  bool condemned_as_too_large(size_t i) const {
+    if (too_large_bar_ == 0) {
+      too_large_bar_ = 1;
+      size_t index = 0;
+      for (const EventBatch& batch : take_.batches)
+        for (const EventRecord& e : batch) {
+          if (answered(index) && outcomes_[index].error == DeliveryError::too_large)
+            too_large_bar_ = std::max<uint64_t>(too_large_bar_, (e.length + 1) / 2);
+          ++index;
+        }
+    }
+    return record_length(i) >= too_large_bar_;
+  }
 
  private:
   explicit AwaitedTake(Take take)
@@ -186,7 +216,16 @@ class AwaitedTake {
     tally_release(*this);
   }
 
+  uint64_t record_length(size_t i) const {
+    for (const EventBatch& batch : take_.batches) {
+      if (i < batch.size()) return batch[i].length;
+      i -= batch.size();
+    }
+    return 0;
+  }
+
   Take take_;
+  mutable uint64_t too_large_bar_ = 0;  // condemned_as_too_large's, once computed
   std::vector<Slot> slots_;
   std::vector<Outcome> outcomes_;
   std::vector<std::atomic<bool>> answered_;

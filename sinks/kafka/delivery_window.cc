@@ -31,6 +31,7 @@ void KafkaSink::settle_finished() {
 
 void KafkaSink::settle_front() {
   AwaitedTake* awaited = window_.front();
+  if (send_dead_letters(*awaited)) return;  // settled once the dead-letter topic answers
   window_.pop_front();
   settle(*awaited);
   probe_->batch_done(Clock::now() - awaited->taken_at);
@@ -148,9 +149,13 @@ void KafkaSink::hand_over(Take take, Clock::time_point taken_at) {
 
 // One line and the counters per reason for the events of a take that were not delivered.
 void KafkaSink::count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text,
-                               uint64_t discarded, uint64_t rolled_back) {
+                               uint64_t discarded, uint64_t rolled_back, uint64_t dead_lettered) {
   std::string consequence;
-  if (discarded) consequence = fmt::format("{} discarded (retrying cannot help; counted)", discarded);
+  if (dead_lettered)
+    consequence = fmt::format("{} to the dead-letter topic {}", dead_lettered, config_.dead_letter_topic);
+  if (discarded)
+    consequence +=
+        fmt::format("{}{} discarded (retrying cannot help; counted)", consequence.empty() ? "" : ", ", discarded);
   if (rolled_back)
     consequence += fmt::format("{}{} back to channel {}, retried in {} ms", consequence.empty() ? "" : ", ",
                                rolled_back, channel_.name(), backoff_.count());
@@ -162,7 +167,8 @@ void KafkaSink::count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds],
 // rest back into the channel: only the failed events, so delivered ones are not sent twice.
 void KafkaSink::settle(const AwaitedTake& awaited) {
   uint64_t by_reason[kDeliveryErrorKinds] = {};
-  uint64_t discarded = 0, possibly_persisted = 0;
+  uint64_t dead_lettered[kDeliveryErrorKinds] = {};
+  uint64_t discarded = 0, possibly_persisted = 0, dead_letters = 0;
   Take leaving, back;
   split_take(
       awaited.take(),
@@ -173,8 +179,27 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
           return false;
         }
         const DeliveryError error = awaited.error(i);
+        // A dead letter: refused for good where it was meant to go, then the dead-letter topic's outcome.
+        if (const DeliveryError refused =
+                awaited.dead_letters_sent ? awaited.dead_letter_reason[i] : DeliveryError::none;
+            refused != DeliveryError::none) {
+          ++by_reason[static_cast<int>(refused)];
+          if (error == DeliveryError::none) {
+            ++dead_lettered[static_cast<int>(refused)];
+            ++dead_letters;
+            return true;
+          }
+          ++by_reason[static_cast<int>(error)];
+          if (dead_letter_refused(error)) {  // the dead-letter topic refuses it too: never sent there again
+            ++discarded;
+            return true;
+          }
+          possibly_persisted += awaited.possibly_persisted(i);
+          return false;  // back to the channel, as any delivery that may yet succeed
+        }
         if (error == DeliveryError::none) return true;
         ++by_reason[static_cast<int>(error)];
+        if (error == DeliveryError::too_large && !awaited.condemned_as_too_large(i)) return false;  // sent again
         const Destination destination{
             .topic_from_event = !awaited.topic_from_event.empty() && awaited.topic_from_event[i],
             .partition_from_event = !config_.partition_header.empty()};
@@ -186,7 +211,10 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
         return false;
       },
       leaving, back);
-  count_failures(by_reason, awaited.text(), discarded, back.events);
+  count_failures(by_reason, awaited.text(), discarded, back.events, dead_letters);
+  for (int r = 0; r < kDeliveryErrorKinds; ++r)
+    if (dead_lettered[r])
+      probe_->dead_lettered(static_cast<DeliveryError>(r), dead_lettered[r], config_.dead_letter_topic);
   probe_->discarded(discarded);
   probe_->sent(leaving.events - discarded);
   // At least once: the broker may have these already; sending them again may duplicate them.

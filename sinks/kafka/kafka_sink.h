@@ -83,6 +83,11 @@ class KafkaSink final : public Sink {
   void settle_front();
   void enforce_deadline();
   void settle(const AwaitedTake& awaited);
+  // deadLetterTopic (dead_letters.cc): a settled take's messages refused for good go there, and
+  // the take waits for those reports (true) before it settles; an aside part refused for good
+  // joins the window to go the same way.
+  bool send_dead_letters(AwaitedTake& awaited);
+  void dead_letter_aside(AsideTake entry, int refusal, Clock::time_point now);
   void roll_back(Take back);
   void roll_back_window();
   void put_back(Take back);  // into the channel's front, counted as rolled back
@@ -92,7 +97,7 @@ class KafkaSink final : public Sink {
   void replace_producer();
   void lengthen_stall_limit();
   void count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text, uint64_t discarded,
-                      uint64_t rolled_back);
+                      uint64_t rolled_back, uint64_t dead_lettered = 0);
 
   const std::string name_;
   const KafkaSinkConfig config_;

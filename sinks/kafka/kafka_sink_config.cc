@@ -164,6 +164,21 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "leader is no stall: its events wait aside. Needs librdkafka's statistics (statistics.interval.ms = 0 turns it "
      "off; so does 0). A stall within 30 min of the last doubles the limit for the next producer (to 10 min).",
      {.min = 0, .max = 86'400'000}},
+    {"deadLetterTopic", &C::dead_letter_topic, "",
+     "Where records Kafka refuses for good go instead of being discarded: too large (MESSAGE_TOO_LARGE), invalid "
+     "(INVALID_RECORD), a topic an event named that is no topic name or that the cluster does not have. Each goes "
+     "as it was (payload, key, kafka.headers) with headers naming why (sluice.dead_letter.reason: too_large, "
+     "invalid_message, invalid_topic, unknown_topic, unknown_partition) and where it was meant to go "
+     "(sluice.dead_letter.topic); counted (sluice_sink_events_dead_lettered_total{reason}). Its events leave the "
+     "channel once the dead-letter topic has them (takes wait for their reports, with acks = 0 too, which then "
+     "sees only what librdkafka refuses itself). A dead letter the dead-letter topic refuses for good is discarded "
+     "and counted, never sent there again; one it cannot take now goes back to the channel like any other. The "
+     "topic must exist (it is not created). Empty: discarded and counted (sluice_sink_events_discarded_total)."},
+    {"deadLetterMaxBytes", &C::dead_letter_max_bytes, "0",
+     "With deadLetterTopic: a dead letter's payload is cut to this many bytes (the header "
+     "sluice.dead_letter.truncated then holds its length before), so that one too large for its topic fits the "
+     "dead-letter topic. 0: sent whole.",
+     {.min = 0, .max = 1LL << 31}},
     {"format", config::one_of(&C::format, {{"body", PayloadFormat::body}, {"raw", PayloadFormat::raw}, {"json", PayloadFormat::json}}),
      "body",
      "What each Kafka message holds: body (the line without PRI, version, timestamp and hostname, or what the source's "
@@ -185,6 +200,12 @@ void check_topic(const config::ComponentConfig& component, KafkaSinkConfig& c) {
     component.fail("topic",
                    "\"" + c.topic + "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)");
   if (!c.allow_topic_override) c.topic_header = HeaderRef();
+  if (!c.dead_letter_topic.empty() && !is_valid_topic_name(c.dead_letter_topic))
+    component.fail("deadLetterTopic", "\"" + c.dead_letter_topic +
+                                          "\" is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..; "
+                                          "no %{header}: one topic for every dead letter)");
+  if (!c.dead_letter_topic.empty() && c.topic_template.empty() && c.dead_letter_topic == c.topic)
+    component.fail("deadLetterTopic", "is the sink's own topic: what that topic refused it would refuse again");
 }
 
 // acks (its Kafka 0.8 aliases, Flume's default of 1), what it implies (idempotence needs all;
@@ -210,7 +231,8 @@ void settle_acks(KafkaSinkConfig& c, bool sync) {
       idempotence != c.producer.end() && idempotence->second.value == "true" && c.acks != "all" && c.acks != "-1")
     throw config::ConfigError(idempotence->second.where.to_string() + ": " + idempotence->second.written_as +
                               ": enable.idempotence = true needs acks = all (acks is " + c.acks + ")");
-  c.wait_for_delivery = sync || c.acks != "0";
+  // A dead letter leaves the channel only once the dead-letter topic has it: takes wait for their reports.
+  c.wait_for_delivery = sync || c.acks != "0" || !c.dead_letter_topic.empty();
   // A message that times out in librdkafka comes back to the sink, which would send it again
   // as a new message: a duplicate if the broker had it, idempotence or not. Waiting for
   // delivery, let librdkafka retry it for as long as the outage lasts (the channel fills and

@@ -21,6 +21,13 @@ void KafkaSinkProbe::failed(DeliveryError reason, uint64_t count, const std::str
                   consequence, *note);
 }
 
+void KafkaSinkProbe::dead_lettered(DeliveryError reason, uint64_t events, const std::string& topic) {
+  dead_lettered_[static_cast<int>(reason)].fetch_add(events, std::memory_order_relaxed);
+  if (auto note = dead_letter_log_.next())
+    spdlog::warn("sink {}: {} events Kafka refused for good ({}) went to the dead-letter topic {}{}", sink_name_,
+                 events, to_string(reason), topic, *note);
+}
+
 void KafkaSinkProbe::lost_after_handover(DeliveryError reason, uint64_t count, const std::string& text) {
   lost_after_handover_.fetch_add(count, std::memory_order_relaxed);
   failed(reason, count, text, "acks=0: they were handed over and are lost (counted)");
@@ -119,9 +126,11 @@ KafkaSinkCounters KafkaSinkProbe::kafka_counters() const {
   c.unserved_looks = unserved_looks_.load(std::memory_order_relaxed);
   c.event_topics = event_topics_.load(std::memory_order_relaxed);
   c.producer_restarts = producer_restarts_.load();
-  for (int r = 0; r < kDeliveryErrorKinds; ++r)
+  for (int r = 0; r < kDeliveryErrorKinds; ++r) {
     if (const uint64_t n = failed_by_reason_[r].load())
       c.failed_by_reason.emplace_back(std::string(to_string(static_cast<DeliveryError>(r))), n);
+    c.dead_lettered += dead_lettered_[r].load(std::memory_order_relaxed);
+  }
   return c;
 }
 
@@ -130,6 +139,11 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
   const MetricLabels l{{"sink", sink_name_}};
   for (const auto& [reason, count] : c.failed_by_reason)
     w.counter(metric_names::kSinkDeliveryErrorsTotal, {{"sink", sink_name_}, {"reason", reason}}, count);
+  for (DeliveryError reason : {DeliveryError::too_large, DeliveryError::invalid_message, DeliveryError::invalid_topic,
+                               DeliveryError::unknown_topic, DeliveryError::unknown_partition})
+    w.counter(metric_names::kSinkEventsDeadLetteredTotal,
+              {{"sink", sink_name_}, {"reason", std::string(to_string(reason))}},
+              static_cast<double>(dead_lettered_[static_cast<int>(reason)].load(std::memory_order_relaxed)));
   w.counter(metric_names::kSinkProducerRestartsTotal, l, c.producer_restarts);
   w.counter(metric_names::kSinkTopicHeaderMissingTotal, l, topic_header_missing_.load(std::memory_order_relaxed));
   w.counter(metric_names::kSinkPartitionHeaderUnusableTotal, l,

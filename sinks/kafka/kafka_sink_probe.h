@@ -32,6 +32,7 @@ struct KafkaSinkCounters {
   uint64_t topic_handles = 0;       // topic handles its producer holds (its own and the events')
   uint64_t producer_restarts = 0;   // new producers after fatal errors
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
+  uint64_t dead_lettered = 0;                                      // refused for good, taken by the dead-letter topic
 };
 
 class KafkaSinkProbe final : public ConnectionWatcher {
@@ -41,6 +42,8 @@ class KafkaSinkProbe final : public ConnectionWatcher {
   void taken(uint64_t events) { taken_.fetch_add(events, std::memory_order_relaxed); }
   void sent(uint64_t events) { sent_.fetch_add(events, std::memory_order_relaxed); }
   void discarded(uint64_t events) { discarded_.fetch_add(events, std::memory_order_relaxed); }
+  // Refused for good (`reason`), taken by the dead-letter topic instead: counted (also as sent), logged.
+  void dead_lettered(DeliveryError reason, uint64_t events, const std::string& topic);
   void rolled_back(uint64_t events) { rolled_back_.fetch_add(events, std::memory_order_relaxed); }
   // A take settled (committed or rolled back) `took` after it was taken.
   void batch_done(std::chrono::nanoseconds took);
@@ -90,6 +93,7 @@ class KafkaSinkProbe final : public ConnectionWatcher {
       lost_after_handover_{0}, possibly_lost_{0}, producer_restarts_{0}, batches_{0}, topic_header_missing_{0},
       partition_header_unusable_{0};
   std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
+  std::atomic<uint64_t> dead_lettered_[kDeliveryErrorKinds] = {};
   std::atomic<uint64_t> retopicked_[kRetopickedKinds] = {};
   std::atomic<uint64_t> set_aside_{0}, aside_{0}, unblocked_{0}, event_topics_{0};
   std::atomic<bool> waiting_{false}, served_{false};
@@ -99,7 +103,7 @@ class KafkaSinkProbe final : public ConnectionWatcher {
   bool waiting_logged_ = false;
   AtomicDurationHistogram batch_seconds_;
   PipelineLatency latency_;
-  LogLimiter failure_log_, waiting_log_, retopicked_log_, unblocked_log_, possibly_lost_log_;
+  LogLimiter failure_log_, dead_letter_log_, waiting_log_, retopicked_log_, unblocked_log_, possibly_lost_log_;
 };
 
 }  // namespace sluice::kafka

@@ -121,6 +121,10 @@ void KafkaSink::settle_refused_aside(AsideTake entry, int refusal, Clock::time_p
   uint64_t by_reason[kDeliveryErrorKinds] = {};
   by_reason[static_cast<int>(report.error)] = entry.take.events;
   const bool discard = classify(report.error, {.topic_from_event = entry.topic_from_event}) == ErrorClass::discard;
+  if (discard && !config_.dead_letter_topic.empty()) {
+    dead_letter_aside(std::move(entry), refusal, now);
+    return;
+  }
   count_failures(by_reason, report.text, discard ? entry.take.events : 0, discard ? 0 : entry.take.events);
   if (discard) {
     probe_->discarded(entry.take.events);

@@ -423,3 +423,55 @@ TEST_CASE(
     CHECK(p.stop_agent(30s) == std::optional<int>(0));
   }
 }
+
+TEST_CASE(
+    "deadLetterTopic into Apache Kafka 4.4: an event over the topic's max.message.bytes and events naming a refused "
+    "and a missing topic land there with their reasons, the events around them in their topic",
+    "[kafka-real][dead-letter]") {
+  KafkaCluster& k = kafka();
+  k.create_topic("dl-main", 1, {"max.message.bytes=2000"});
+  k.create_topic("dl-letters", 1);
+  Pipeline p;
+  p.use_kafka(k.bootstrap(), "dl-main");
+  p.start_agent(
+      one_sink_config(k.bootstrap(), "dl-main", kMemoryChannel,
+                      {"kafka.producer.acks = all", "kafka.producer.enable.idempotence = true", "topicHeader = app",
+                       "deadLetterTopic = dl-letters", "deadLetterMaxBytes = 1000", "kafka.headers = host"}) +
+          "t.sources.r1.eventSize = 10000\n",
+      "t", {"--metrics", "127.0.0.1:0"});
+  const std::string large(5000, 'x');
+  const std::string lines = "<13>Nov 30 11:07:06 h1 dl-main: one\n<13>Nov 30 11:07:06 h2 dl-main: " + large +
+                            "\n<13>Nov 30 11:07:06 h3 postfix/smtpd[42]: not a topic name\n"
+                            "<13>Nov 30 11:07:06 h4 dl-nosuch: a topic that does not exist\n"
+                            "<13>Nov 30 11:07:06 h5 dl-main: two\n";
+  const int fd = connect_loopback(p.agent_ports().at(0));
+  REQUIRE(::write(fd, lines.data(), lines.size()) == static_cast<ssize_t>(lines.size()));
+  ::close(fd);
+  CHECK(eventually([&] { return p.metric("sluice_sink_events_sent_total") == 5; }, 60s, 200ms));
+  CHECK(p.metric("sluice_channel_events") == 0);
+  CHECK(p.metric("sluice_sink_events_dead_lettered_total") == 3);
+  CHECK(p.metric("sluice_sink_events_discarded_total") == 0);
+
+  // kcat reads each dead letter's headers and payload back: why, where it was meant to go, how long it was.
+  const auto consume = [&](const std::string& topic) {
+    const std::string out = p.dir().file(topic + ".out");
+    std::remove(out.c_str());
+    CHECK(run({"/usr/bin/kcat", "-b", k.bootstrap(), "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%h|%s\n"},
+              out, 60s) == 0);
+    std::multiset<std::string> records;
+    std::istringstream in(read_file(out));
+    for (std::string line; std::getline(in, line);) records.insert(line);
+    return records;
+  };
+  CHECK(consume("dl-main") == std::multiset<std::string>{"host=h1|dl-main: one", "host=h5|dl-main: two"});
+  CHECK(consume("dl-letters") ==
+        std::multiset<std::string>{
+            "host=h2,sluice.dead_letter.reason=too_large,sluice.dead_letter.topic=dl-main,"
+            "sluice.dead_letter.truncated=5009|" +
+                ("dl-main: " + large).substr(0, 1000),
+            "host=h3,sluice.dead_letter.reason=invalid_topic,sluice.dead_letter.topic=postfix/smtpd|"
+            "postfix/smtpd[42]: not a topic name",
+            "host=h4,sluice.dead_letter.reason=unknown_topic,sluice.dead_letter.topic=dl-nosuch|"
+            "dl-nosuch: a topic that does not exist"});
+  CHECK(p.stop_agent(30s) == std::optional<int>(0));
+}

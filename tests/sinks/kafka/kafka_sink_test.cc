@@ -829,6 +829,64 @@ TEST_CASE(
   CHECK_FALSE(topics.count("evil"));
 }
 
+TEST_CASE(
+    "deadLetterTopic: one too large (cut to deadLetterMaxBytes) and two naming refused topics go there, the "
+    "rest to their topics",
+    "[kafka][sink][faults][dead-letter]") {
+  kafka::MockCluster cluster;
+  for (const char* topic : {"t", "good", "dlq"}) cluster.create_topic(topic, 1);
+  cluster.set_topic_error("bad", 17 /* TOPIC_EXCEPTION */);
+  SinkUnderTest t(cluster, {{"topicHeader", "app"},
+                            {"kafka.producer.acks", "all"},
+                            {"kafka.producer.message.max.bytes", "1000"},
+                            {"kafka.producer.topic.metadata.propagation.max.ms", "500"},
+                            {"deadLetterTopic", "dlq"},
+                            {"deadLetterMaxBytes", "300"}});
+  auto& [channel, shared, context, sink] = t;
+  const std::string large = "good: " + std::string(2000, 'x');
+  EventBatch batch = parsed_batch({"<13>Nov 30 11:07:06 h good: one", "<13>Nov 30 11:07:06 h " + large,
+                                   "<13>Nov 30 11:07:06 h bad: two", "<13>Nov 30 11:07:06 h postfix/smtpd[42]: three",
+                                   "<13>Nov 30 11:07:06 h good: four"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return channel.counters().events_held == 0; }, 20s));
+  sink->stop(Clock::now() + 5s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 5);
+  CHECK(c.events_discarded == 0);
+  CHECK(kafka_counters(*sink).dead_lettered == 3);
+  CHECK(failed_for(*sink, "too_large") == 1);
+  CHECK(read_topic(cluster, "good") == std::multiset<std::string>{"good: one", "good: four"});
+  CHECK(read_topic(cluster, "dlq") ==
+        std::multiset<std::string>{large.substr(0, 300), "bad: two", "postfix/smtpd[42]: three"});
+}
+
+TEST_CASE("deadLetterTopic that itself refuses: the dead letter is discarded and counted, never a loop",
+          "[kafka][sink][faults][dead-letter]") {
+  kafka::MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_topic_error("refusing", 17 /* TOPIC_EXCEPTION: the dead-letter topic refuses everything */);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
+                            {"kafka.producer.message.max.bytes", "1000"},
+                            {"kafka.producer.topic.metadata.propagation.max.ms", "500"},
+                            {"deadLetterTopic", "refusing"},
+                            {"deadLetterMaxBytes", "300"}});
+  auto& [channel, shared, context, sink] = t;
+  EventBatch batch =
+      parsed_batch({"<13>Nov 30 11:07:06 h app: " + std::string(2000, 'x'), "<13>Nov 30 11:07:06 h app: after"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  CHECK(eventually([&] { return channel.counters().events_held == 0; }, 20s));
+  sink->stop(Clock::now() + 5s);
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 1);
+  CHECK(c.events_discarded == 1);
+  CHECK(c.events_rolled_back == 0);
+  CHECK(kafka_counters(*sink).dead_lettered == 0);
+  CHECK(failed_for(*sink, "too_large") == 1);
+  // The dead-letter topic's refusal: the broker's, or unknown once the metadata's propagation time runs out.
+  CHECK(failed_for(*sink, "invalid_topic") + failed_for(*sink, "unknown_topic") == 1);
+  CHECK(read_topic(cluster, "t") == std::multiset<std::string>{"app: after"});
+}
+
 TEST_CASE("good events behind one naming a topic the cluster does not have land at once", "[kafka][sink][topics]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);
