@@ -182,6 +182,9 @@ struct Family {
   row(kSinkEventsTakenTotal, "sluice_sink_events_taken_total", sink, counter, "Events taken from the channel.") \
   row(kSinkEventsSentTotal, "sluice_sink_events_sent_total", sink, counter, \
       "Events handed to Kafka (acks=0) or acknowledged (acks>=1).") \
+  row(kSinkTlsReloadsTotal, "sluice_sink_tls_reloads_total", kafka_sink, counter, \
+      "New producers made because the producer's TLS files changed (sslReloadInterval), by result: applied, " \
+      "refused (the files did not load: the running producer goes on).") \
   row(kSinkEventsDeadLetteredTotal, "sluice_sink_events_dead_lettered_total", kafka_sink, counter, \
       "Events Kafka refused for good that the dead-letter topic (deadLetterTopic) took instead, by the reason.") \
   row(kSinkEventsDiscardedTotal, "sluice_sink_events_discarded_total", sink, counter, \

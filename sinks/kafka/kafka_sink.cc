@@ -105,6 +105,14 @@ void KafkaSink::start() {
   producer_settings_ = config_.producer;
   producer_settings_["bootstrap.servers"] =
       ProducerSetting{env_->resolve_bootstrap(config_.bootstrap), {}, "brokerList"};
+  // sslReloadInterval: the files as the producer is about to read them are the ones watched.
+  std::vector<std::string> tls_paths;
+  for (const char* key :
+       {"ssl.certificate.location", "ssl.key.location", "ssl.ca.location", "ssl.keystore.location", "ssl.crl.location"})
+    if (const auto it = producer_settings_.find(key); it != producer_settings_.end() && !it->second.value.empty())
+      tls_paths.push_back(it->second.value);
+  if (config_.ssl_reload_interval.count() > 0 && !tls_paths.empty())
+    tls_files_ = std::make_unique<FileWatch>(std::move(tls_paths));
   std::atomic_store(&producer_, env_->producer(producer_settings_, config_.share_producer, stall_limit_));
   use_producer();
   try {
@@ -129,6 +137,7 @@ void KafkaSink::start() {
 // goes on. Past the stop deadline no new take starts and the window is settled or given up.
 void KafkaSink::run() {
   while (true) {
+    look_at_tls_files();
     settle_finished();
     if (producer_->stalled() && !stop_deadline_.passed()) release_stalled_producer();  // its takes settle...
     if (window_.empty() && !retiring_.load() && producer_->needs_replacing()) replace_producer();  // ...then

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "agent/api/component_spec.h"
+#include "agent/api/file_watch.h"
 #include "agent/api/sink.h"
 #include "sinks/kafka/aside_takes.h"
 #include "sinks/kafka/destinations.h"
@@ -92,6 +93,7 @@ class KafkaSink final : public Sink {
   void roll_back_window();
   void put_back(Take back);  // into the channel's front, counted as rolled back
   void release_stalled_producer();
+  void look_at_tls_files();  // sslReloadInterval: changed files mark the producer for replacing
   void use_producer();
   void leave_producer();
   void replace_producer();
@@ -104,7 +106,9 @@ class KafkaSink final : public Sink {
   Channel& channel_;
   const std::shared_ptr<KafkaEnvironment> env_;  // shared by the agent's Kafka sinks
   const size_t batch_size_;
-  ProducerSettings producer_settings_;  // config_.producer with the resolved bootstrap
+  ProducerSettings producer_settings_;    // config_.producer with the resolved bootstrap
+  std::unique_ptr<FileWatch> tls_files_;  // the producer's ssl.*.location files (null: none, or not watched)
+  Clock::time_point next_tls_look_{};
   std::shared_ptr<Producer> producer_;
   std::thread thread_;
   std::atomic<bool> draining_{false};            // stop() was called: end once the channel is empty

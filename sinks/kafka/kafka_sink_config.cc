@@ -164,6 +164,14 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "leader is no stall: its events wait aside. Needs librdkafka's statistics (statistics.interval.ms = 0 turns it "
      "off; so does 0). A stall within 30 min of the last doubles the limit for the next producer (to 10 min).",
      {.min = 0, .max = 86'400'000}},
+    {"sslReloadInterval", &C::ssl_reload_interval, "1m",
+     "How often the producer's TLS files (kafka.producer.ssl.certificate.location, ssl.key.location, "
+     "ssl.ca.location, ssl.keystore.location, ssl.crl.location) are looked at: librdkafka reads them once, so one "
+     "that changed (a renewed client certificate) makes a new producer, the way a stalled one is replaced: no new "
+     "take until the takes in flight settle (acks >= 1: delivered or back in the channel; acks = 0: the old "
+     "producer gets 5 s to send what it holds), then the new one. Files that do not load keep the running "
+     "producer, logged and counted (sluice_sink_tls_reloads_total{result}). 0 = read at start only.",
+     {.min = 0, .max = 86'400'000}},
     {"deadLetterTopic", &C::dead_letter_topic, "",
      "Where records Kafka refuses for good go instead of being discarded: too large (MESSAGE_TOO_LARGE), invalid "
      "(INVALID_RECORD), a topic an event named that is no topic name or that the cluster does not have. Each goes "

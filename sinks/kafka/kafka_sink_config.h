@@ -50,6 +50,7 @@ struct KafkaSinkConfig {
   std::vector<RecordHeaderField> headers;
   bool share_producer = false;
   std::chrono::milliseconds stalled_partition_timeout{};  // 0: never replace a producer for a stall
+  std::chrono::milliseconds ssl_reload_interval{};        // 0: the TLS files are read once, at start
   std::string dead_letter_topic;                          // empty: records refused for good are discarded
   config::ByteSize dead_letter_max_bytes;                 // 0: a dead letter's payload whole
   ProducerSettings producer;                              // librdkafka names, mapped from kafka.* and legacy keys

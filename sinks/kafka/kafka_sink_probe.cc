@@ -28,6 +28,21 @@ void KafkaSinkProbe::dead_lettered(DeliveryError reason, uint64_t events, const 
                  events, to_string(reason), topic, *note);
 }
 
+void KafkaSinkProbe::tls_files_changed(const std::string& files) {
+  spdlog::info("sink {}: TLS files changed ({}): a new producer takes over once the takes in flight settle", sink_name_,
+               files);
+}
+
+void KafkaSinkProbe::tls_reloaded(bool applied, const std::string& error) {
+  if (applied) {
+    tls_reloads_applied_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  tls_reloads_refused_.fetch_add(1, std::memory_order_relaxed);
+  spdlog::error("sink {}: the changed TLS files do not load, the running producer goes on with the old ones: {}",
+                sink_name_, error);
+}
+
 void KafkaSinkProbe::lost_after_handover(DeliveryError reason, uint64_t count, const std::string& text) {
   lost_after_handover_.fetch_add(count, std::memory_order_relaxed);
   failed(reason, count, text, "acks=0: they were handed over and are lost (counted)");
@@ -145,6 +160,10 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
               {{"sink", sink_name_}, {"reason", std::string(to_string(reason))}},
               static_cast<double>(dead_lettered_[static_cast<int>(reason)].load(std::memory_order_relaxed)));
   w.counter(metric_names::kSinkProducerRestartsTotal, l, c.producer_restarts);
+  w.counter(metric_names::kSinkTlsReloadsTotal, {{"sink", sink_name_}, {"result", "applied"}},
+            static_cast<double>(tls_reloads_applied_.load(std::memory_order_relaxed)));
+  w.counter(metric_names::kSinkTlsReloadsTotal, {{"sink", sink_name_}, {"result", "refused"}},
+            static_cast<double>(tls_reloads_refused_.load(std::memory_order_relaxed)));
   w.counter(metric_names::kSinkTopicHeaderMissingTotal, l, topic_header_missing_.load(std::memory_order_relaxed));
   w.counter(metric_names::kSinkPartitionHeaderUnusableTotal, l,
             partition_header_unusable_.load(std::memory_order_relaxed));

@@ -44,6 +44,10 @@ class KafkaSinkProbe final : public ConnectionWatcher {
   void discarded(uint64_t events) { discarded_.fetch_add(events, std::memory_order_relaxed); }
   // Refused for good (`reason`), taken by the dead-letter topic instead: counted (also as sent), logged.
   void dead_lettered(DeliveryError reason, uint64_t events, const std::string& topic);
+  // sslReloadInterval: the producer's TLS files changed (seen), a new producer uses them (applied),
+  // or they did not load (refused, with librdkafka's reason).
+  void tls_files_changed(const std::string& files);
+  void tls_reloaded(bool applied, const std::string& error = "");
   void rolled_back(uint64_t events) { rolled_back_.fetch_add(events, std::memory_order_relaxed); }
   // A take settled (committed or rolled back) `took` after it was taken.
   void batch_done(std::chrono::nanoseconds took);
@@ -94,6 +98,7 @@ class KafkaSinkProbe final : public ConnectionWatcher {
       partition_header_unusable_{0};
   std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
   std::atomic<uint64_t> dead_lettered_[kDeliveryErrorKinds] = {};
+  std::atomic<uint64_t> tls_reloads_applied_{0}, tls_reloads_refused_{0};
   std::atomic<uint64_t> retopicked_[kRetopickedKinds] = {};
   std::atomic<uint64_t> set_aside_{0}, aside_{0}, unblocked_{0}, event_topics_{0};
   std::atomic<bool> waiting_{false}, served_{false};

@@ -339,7 +339,11 @@ bool Producer::needs_replacing(std::string* reason) const {
     if (reason) *reason = "had a fatal error (" + *reason + ")";
     return true;
   }
-  if (!stalled()) return false;
+  if (!stalled()) {
+    if (!credentials_changed()) return false;
+    if (reason) *reason = "its TLS files changed (sslReloadInterval)";
+    return true;
+  }
   if (reason) {
     std::lock_guard lock(stats_mutex_);
     *reason = "left a partition stalled (" + stall_reason_ + ")";

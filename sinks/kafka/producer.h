@@ -139,6 +139,10 @@ class Producer final : private ClusterQuery {
   // A partition librdkafka no longer delivers to while the cluster serves it (stall_watch.h): only a
   // new producer helps.
   bool stalled() const { return stalled_.load(std::memory_order_relaxed); }
+  // sslReloadInterval: its TLS files changed on disk (librdkafka read them once, at its start):
+  // it is replaced once its sinks' takes settle, unless the new files do not load (then it goes on).
+  void renew_credentials(bool renew) { credentials_changed_.store(renew, std::memory_order_relaxed); }
+  bool credentials_changed() const { return credentials_changed_.load(std::memory_order_relaxed); }
   // fatal() or stalled(): what it holds should be given back and a new producer made.
   bool needs_replacing(std::string* reason = nullptr) const;
   // Once stalled: sends what it can for up to flush_for (once per producer, whichever of its sinks
@@ -207,6 +211,7 @@ class Producer final : private ClusterQuery {
   StallWatch stall_watch_;
   std::string stall_reason_;
   std::atomic<bool> stalled_{false};
+  std::atomic<bool> credentials_changed_{false};
   std::atomic<bool> flushing_{false}, flushed_{false};
   mutable std::mutex topics_mutex_;
   std::map<std::string, TopicHandle> topics_;

@@ -18,7 +18,23 @@ constexpr std::chrono::milliseconds kStalledFlush = 1s;
 // Stalls this close together lengthen the limit for the next producer, up to kStallLimitMax.
 constexpr std::chrono::milliseconds kStallMemory = 30min;
 constexpr std::chrono::milliseconds kStallLimitMax = 10min;
+// A producer replaced for new TLS files, with acks = 0: this long to send what it was handed.
+constexpr std::chrono::milliseconds kRenewalFlush = 5s;
 }  // namespace
+
+// The producer's TLS files, looked at every sslReloadInterval: a change marks the producer (a
+// shared one for all its sinks) to be replaced once the takes in flight settle (replace_producer).
+void KafkaSink::look_at_tls_files() {
+  if (!tls_files_) return;
+  const auto now = Clock::now();
+  if (now < next_tls_look_) return;
+  next_tls_look_ = now + config_.ssl_reload_interval;
+  if (!tls_files_->changed()) return;
+  std::string files;
+  for (const std::string& path : tls_files_->paths()) files += (files.empty() ? "" : ", ") + path;
+  probe_->tls_files_changed(files);
+  producer_->renew_credentials(true);
+}
 
 // Before the deadline: a second (no more than is left) to send what can be sent.
 void KafkaSink::release_stalled_producer() {
@@ -59,13 +75,28 @@ void KafkaSink::replace_producer() {
   if (!producer_->needs_replacing(&reason)) return;
   // Not yet (the backoff) or not any more (stopping): the loop polls and asks again.
   if (Clock::now() < next_producer_at_ || stop_deadline_.passed()) return;
+  // Only its TLS files changed: the running producer works, and stays if the new files do not load.
+  const bool renewal = !producer_->stalled() && !producer_->fatal() && producer_->credentials_changed();
   std::shared_ptr<Producer> fresh;
   try {
     if (producer_->stalled()) lengthen_stall_limit();
     fresh = env_->producer(producer_settings_, config_.share_producer, stall_limit_);
   } catch (const config::ConfigError& e) {
+    if (renewal) {
+      producer_->renew_credentials(false);
+      probe_->tls_reloaded(false, e.what());
+      return;
+    }
     spdlog::error("sink {}: cannot create a new Kafka producer: {}; retrying in {} s", name_, e.what(),
                   producer_backoff_.count() / 1000);
+  }
+  if (renewal) {
+    if (fresh) probe_->tls_reloaded(true);
+    // acks = 0: what the old producer holds was handed over (committed); it gets a moment to send it.
+    if (fresh && !config_.wait_for_delivery)
+      producer_->flush(static_cast<int>(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline_.get() - Clock::now()).count(), 0,
+          kRenewalFlush.count())));
   }
   next_producer_at_ = Clock::now() + producer_backoff_;
   producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);

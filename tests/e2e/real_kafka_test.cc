@@ -475,3 +475,48 @@ TEST_CASE(
             "dl-nosuch: a topic that does not exist"});
   CHECK(p.stop_agent(30s) == std::optional<int>(0));
 }
+
+TEST_CASE(
+    "sslReloadInterval: the client certificate for an SSL listener that requires one, rotated on disk under load: a "
+    "new producer takes it, files that do not load keep the running one, every event once",
+    "[kafka-real][tls-rotation]") {
+  KafkaCluster& k = kafka();
+  k.create_topic("mtls", 3);
+  Pipeline p;
+  p.use_kafka(k.ssl_bootstrap(), "mtls");
+  const std::string live_cert = p.dir().file("client.pem"), live_key = p.dir().file("client.key");
+  const auto install = [&](const std::string& client) {
+    std::ofstream(live_key, std::ios::trunc) << read_file(k.client_file(client + ".key"));
+    std::ofstream(live_cert, std::ios::trunc) << read_file(k.client_file(client + ".pem"));
+  };
+  install("client-a");
+  p.start_agent(
+      one_sink_config(k.ssl_bootstrap(), "mtls", kMemoryChannel,
+                      {"kafka.producer.acks = all", "kafka.producer.enable.idempotence = true",
+                       "kafka.producer.security.protocol = SSL", "kafka.producer.ssl.ca.location = " + k.ca_file(),
+                       "kafka.producer.ssl.certificate.location = " + live_cert,
+                       "kafka.producer.ssl.key.location = " + live_key, "sslReloadInterval = 200ms"}),
+      "t", {"--metrics", "127.0.0.1:0"});
+  int sent = -1;
+  TestThread sender([&] { sent = p.send({"-c", "2", "-n", "40000", "-r", "5000", "-d", "30s"}); });
+  const auto reloads = [&](const std::string& result) {
+    return p.metric("sluice_sink_tls_reloads_total{sink=\"k1\",result=\"" + result + "\"}");
+  };
+  const bool flowing = eventually([&] { return p.metric("sluice_sink_events_sent_total") >= 5000; }, 30s, 100ms);
+  install("client-b");  // the renewed certificate (a moment of a mismatched pair may be refused first)
+  const bool renewed = eventually([&] { return reloads("applied") >= 1; }, 20s, 100ms);
+  const double refused_before = reloads("refused");
+  std::ofstream(live_key, std::ios::trunc) << "not a key\n";  // a broken renewal
+  const bool refused = eventually([&] { return reloads("refused") >= refused_before + 1; }, 20s, 100ms);
+  sender.join();
+  INFO(p.agent_log());
+  CHECK(flowing);
+  CHECK(renewed);
+  CHECK(refused);
+  REQUIRE(sent == 0);
+  CHECK(eventually([&] { return p.metric("sluice_channel_events") == 0; }, 60s, 200ms));
+  std::string report;
+  CHECK(p.verify(report, k.bootstrap()) == 0);
+  CHECK_THAT(report, Catch::Contains("unique 40000, duplicates 0, missing 0"));
+  CHECK(p.stop_agent(30s) == std::optional<int>(0));
+}

@@ -21,7 +21,8 @@
 # min.insync.replicas 2. Waits (at most 150 s in all) until every node has started, then writes
 # DIR/bootstrap (PLAINTEXT host:port,...) and, with --sasl, DIR/bootstrap.sasl (a SASL_SSL
 # listener with SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN, user "sluice", password "sluice-secret", CA in
-# DIR/ca.pem). If a node does not start, what was started is stopped and it fails. With --owner,
+# DIR/ca.pem) and DIR/bootstrap.ssl (an SSL listener that requires a client certificate signed by that
+# CA: DIR/client-a.pem/.key and DIR/client-b.pem/.key are two). If a node does not start, what was started is stopped and it fails. With --owner,
 # a watchdog stops the cluster once that process is gone (a test program that crashed or was
 # killed at its timeout). Each node's PID is in DIR/node-N/pid and is checked against the node's
 # command line before it is signalled; nothing is ever ended but by those PIDs. Auto-creation of
@@ -116,6 +117,13 @@ make_certificates() {  # DIR: a CA and a certificate for 127.0.0.1 signed by it,
   # Kafka's PEM keystore: the PKCS#8 key and the certificate chain in one file.
   openssl pkcs8 -topk8 -nocrypt -in "$d/broker.key" -out "$d/broker.pk8"
   cat "$d/broker.pk8" "$d/broker.crt" "$d/ca.pem" >"$d/broker-keystore.pem"
+  # Two client certificates for the SSL listener that requires one (a rotation goes from a to b).
+  local c
+  for c in a b; do
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=sluice-$c" -keyout "$d/client-$c.key" -out "$d/client-$c.csr" 2>/dev/null
+    openssl x509 -req -in "$d/client-$c.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -days 2 \
+      -out "$d/client-$c.pem" 2>/dev/null
+  done
 }
 
 start() {
@@ -136,12 +144,13 @@ start() {
   mkdir -p "$dir"
   [ -n "$sasl" ] && make_certificates "$dir"
   local -a ports
-  read -r -a ports <<<"$(free_ports $((nodes * 3)))"
-  local voters="" bootstrap="" bootstrap_sasl="" n
+  read -r -a ports <<<"$(free_ports $((nodes * 4)))"
+  local voters="" bootstrap="" bootstrap_sasl="" bootstrap_ssl="" n
   for ((n = 1; n <= nodes; n++)); do
-    voters+="${voters:+,}$n@127.0.0.1:${ports[$(( (n - 1) * 3 + 1 ))]}"
-    bootstrap+="${bootstrap:+,}127.0.0.1:${ports[$(( (n - 1) * 3 ))]}"
-    bootstrap_sasl+="${bootstrap_sasl:+,}127.0.0.1:${ports[$(( (n - 1) * 3 + 2 ))]}"
+    voters+="${voters:+,}$n@127.0.0.1:${ports[$(( (n - 1) * 4 + 1 ))]}"
+    bootstrap+="${bootstrap:+,}127.0.0.1:${ports[$(( (n - 1) * 4 ))]}"
+    bootstrap_sasl+="${bootstrap_sasl:+,}127.0.0.1:${ports[$(( (n - 1) * 4 + 2 ))]}"
+    bootstrap_ssl+="${bootstrap_ssl:+,}127.0.0.1:${ports[$(( (n - 1) * 4 + 3 ))]}"
   done
   local replication=$((nodes >= 3 ? 3 : 1)) min_isr=$((nodes >= 3 ? 2 : 1))
   local cluster_id
@@ -154,12 +163,13 @@ while True:
         print(text)
         break')
   for ((n = 1; n <= nodes; n++)); do
-    local node_dir="$dir/node-$n" plain=${ports[$(( (n - 1) * 3 ))]} controller=${ports[$(( (n - 1) * 3 + 1 ))]}
-    local secure=${ports[$(( (n - 1) * 3 + 2 ))]}
+    local node_dir="$dir/node-$n" plain=${ports[$(( (n - 1) * 4 ))]} controller=${ports[$(( (n - 1) * 4 + 1 ))]}
+    local secure=${ports[$(( (n - 1) * 4 + 2 ))]} mutual=${ports[$(( (n - 1) * 4 + 3 ))]}
     mkdir -p "$node_dir/data"
     local listeners="PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$controller"
     local advertised="PLAINTEXT://127.0.0.1:$plain"
-    [ -n "$sasl" ] && listeners+=",SASL_SSL://127.0.0.1:$secure" && advertised+=",SASL_SSL://127.0.0.1:$secure"
+    [ -n "$sasl" ] && listeners+=",SASL_SSL://127.0.0.1:$secure,SSL://127.0.0.1:$mutual" &&
+      advertised+=",SASL_SSL://127.0.0.1:$secure,SSL://127.0.0.1:$mutual"
     cat >"$node_dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=$n
@@ -168,7 +178,7 @@ controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listeners=$listeners
 advertised.listeners=$advertised
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL
 log.dirs=$node_dir/data
 num.partitions=$([ $auto_create = true ] && echo 10 || echo 1)
 default.replication.factor=$replication
@@ -189,6 +199,11 @@ listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.se
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_sluice="sluice-secret";
 listener.name.sasl_ssl.ssl.keystore.type=PEM
 listener.name.sasl_ssl.ssl.keystore.location=$dir/broker-keystore.pem
+listener.name.ssl.ssl.client.auth=required
+listener.name.ssl.ssl.keystore.type=PEM
+listener.name.ssl.ssl.keystore.location=$dir/broker-keystore.pem
+listener.name.ssl.ssl.truststore.type=PEM
+listener.name.ssl.ssl.truststore.location=$dir/ca.pem
 PROPS
     fi
     cat >"$node_dir/log4j2.properties" <<LOG
@@ -223,7 +238,7 @@ LOG
   fi
   echo "$nodes" >"$dir/nodes"
   echo "$bootstrap" >"$dir/bootstrap"
-  [ -n "$sasl" ] && echo "$bootstrap_sasl" >"$dir/bootstrap.sasl"
+  [ -n "$sasl" ] && echo "$bootstrap_sasl" >"$dir/bootstrap.sasl" && echo "$bootstrap_ssl" >"$dir/bootstrap.ssl"
   echo "$bootstrap"
 }
 

@@ -39,6 +39,8 @@ KafkaCluster::KafkaCluster(Options options) : options_(options) {
   if (options.sasl) {
     sasl_bootstrap_ = read_file(dir_.file("bootstrap.sasl"));
     while (!sasl_bootstrap_.empty() && sasl_bootstrap_.back() == '\n') sasl_bootstrap_.pop_back();
+    ssl_bootstrap_ = read_file(dir_.file("bootstrap.ssl"));
+    while (!ssl_bootstrap_.empty() && ssl_bootstrap_.back() == '\n') ssl_bootstrap_.pop_back();
   }
 }
 

@@ -14,7 +14,9 @@ class KafkaCluster {
  public:
   struct Options {
     int nodes = 1;
-    bool sasl = false;         // also a SASL_SSL listener: PLAIN, SCRAM-SHA-512/256 user sluice / sluice-secret
+    // also a SASL_SSL listener (PLAIN, SCRAM-SHA-512/256 user sluice / sluice-secret) and an SSL one that
+    // requires a client certificate (client_file("client-a.pem") and the others)
+    bool sasl = false;
     bool auto_create = false;  // Kafka creates a topic a client asks for (ten partitions), as by its default
   };
   // The cluster of these options for this test program, started at the first call.
@@ -27,7 +29,10 @@ class KafkaCluster {
 
   const std::string& bootstrap() const { return bootstrap_; }
   const std::string& sasl_bootstrap() const { return sasl_bootstrap_; }
+  const std::string& ssl_bootstrap() const { return ssl_bootstrap_; }
   std::string ca_file() const { return dir_.file("ca.pem"); }
+  // The client certificates the SSL listener accepts: client-a.pem / client-a.key, client-b.*.
+  std::string client_file(const std::string& name) const { return dir_.file(name); }
   int nodes() const { return options_.nodes; }
 
   // Throws std::runtime_error with the script's output if it fails.
@@ -52,7 +57,7 @@ class KafkaCluster {
 
   Options options_;
   TempDir dir_;
-  std::string bootstrap_, sasl_bootstrap_;
+  std::string bootstrap_, sasl_bootstrap_, ssl_bootstrap_;
 };
 
 }  // namespace sluice::test
