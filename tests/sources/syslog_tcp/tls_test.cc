@@ -415,7 +415,7 @@ TEST_CASE("SIGHUP's reload: new connections get the new certificate, an establis
 }
 
 TEST_CASE(
-    "ssl.reloadInterval: files rotated on disk serve without SIGHUP: a new certificate, a new client CA; a "
+    "ssl.reloadInterval: files rotated on disk serve without SIGHUP: a new certificate, a new client CA, a "
     "broken one is refused and counted",
     "[source][tls]") {
   TlsSource t;
