@@ -4,7 +4,7 @@
 #   bash bench/run.sh --summarize bench/results/<time>   # medians and plot of an earlier run
 #   bash bench/run.sh [--duration 30s] [--runs 3] [--rate 0] [--connections 4] [--kafka mock|real]
 #                     [--variants "kafka kafka-shared kafka-scraped null acks-all acks-all-sized
-#                                  acks-all-seed ramp tls relp headers interceptors selector regex udp rsyslog
+#                                  acks-all-seed ramp tls relp headers fair interceptors selector regex udp rsyslog
 #                                  rsyslog-udp syslog-ng flume avro flume-avro"]
 #                     [--sink-property "k = v"]... [--size 120] [--partitions 10] [--acks 0|1|all]
 #                     [--channel memory|spillable] [--reference DIR] [--out DIR]
@@ -19,7 +19,9 @@
 # source, ackAfter = kafka, acks=all with linger 5 ms, sluice-loadgen --relp with a window of
 # BENCH_RELP_WINDOW = 4096 per connection: acknowledged events/s and ack latency p50/p99 in a table
 # of their own), headers (the kafka variant with kafka.headers = Facility Severity host: every message
-# produced with its record headers by rd_kafka_producev, one call each), interceptors (the kafka
+# produced with its record headers by rd_kafka_producev, one call each), fair (the kafka variant with
+# maxEventsPerSecondPerClient = 1,000,000,000: every read charged to its client's budget, which never
+# binds; the load's connections are one client), interceptors (the kafka
 # variant with Flume's timestamp, host and static interceptors), selector (the interceptors variant
 # with a multiplexing selector on Severity over two channels: the load's events are info, info, info,
 # error in turn, errors into a second channel drained by kk9 and kk10), regex (the kafka variant with a
@@ -95,7 +97,9 @@ if [ -n "$reference" ]; then
   with_references=""
   for v in $variants; do
     with_references+=" $v"
-    case "$v" in rsyslog|rsyslog-udp|syslog-ng|flume) ;; *) with_references+=" $v@ref" ;; esac
+    # Peers have no reference; fair's property is newer than the references it is measured against
+    # (compare it with kafka@ref).
+    case "$v" in rsyslog|rsyslog-udp|syslog-ng|flume|flume-avro|fair) ;; *) with_references+=" $v@ref" ;; esac
   done
   variants=${with_references# }
 fi
@@ -245,6 +249,7 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     udp) source_type=syslogudp transport=(--udp) scrape=true ;;  # scraped, and its counted drops read
     tls) transport=(--tls --ca "$out/tls/ca.pem") ;;
     headers) variant_sink_lines=("kafka.headers = Facility Severity host") ;;  # record headers: producev per message
+    fair) variant_source_lines=("maxEventsPerSecondPerClient = 1000000000") ;;  # a client budget that never binds
     interceptors)  # Flume's header interceptors: a header block written per event
       variant_source_lines=("interceptors = ts h dc" "interceptors.ts.type = timestamp" "interceptors.h.type = host"
                             "interceptors.dc.type = static" "interceptors.dc.key = datacenter"

@@ -22,6 +22,9 @@ class FileWatch {
   explicit FileWatch(std::vector<std::string> paths);
   // True if a file changed since the last call (or construction); the new state is kept either way.
   bool changed();
+  // What was read of them did not load: the next look counts as a change, so that it is tried
+  // again (a file caught half written may change no more in a way its size and time show).
+  void look_again() { seen_.assign(seen_.size(), State{.exists = false, .inode = ~ino_t{0}}); }
   const std::vector<std::string>& paths() const { return paths_; }
 
  private:

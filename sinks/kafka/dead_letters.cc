@@ -22,7 +22,9 @@ constexpr std::string_view kTruncatedHeader = "sluice.dead_letter.truncated";
 }  // namespace
 
 bool KafkaSink::send_dead_letters(AwaitedTake& awaited) {
-  if (config_.dead_letter_topic.empty() || awaited.dead_letters_sent) return false;
+  // Not for a take given up at the shutdown deadline (unanswered: it goes back to the channel whole).
+  if (config_.dead_letter_topic.empty() || awaited.dead_letters_sent || !awaited.done() || stop_deadline_.passed())
+    return false;
   const size_t n = awaited.take().events;
   std::vector<DeliveryError> reason(n, DeliveryError::none);
   size_t dead = 0;
@@ -37,6 +39,7 @@ bool KafkaSink::send_dead_letters(AwaitedTake& awaited) {
   }
   if (dead == 0) return false;
   awaited.dead_letters_sent = true;
+  awaited.dead_letters_at = Clock::now();
   awaited.dead_letter_reason = std::move(reason);
 
   // The take's messages again (payload, key, kafka.headers, as first sent), only the dead ones kept.
@@ -75,9 +78,15 @@ bool KafkaSink::send_dead_letters(AwaitedTake& awaited) {
   const ProduceOptions options{.copy_payloads = false,  // the take's events, or dead_letter_encoded
                                .with_headers = true,
                                .partition_count = destinations_.view(config_.dead_letter_topic).partition_count()};
-  if (producer_->produce(config_.dead_letter_topic, -1, letters, stop_deadline_, options) > 0)
-    for (const OutgoingMessage& m : letters)
+  if (producer_->produce(config_.dead_letter_topic, -1, letters, stop_deadline_, options) > 0) {
+    awaited.refused_locally.resize(n);
+    for (size_t k = 0, i = 0; i < n; ++i) {
+      if (awaited.dead_letter_reason[i] == DeliveryError::none) continue;
+      const OutgoingMessage& m = letters[k++];
+      awaited.refused_locally[i] = m.refusal != 0;
       if (m.refusal) m.tracker->on_delivery(report_of(m.refusal));
+    }
+  }
   return true;
 }
 

@@ -159,6 +159,9 @@ class AwaitedTake {
   bool dead_letters_sent = false;
   std::vector<DeliveryError> dead_letter_reason;
   std::unique_ptr<std::string> dead_letter_encoded;  // their payloads, encoded again for that round
+  Clock::time_point dead_letters_at;                 // when they were sent (a round that takes too long is given back)
+  // Messages librdkafka refused itself, at produce(): certainly too large (or to a refused topic).
+  std::vector<bool> refused_locally;
   // On the sink's thread, the take settled by the first round: message i waits for its report
   // again (the sink adds the references: one per message reopened).
   void reopen(size_t i) {
@@ -168,21 +171,23 @@ class AwaitedTake {
   void add_references(int64_t n) { references_.fetch_add(n, std::memory_order_acq_rel); }
   // too_large from a broker condemns a whole record batch, the small records beside the one that
   // made it too large too (librdkafka does not split a batch as Java's producer does). Of a take's
-  // messages refused as too large, those at least half the size of the largest are condemned; the
-  // others go back to the channel and are sent again (each round condemns the largest: it ends).
-  // On the sink's thread, once every report is in.
+  // messages refused as too large, those librdkafka refused itself and those at least half the size
+  // of the largest are condemned; the others go back to the channel and are sent again (each round
+  // condemns the largest: it ends). On the sink's thread, once every report is in; judged on the
+  // first round's outcomes (send_dead_letters asks before it reopens any slot), kept for the take.
   bool condemned_as_too_large(size_t i) const {
-    if (too_large_bar_ == 0) {
-      too_large_bar_ = 1;
+    if (i < refused_locally.size() && refused_locally[i]) return true;
+    if (too_large_seen_ < 0) {
+      too_large_seen_ = 0;
       size_t index = 0;
       for (const EventBatch& batch : take_.batches)
         for (const EventRecord& e : batch) {
           if (answered(index) && outcomes_[index].error == DeliveryError::too_large)
-            too_large_bar_ = std::max<uint64_t>(too_large_bar_, (e.length + 1) / 2);
+            too_large_seen_ = std::max<int64_t>(too_large_seen_, e.length);
           ++index;
         }
     }
-    return record_length(i) >= too_large_bar_;
+    return 2 * static_cast<int64_t>(record_length(i)) >= too_large_seen_;
   }
 
  private:
@@ -225,7 +230,7 @@ class AwaitedTake {
   }
 
   Take take_;
-  mutable uint64_t too_large_bar_ = 0;  // condemned_as_too_large's, once computed
+  mutable int64_t too_large_seen_ = -1;  // the largest record refused as too large (-1: not yet looked)
   std::vector<Slot> slots_;
   std::vector<Outcome> outcomes_;
   std::vector<std::atomic<bool>> answered_;

@@ -22,6 +22,8 @@ constexpr std::chrono::milliseconds kProducerBackoffMin = 1s;
 // says have no leader, makes the producer give back what it has not sent (once a second at most).
 constexpr auto kUnblockAfter = 1s;
 constexpr auto kUnblockAgain = 5s;
+// A dead-letter round (dead_letters.cc) unanswered this long is given back (unblock_window()).
+constexpr auto kDeadLetterPatience = 10s;
 }  // namespace
 
 // The takes at the head of the window whose every report has come, in order.
@@ -60,6 +62,16 @@ void KafkaSink::unblock_window() {
   if (window_.empty() || producer_->handed_over_to()) return;
   const auto now = Clock::now();
   const AwaitedTake& head = *window_.front();
+  // Its dead letters unanswered for long (the dead-letter topic's partition without a leader, too
+  // few replicas): librdkafka would retry them for ever, and every take behind would wait. What
+  // it has not sent is given back: the take settles, its events go back to the channel.
+  if (head.dead_letters_sent && !head.done() && now - head.dead_letters_at >= kDeadLetterPatience &&
+      now - last_unblock_ >= kUnblockAfter) {
+    last_unblock_ = now;
+    probe_->unblocked();
+    producer_->purge(false);
+    return;
+  }
   // Once a second at most, and for one head once every kUnblockAgain: what it has in flight comes
   // back (refused by the broker) and is retried, then queued, and only then can be given back; each
   // purge sends every other queued message of the producer back to the channel meanwhile.

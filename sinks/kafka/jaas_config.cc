@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::string_view kPlainModule = "org.apache.kafka.common.security.plain.PlainLoginModule";
 constexpr std::string_view kScramModule = "org.apache.kafka.common.security.scram.ScramLoginModule";
+constexpr std::string_view kOAuthBearerModule = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule";
 
 void skip_spaces(std::string_view text, size_t& at) {
   while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
@@ -39,19 +40,52 @@ std::string option_value(std::string_view text, size_t& at) {
   throw std::invalid_argument("a quoted value has no closing '\"'");
 }
 
+// OAuthBearerLoginModule's options (KIP-768's client credentials) as librdkafka's OIDC settings.
+JaasSettings oidc_settings(const std::map<std::string, std::string>& options) {
+  JaasSettings settings{{"sasl.oauthbearer.method", "oidc"}};
+  std::string extensions;
+  for (const auto& [name, value] : options) {
+    if (name == "clientId")
+      settings.emplace_back("sasl.oauthbearer.client.id", value);
+    else if (name == "clientSecret")
+      settings.emplace_back("sasl.oauthbearer.client.secret", value);
+    else if (name == "scope")
+      settings.emplace_back("sasl.oauthbearer.scope", value);
+    else if (name.starts_with("extension_") && name.size() > 10)
+      extensions += (extensions.empty() ? "" : ",") + name.substr(10) + "=" + value;
+    else
+      throw std::invalid_argument(
+          "OAuthBearerLoginModule: an option other than clientId, clientSecret, scope and extension_<name> has no "
+          "librdkafka equivalent here (unsecured JWTs are for tests: set kafka.producer."
+          "enable.sasl.oauthbearer.unsecure.jwt and its sasl.oauthbearer.config instead)");
+  }
+  if (!options.count("clientId") || !options.count("clientSecret"))
+    throw std::invalid_argument(
+        "OAuthBearerLoginModule needs clientId=\"...\" and clientSecret=\"...\" (OIDC client credentials; the token "
+        "endpoint is kafka.producer.sasl.oauthbearer.token.endpoint.url)");
+  if (!extensions.empty()) settings.emplace_back("sasl.oauthbearer.extensions", extensions);
+  return settings;
+}
+
 }  // namespace
 
-JaasCredentials parse_jaas_config(std::string_view line) {
+bool is_oidc_login_handler(std::string_view java_class) {
+  return java_class == "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler" ||
+         java_class == "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler";
+}
+
+JaasSettings parse_jaas_config(std::string_view line) {
   size_t at = 0;
   skip_spaces(line, at);
   const std::string module = word(line, at);
-  if (module != kPlainModule && module != kScramModule)
+  if (module != kPlainModule && module != kScramModule && module != kOAuthBearerModule)
     throw std::invalid_argument(
         "login module " + (module.empty() ? std::string("(none)") : module) +
         " has no librdkafka equivalent here: for SASL/PLAIN or SCRAM use " + std::string(kPlainModule) + " or " +
         std::string(kScramModule) +
-        " (or set kafka.producer.sasl.username and kafka.producer.sasl.password); for Kerberos set "
-        "kafka.producer.sasl.kerberos.* (librdkafka's names)");
+        " (or set kafka.producer.sasl.username and kafka.producer.sasl.password); for OAUTHBEARER " +
+        std::string(kOAuthBearerModule) +
+        " with clientId and clientSecret; for Kerberos set kafka.producer.sasl.kerberos.* (librdkafka's names)");
   skip_spaces(line, at);
   const std::string flag = word(line, at);
   // Nothing of what follows the module's name is echoed in an error: it may be a password.
@@ -77,21 +111,20 @@ JaasCredentials parse_jaas_config(std::string_view line) {
     skip_spaces(line, at);
     options[name] = option_value(line, at);
   }
-  JaasCredentials credentials;
+  if (module == kOAuthBearerModule) return oidc_settings(options);
+  JaasSettings settings;
   for (const auto& [name, value] : options) {
-    if (name == "username")
-      credentials.username = value;
-    else if (name == "password")
-      credentials.password = value;
-    else
+    if (name != "username" && name != "password")
       throw std::invalid_argument(
           "an option other than username and password has no librdkafka equivalent here (not named: an unquoted "
           "password with a space in it looks like one): remove it, or set the librdkafka property it stands for as "
           "kafka.producer.<name>");
   }
-  if (credentials.username.empty() || !options.count("password"))
+  if (!options.count("username") || options.at("username").empty() || !options.count("password"))
     throw std::invalid_argument("needs username=\"...\" and password=\"...\"");
-  return credentials;
+  settings.emplace_back("sasl.username", options.at("username"));
+  settings.emplace_back("sasl.password", options.at("password"));
+  return settings;
 }
 
 }  // namespace sluice::kafka

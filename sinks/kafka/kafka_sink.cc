@@ -256,9 +256,14 @@ void KafkaSink::send(Take take) {
     awaited->topics = topics;
   }
   window_.push_back(awaited);
-  if (request_.produce(*producer_, stop_deadline_) > 0)
-    for (const OutgoingMessage& m : messages)
-      if (m.refusal) m.tracker->on_delivery(report_of(m.refusal));
+  if (request_.produce(*producer_, stop_deadline_) > 0) {
+    awaited->refused_locally.resize(messages.size());
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (!messages[i].refusal) continue;
+      awaited->refused_locally[i] = true;
+      messages[i].tracker->on_delivery(report_of(messages[i].refusal));
+    }
+  }
 }
 
 void KafkaSink::request_stop(Deadline deadline) {

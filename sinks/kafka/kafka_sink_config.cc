@@ -181,11 +181,14 @@ const config::PropertyTable<C> kKafkaSinkProperties{
      "channel once the dead-letter topic has them (takes wait for their reports, with acks = 0 too, which then "
      "sees only what librdkafka refuses itself). A dead letter the dead-letter topic refuses for good is discarded "
      "and counted, never sent there again; one it cannot take now goes back to the channel like any other. The "
-     "topic must exist (it is not created). Empty: discarded and counted (sluice_sink_events_discarded_total)."},
+     "topic must exist (it is not created). A round the dead-letter topic does not answer within 10 s (its partition "
+     "without a leader, too few replicas) goes back to the channel and is tried again. Empty: discarded and counted "
+     "(sluice_sink_events_discarded_total)."},
     {"deadLetterMaxBytes", &C::dead_letter_max_bytes, "0",
      "With deadLetterTopic: a dead letter's payload is cut to this many bytes (the header "
      "sluice.dead_letter.truncated then holds its length before), so that one too large for its topic fits the "
-     "dead-letter topic. 0: sent whole.",
+     "dead-letter topic. 0: what the producer can send (its message.max.bytes, 1,000,000 by default, less 1 KiB "
+     "for the key and headers); set it lower when the dead-letter topic's max.message.bytes is lower.",
      {.min = 0, .max = 1LL << 31}},
     {"format", config::one_of(&C::format, {{"body", PayloadFormat::body}, {"raw", PayloadFormat::raw}, {"json", PayloadFormat::json}}),
      "body",
@@ -287,12 +290,17 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
     }
     if (name == "sasl.jaas.config") {  // Kafka's Java form of the SASL credentials (jaas_config.h)
       try {
-        const JaasCredentials credentials = parse_jaas_config(given.value);
-        put("sasl.username", credentials.username, key, given);
-        put("sasl.password", credentials.password, key, given);
+        for (const auto& [setting, value] : parse_jaas_config(given.value)) put(setting, value, key, given);
       } catch (const std::invalid_argument& e) {
         throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": " + e.what());
       }
+      return true;
+    }
+    if (name == "sasl.login.callback.handler.class") {  // Java's; librdkafka's OIDC is built in
+      if (!is_oidc_login_handler(given.value))
+        throw config::ConfigError(given.where.to_string() + ": " + component.full_key(key) + ": " + given.value +
+                                  " has no librdkafka equivalent (OIDC client credentials are: "
+                                  "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler)");
       return true;
     }
     put(name, name == "compression.codec" ? map_compression(given.value) : given.value, key, given);
@@ -313,6 +321,18 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
     c.producer["partitioner"] =
         ProducerSetting{"murmur2_random", component.where("keyField"), component.full_key("keyField")};
   settle_acks(c, sync);
+  // A dead letter too large for the producer itself could never be sent: by default it is cut to
+  // fit (the producer's message.max.bytes, librdkafka's default 1,000,000, less 1 KiB for its key
+  // and headers).
+  if (!c.dead_letter_topic.empty() && c.dead_letter_max_bytes.bytes == 0) {
+    int64_t most = 1'000'000;
+    if (const auto it = c.producer.find("message.max.bytes"); it != c.producer.end()) {
+      try {
+        most = std::stoll(it->second.value);
+      } catch (const std::exception&) {}  // librdkafka's validation names a bad value below
+    }
+    c.dead_letter_max_bytes.bytes = static_cast<uint64_t>(std::max<int64_t>(512, most - 1024));
+  }
   if (c.producer.count("bootstrap.servers"))
     component.fail("kafka.producer.bootstrap.servers", "set the brokers with brokerList or kafka.bootstrap.servers");
   Producer::validate(c.producer);

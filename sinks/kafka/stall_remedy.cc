@@ -84,6 +84,7 @@ void KafkaSink::replace_producer() {
   } catch (const config::ConfigError& e) {
     if (renewal) {
       producer_->renew_credentials(false);
+      if (tls_files_) tls_files_->look_again();  // tried again at the next look
       probe_->tls_reloaded(false, e.what());
       return;
     }

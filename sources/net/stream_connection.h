@@ -44,6 +44,11 @@ struct StreamWorker::Connection {
   uint64_t retire_at_ms = UINT64_MAX;
   uint64_t asked_to_reconnect_ms = 0;
   bool asked_to_reconnect = false;
+  // Its protocol's farewell is sent: its replies and the farewell go out before our FIN (a shutdown
+  // request), and what its sender still sends is read and dropped until it closes or the linger ends.
+  bool said_farewell = false;
+  uint64_t farewell_at_ms = 0;
+  uv_shutdown_t shutdown_request{};
   // maxEventsPerSecondPerClient: its client's budget (shared with the client's other connections),
   // and whether it waits for it (not read until uv_now() reaches held_until_ms).
   std::shared_ptr<pipeline::ClientBudget> budget;

@@ -46,6 +46,7 @@ void StreamWorker::end_now(Connection* conn) {
 // with our alert unread, which makes its kernel reset the connection and drop what it had not
 // sent yet. The FIN alone ends our side cleanly.
 bool StreamWorker::end_at_stop(Connection* conn) {
+  if (conn->said_farewell) return true;  // read to its end already (and dropped)
   if (conn->says_farewell()) {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->handle));
     return false;
@@ -78,7 +79,7 @@ void StreamWorker::retire_aged() {
     }
     if (conn->says_farewell()) {
       // Its replies wait for their events (a full channel, a Kafka down): it waits with them.
-      if (conn->acks()->waiting() == 0) say_farewell(conn);
+      if (!conn->said_farewell && conn->acks()->waiting() == 0) say_farewell(conn);
     } else if (now - conn->asked_to_reconnect_ms >= static_cast<uint64_t>(kDrainGraceMaxMs)) {
       ++lingering;
       lingering_peer = conn->peer_text();
@@ -160,6 +161,10 @@ void StreamWorker::bound_grace() {
 // other once its sender closes (on_read), or is cut when the grace is over.
 void StreamWorker::drain_connection(Connection* conn, bool grace_over) {
   if (conn->says_farewell()) {
+    if (conn->said_farewell) {  // its sender closes, or its linger ends (close_lingering)
+      if (grace_over) close_connection(conn);
+      return;
+    }
     if (grace_over || conn->acks()->waiting() == 0) say_farewell(conn);
     return;
   }

@@ -25,7 +25,8 @@ void StreamWorker::know_budget(Connection* conn) {
 }
 
 void StreamWorker::charge_client(Connection& conn, uint64_t events, uint64_t bytes) {
-  if (!conn.budget || stopping_ || !connections_.count(&conn)) return;
+  // Not once the listeners (and the hold timer with them) are closed: the drain follows.
+  if (!conn.budget || stopping_ || listeners_closed_ || !connections_.count(&conn)) return;
   const std::chrono::milliseconds wait = conn.budget->charge(events, bytes, pipeline::monotonic_ns());
   if (wait.count() <= 0) return;
   const uint64_t until = uv_now(&loop_) + static_cast<uint64_t>(wait.count());

@@ -15,6 +15,10 @@ void StreamWorker::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
 void StreamWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   auto* conn = static_cast<Connection*>(stream->data);
   StreamWorker* self = conn->worker;
+  if (conn->said_farewell) {  // read and dropped: its sender resends what was not answered
+    if (nread < 0) self->close_connection(conn);
+    return;
+  }
   if (nread > 0) {
     conn->last_read_ms = uv_now(&self->loop_);
     self->counters_.per_port[conn->port_index].bytes.add(static_cast<uint64_t>(nread));

@@ -7,6 +7,12 @@
 #include "sources/net/stream_connection.h"
 
 namespace sluice::net {
+namespace {
+
+// After a farewell: how long its sender may take to close, and how often that is looked at.
+constexpr uint64_t kFarewellLingerMs = 2000;
+constexpr uint64_t kFarewellCheckMs = 100;
+}  // namespace
 
 // Writes what a TLS session must send: at once if the socket takes it, else queued behind
 // earlier writes (libuv keeps their order); freed when written or when the connection closes.
@@ -94,10 +100,39 @@ bool StreamWorker::send_plain(Connection& conn, std::string bytes) {
 // The agent ends a connection that answers: its farewell (RELP's serverclose: "resend what I did
 // not answer"), then the close. What it sent unanswered is not lost: the sender still has it.
 void StreamWorker::say_farewell(Connection* conn) {
+  if (conn->said_farewell) return;
   send_replies(*conn);
   if (!connections_.count(conn)) return;
-  send_plain(*conn, conn->protocol->farewell());
-  close_connection(conn);
+  if (!send_plain(*conn, conn->protocol->farewell())) {
+    close_connection(conn);
+    return;
+  }
+  // Not closed at once: a close with bytes of its sender unread in our socket makes the kernel
+  // reset the connection and drop the replies still queued to it, and the sender would send again
+  // what was answered. Our FIN follows the replies and the farewell (a shutdown request waits for
+  // the writes); what the sender still sends is read and dropped (it resends what was not
+  // answered) until it closes, or kFarewellLingerMs passes (close_lingering).
+  auto* stream = reinterpret_cast<uv_stream_t*>(&conn->handle);
+  conn->said_farewell = true;
+  conn->farewell_at_ms = uv_now(&loop_);
+  conn->shutdown_request.data = conn;
+  if (uv_shutdown(&conn->shutdown_request, stream, [](uv_shutdown_t*, int) {}) != 0) {
+    close_connection(conn);
+    return;
+  }
+  uv_read_start(stream, &StreamWorker::on_alloc, &StreamWorker::on_read);
+  farewells_.insert(conn);
+  if (!uv_is_active(reinterpret_cast<uv_handle_t*>(farewell_timer_.get())))
+    uv_timer_start(
+        farewell_timer_.get(), [](uv_timer_t* t) { static_cast<StreamWorker*>(t->data)->close_lingering(); },
+        kFarewellCheckMs, kFarewellCheckMs);
+}
+
+void StreamWorker::close_lingering() {
+  const uint64_t now = uv_now(&loop_);
+  for (Connection* conn : std::vector<Connection*>(farewells_.begin(), farewells_.end()))
+    if (now - conn->farewell_at_ms >= kFarewellLingerMs) close_connection(conn);
+  if (farewells_.empty()) uv_timer_stop(farewell_timer_.get());
 }
 
 void StreamWorker::on_acks_ready(uv_async_t* handle) {

@@ -80,6 +80,7 @@ void StreamServer::reload_tls(const std::string& why) {
   std::lock_guard lock(credentials_mutex_);
   if (tls_files_) tls_files_->changed();  // what SIGHUP read is not a change for the watch
   const std::string error = tls_->reload();
+  if (!error.empty() && tls_files_) tls_files_->look_again();  // tried again at the next look
   probe_.tls_reloaded(why, error, tls_->not_after());
 }
 

@@ -63,6 +63,9 @@ StreamWorker::StreamWorker(IoShared& shared, int index)
     uv_async_init(&loop_, &acks_async_, &StreamWorker::on_acks_ready);
     acks_async_.data = this;
     waker_ = std::make_shared<AckWaker>(&acks_async_);
+    farewell_timer_ = std::make_unique<uv_timer_t>();  // started while a farewell lingers
+    uv_timer_init(&loop_, farewell_timer_.get());
+    farewell_timer_->data = this;
   }
   if (const auto timeout = config_.idle_timeout.count(); timeout > 0) {
     idle_timer_ = std::make_unique<uv_timer_t>();
@@ -212,6 +215,7 @@ void StreamWorker::close_connection(Connection* conn) {
   }
   release_handshake_slot(conn);
   held_.erase(conn);
+  farewells_.erase(conn);
   if (const auto it = lookups_.find(conn->pending_lookup); it != lookups_.end())
     it->second.conn = nullptr;                                    // its answer must not touch it
   if (AckQueue* acks = conn->acks()) acks->connection = nullptr;  // replies still to come go nowhere
@@ -235,6 +239,7 @@ void StreamWorker::close_listeners() {
 void StreamWorker::close_all_handles() {
   close_listeners();
   if (drain_timer_) uv_close(reinterpret_cast<uv_handle_t*>(drain_timer_.get()), nullptr);
+  if (farewell_timer_) uv_close(reinterpret_cast<uv_handle_t*>(farewell_timer_.get()), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
   if (waker_) {

@@ -176,7 +176,8 @@ class StreamWorker {
   void consume(Connection& conn, std::string_view data, StreamEnd end = StreamEnd::none);
   void send_replies(Connection& conn);
   bool send_plain(Connection& conn, std::string bytes);  // through TLS if the connection has it
-  void say_farewell(Connection* conn);                   // replies due, farewell, then close
+  void say_farewell(Connection* conn);                   // replies due, farewell, our FIN, then close
+  void close_lingering();                                // farewells whose senders did not close
   // The ends the agent chooses, each as the connection's protocol says (StreamProtocol::Ending).
   bool end_at_stop(Connection* conn);           // false: it is read no more
   bool reads_on(const Connection& conn) const;  // read unless a drain ended its reading
@@ -203,6 +204,8 @@ class StreamWorker {
   std::unique_ptr<uv_timer_t> idle_timer_;
   std::unique_ptr<uv_timer_t> age_timer_;        // maxConnectionAge
   std::unique_ptr<uv_timer_t> hold_timer_;       // maxEventsPerSecondPerClient: held connections' release
+  std::unique_ptr<uv_timer_t> farewell_timer_;   // a protocol that answers: farewells that linger
+  std::unordered_set<Connection*> farewells_;    // ... the connections that said theirs and are read to the end
   std::unordered_set<Connection*> held_;         // ... the connections waiting for their client's budget
   std::minstd_rand age_jitter_;                  // ... each connection's share of maxConnectionAgeJitter
   std::unique_ptr<uv_timer_t> handshake_timer_;  // TLS: ssl.handshakeTimeout

@@ -22,7 +22,10 @@
 # DIR/bootstrap (PLAINTEXT host:port,...) and, with --sasl, DIR/bootstrap.sasl (a SASL_SSL
 # listener with SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN, user "sluice", password "sluice-secret", CA in
 # DIR/ca.pem) and DIR/bootstrap.ssl (an SSL listener that requires a client certificate signed by that
-# CA: DIR/client-a.pem/.key and DIR/client-b.pem/.key are two). If a node does not start, what was started is stopped and it fails. With --owner,
+# CA: DIR/client-a.pem/.key and DIR/client-b.pem/.key are two), whose SASL_SSL listener also takes
+# OAUTHBEARER tokens signed by DIR/oauth.key (checked against DIR/jwks.json: iss sluice-test, aud
+# kafka; sessions re-authenticate every 5 s). If a node does not start, what was started is stopped
+# and it fails. With --owner,
 # a watchdog stops the cluster once that process is gone (a test program that crashed or was
 # killed at its timeout). Each node's PID is in DIR/node-N/pid and is checked against the node's
 # command line before it is signalled; nothing is ever ended but by those PIDs. Auto-creation of
@@ -117,6 +120,15 @@ make_certificates() {  # DIR: a CA and a certificate for 127.0.0.1 signed by it,
   # Kafka's PEM keystore: the PKCS#8 key and the certificate chain in one file.
   openssl pkcs8 -topk8 -nocrypt -in "$d/broker.key" -out "$d/broker.pk8"
   cat "$d/broker.pk8" "$d/broker.crt" "$d/ca.pem" >"$d/broker-keystore.pem"
+  # OAUTHBEARER: the key a token server (tests/support/token_server.h) signs JWTs with, and the JWKS
+  # the broker checks them against.
+  openssl genrsa -out "$d/oauth.key" 2048 2>/dev/null
+  python3 - "$(openssl rsa -in "$d/oauth.key" -noout -modulus | cut -d= -f2)" >"$d/jwks.json" <<'PY'
+import base64, json, sys
+b64 = lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")
+print(json.dumps({"keys": [{"kty": "RSA", "kid": "sluice-test", "use": "sig", "alg": "RS256",
+                            "n": b64(bytes.fromhex(sys.argv[1])), "e": b64((65537).to_bytes(3, "big"))}]}))
+PY
   # Two client certificates for the SSL listener that requires one (a rotation goes from a to b).
   local c
   for c in a b; do
@@ -193,12 +205,18 @@ num.io.threads=4
 PROPS
     if [ -n "$sasl" ]; then
       cat >>"$node_dir/server.properties" <<PROPS
-sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
+sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN,OAUTHBEARER
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_sluice="sluice-secret";
 listener.name.sasl_ssl.ssl.keystore.type=PEM
 listener.name.sasl_ssl.ssl.keystore.location=$dir/broker-keystore.pem
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
+listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.jwks.endpoint.url=file://$dir/jwks.json
+listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.expected.audience=kafka
+listener.name.sasl_ssl.oauthbearer.sasl.oauthbearer.expected.issuer=sluice-test
+listener.name.sasl_ssl.oauthbearer.connections.max.reauth.ms=5000
 listener.name.ssl.ssl.client.auth=required
 listener.name.ssl.ssl.keystore.type=PEM
 listener.name.ssl.ssl.keystore.location=$dir/broker-keystore.pem
@@ -218,7 +236,9 @@ rootLogger.appenderRef.file.ref = file
 logger.state.name = state.change.logger
 logger.state.level = WARN
 LOG
-    echo "-Xmx$heap -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -Dlog4j2.configurationFile=$node_dir/log4j2.properties -Dkafka.logs.dir=$node_dir" >"$node_dir/jvm-options"
+    local oauth_files=""  # the JWKS file the broker may read (Kafka 4 allows none by default)
+    [ -n "$sasl" ] && oauth_files="-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=file://$dir/jwks.json -Dorg.apache.kafka.sasl.oauthbearer.allowed.files=$dir/jwks.json"
+    echo "-Xmx$heap -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true -Dlog4j2.configurationFile=$node_dir/log4j2.properties -Dkafka.logs.dir=$node_dir $oauth_files" >"$node_dir/jvm-options"
     local -a scram=()
     [ -n "$sasl" ] && scram=(--add-scram 'SCRAM-SHA-512=[name="sluice",password="sluice-secret"]'
                              --add-scram 'SCRAM-SHA-256=[name="sluice",password="sluice-secret"]')

@@ -24,22 +24,38 @@ std::string refusal(std::string_view line) {
 }  // namespace
 
 TEST_CASE("PLAIN and SCRAM login modules give their username and password", "[kafka][config][jaas]") {
-  const JaasCredentials plain = parse_jaas_config(
-      "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"s3cr=t;\";");
-  CHECK(plain.username == "alice");
-  CHECK(plain.password == "s3cr=t;");
-  const JaasCredentials scram = parse_jaas_config(
-      "  org.apache.kafka.common.security.scram.ScramLoginModule required\n   username=bob   password=\"a \\\"quoted\\\" "
-      "word\" ;  ");
-  CHECK(scram.username == "bob");
-  CHECK(scram.password == "a \"quoted\" word");
+  CHECK(
+      parse_jaas_config(
+          "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"s3cr=t;\";") ==
+      JaasSettings{{"sasl.username", "alice"}, {"sasl.password", "s3cr=t;"}});
+  CHECK(parse_jaas_config("  org.apache.kafka.common.security.scram.ScramLoginModule required\n   username=bob   "
+                          "password=\"a \\\"quoted\\\" word\" ;  ") ==
+        JaasSettings{{"sasl.username", "bob"}, {"sasl.password", "a \"quoted\" word"}});
+}
+
+TEST_CASE("OAuthBearerLoginModule's client credentials give librdkafka's OIDC settings", "[kafka][config][jaas]") {
+  CHECK(parse_jaas_config(
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+            "clientId=\"sluice\" clientSecret=\"s3cret\" scope=\"kafka\" extension_logicalCluster=\"lkc-1\" "
+            "extension_identityPoolId=\"pool-2\";") ==
+        JaasSettings{{"sasl.oauthbearer.method", "oidc"},
+                     {"sasl.oauthbearer.client.id", "sluice"},
+                     {"sasl.oauthbearer.client.secret", "s3cret"},
+                     {"sasl.oauthbearer.scope", "kafka"},
+                     {"sasl.oauthbearer.extensions", "identityPoolId=pool-2,logicalCluster=lkc-1"}});
+  CHECK(is_oidc_login_handler("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"));
+  CHECK(is_oidc_login_handler("org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler"));
+  CHECK_FALSE(is_oidc_login_handler("com.example.MyHandler"));
 }
 
 TEST_CASE("other login modules, options and malformed lines are refused saying why", "[kafka][config][jaas]") {
   CHECK_THAT(refusal("com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"),
              Contains("sasl.kerberos"));
   CHECK_THAT(refusal("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"),
-             Contains("no librdkafka equivalent"));
+             Contains("needs clientId"));
+  CHECK_THAT(refusal("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                     "unsecuredLoginStringClaim_sub=\"alice\";"),
+             Contains("unsecure.jwt"));
   CHECK_THAT(refusal("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"a\" "
                      "password=\"b\" tokenauth=\"true\";"),
              Contains("an option other than username and password"));

@@ -458,7 +458,7 @@ TEST_CASE(
   // Half a rotation (a key that is not the certificate's): refused, the new pair stays.
   const uint64_t refused_before = t.counters().tls_reloads_refused;
   std::filesystem::copy_file(old_certs.server_key, live_key, std::filesystem::copy_options::overwrite_existing);
-  REQUIRE(eventually([&] { return t.counters().tls_reloads_refused == refused_before + 1; }, 10s));
+  REQUIRE(eventually([&] { return t.counters().tls_reloads_refused >= refused_before + 1; }, 10s));
   CHECK(OurClient(port).server_fingerprint() == test::fingerprint_of_file(new_certs.server_cert));
   CHECK(t.counters().events_received == 2);
 }
