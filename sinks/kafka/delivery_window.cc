@@ -66,8 +66,9 @@ void KafkaSink::unblock_window() {
   // few replicas): librdkafka would retry them for ever, and every take behind would wait. What
   // it has not sent is given back: the take settles, its events go back to the channel.
   if (head.dead_letters_sent && !head.done() && now - head.dead_letters_at >= kDeadLetterPatience &&
-      now - last_unblock_ >= kUnblockAfter) {
+      now - last_unblock_ >= kUnblockAfter && !(&head == last_unblocked_head_ && now - last_unblock_ < kUnblockAgain)) {
     last_unblock_ = now;
+    last_unblocked_head_ = &head;
     probe_->unblocked();
     producer_->purge(false);
     return;
@@ -216,6 +217,9 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
             .topic_from_event = !awaited.topic_from_event.empty() && awaited.topic_from_event[i],
             .partition_from_event = !config_.partition_header.empty()};
         if (classify(error, destination) == ErrorClass::discard) {
+          // With a dead-letter topic, one not sent there (the take given up at the shutdown
+          // deadline) goes back to the channel: dead-lettered the next time.
+          if (!config_.dead_letter_topic.empty()) return false;
           ++discarded;
           return true;
         }

@@ -331,7 +331,7 @@ KafkaSinkConfig parse_kafka_sink_config(const config::ComponentConfig& component
         most = std::stoll(it->second.value);
       } catch (const std::exception&) {}  // librdkafka's validation names a bad value below
     }
-    c.dead_letter_max_bytes.bytes = static_cast<uint64_t>(std::max<int64_t>(512, most - 1024));
+    c.dead_letter_max_bytes.bytes = static_cast<uint64_t>(most > 2048 ? most - 1024 : std::max<int64_t>(1, most / 2));
   }
   if (c.producer.count("bootstrap.servers"))
     component.fail("kafka.producer.bootstrap.servers", "set the brokers with brokerList or kafka.bootstrap.servers");

@@ -47,6 +47,7 @@ struct StreamWorker::Connection {
   // Its protocol's farewell is sent: its replies and the farewell go out before our FIN (a shutdown
   // request), and what its sender still sends is read and dropped until it closes or the linger ends.
   bool said_farewell = false;
+  bool sender_closed = false;  // ... and its sender closed (read to the end)
   uint64_t farewell_at_ms = 0;
   uv_shutdown_t shutdown_request{};
   // maxEventsPerSecondPerClient: its client's budget (shared with the client's other connections),

@@ -96,7 +96,8 @@ void StreamWorker::close_idle() {
   const auto timeout = static_cast<uint64_t>(config_.idle_timeout.count());
   uint64_t closed = 0;
   for (Connection* conn : std::vector<Connection*>(connections_.begin(), connections_.end())) {
-    if (now - conn->last_read_ms < timeout || conn->pending_lookup || conn->over_budget) continue;
+    if (now - conn->last_read_ms < timeout || conn->pending_lookup || conn->over_budget || conn->said_farewell)
+      continue;
     end_now(conn);
     ++closed;
   }

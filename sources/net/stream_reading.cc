@@ -16,7 +16,12 @@ void StreamWorker::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* b
   auto* conn = static_cast<Connection*>(stream->data);
   StreamWorker* self = conn->worker;
   if (conn->said_farewell) {  // read and dropped: its sender resends what was not answered
-    if (nread < 0) self->close_connection(conn);
+    if (nread < 0) {
+      conn->sender_closed = true;
+      uv_read_stop(stream);
+      // Closed once our replies and farewell are out (close_lingering looks again until then).
+      if (uv_stream_get_write_queue_size(stream) == 0) self->close_connection(conn);
+    }
     return;
   }
   if (nread > 0) {
@@ -129,8 +134,9 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
 
 void StreamWorker::consume(Connection& conn, std::string_view data, StreamEnd end) {
   // An earlier chunk of the same read may have ended it (a broken session): the rest is not for
-  // it. (Every other end consumes the connection before it closes it.)
-  if (!connections_.count(&conn)) return;
+  // it, nor once it said farewell (what follows is dropped: its sender resends it). (Every other
+  // end consumes the connection before it closes it.)
+  if (!connections_.count(&conn) || conn.said_farewell) return;
   ReadTally tally;
   maker_.begin_read();  // the arrival time for this read's events
   ConnectionMessages messages(*this, conn, tally);

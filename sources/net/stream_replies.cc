@@ -11,6 +11,7 @@ namespace {
 
 // After a farewell: how long its sender may take to close, and how often that is looked at.
 constexpr uint64_t kFarewellLingerMs = 2000;
+constexpr uint64_t kFarewellLingerMaxMs = 10000;
 constexpr uint64_t kFarewellCheckMs = 100;
 }  // namespace
 
@@ -64,8 +65,9 @@ void StreamWorker::resume_if_drained(Connection& conn) {
 // What the connection's AckQueue has ready, in order. A session the sender closed ends once its
 // last reply (the close's) has been written: librelp's server closes then too.
 void StreamWorker::send_replies(Connection& conn) {
-  // Ended already (its replies go nowhere), or a protocol that never answers.
-  if (!connections_.count(&conn) || !conn.acks()) return;
+  // Ended already (its replies go nowhere), a protocol that never answers, or its farewell is out
+  // (nothing may follow it; what was not answered its sender resends).
+  if (!connections_.count(&conn) || !conn.acks() || conn.said_farewell) return;
   // Whether every reply was released comes with the take, under its lock: a commit on a sink
   // thread between a separate question and the take would either leave its replies behind the
   // close, or leave the session open with nothing left to wake it.
@@ -101,6 +103,10 @@ bool StreamWorker::send_plain(Connection& conn, std::string bytes) {
 // not answer"), then the close. What it sent unanswered is not lost: the sender still has it.
 void StreamWorker::say_farewell(Connection* conn) {
   if (conn->said_farewell) return;
+  if (conn->awaiting_handshake_slot) {  // never read, nothing to answer: closed
+    close_connection(conn);
+    return;
+  }
   send_replies(*conn);
   if (!connections_.count(conn)) return;
   if (!send_plain(*conn, conn->protocol->farewell())) {
@@ -128,10 +134,16 @@ void StreamWorker::say_farewell(Connection* conn) {
         kFarewellCheckMs, kFarewellCheckMs);
 }
 
+// Closed once the replies and the farewell are written and its sender closed or kFarewellLingerMs
+// passed; a sender that does not read them holds it kFarewellLingerMaxMs at most.
 void StreamWorker::close_lingering() {
   const uint64_t now = uv_now(&loop_);
-  for (Connection* conn : std::vector<Connection*>(farewells_.begin(), farewells_.end()))
-    if (now - conn->farewell_at_ms >= kFarewellLingerMs) close_connection(conn);
+  for (Connection* conn : std::vector<Connection*>(farewells_.begin(), farewells_.end())) {
+    const bool written = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn->handle)) == 0;
+    const uint64_t lingered = now - conn->farewell_at_ms;
+    if ((written && (conn->sender_closed || lingered >= kFarewellLingerMs)) || lingered >= kFarewellLingerMaxMs)
+      close_connection(conn);
+  }
   if (farewells_.empty()) uv_timer_stop(farewell_timer_.get());
 }
 

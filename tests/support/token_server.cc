@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <memory>
@@ -119,6 +120,21 @@ void TokenServer::answer(int fd) {
   std::string request;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536 &&
+         std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    request.append(buf, static_cast<size_t>(n));
+  }
+  // The body (grant_type=...), read before the answer: closing with it unread would reset the
+  // connection, and the client could lose the answer.
+  const size_t head_end = request.find("\r\n\r\n");
+  size_t body_length = 0;
+  if (const size_t at = request.find("Content-Length:"); at != std::string::npos && at < head_end)
+    body_length = std::strtoul(request.c_str() + at + 15, nullptr, 10);
+  while (head_end != std::string::npos && request.size() < head_end + 4 + body_length && request.size() < 65536 &&
          std::chrono::steady_clock::now() < deadline) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 100) <= 0) continue;
