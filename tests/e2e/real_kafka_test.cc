@@ -526,7 +526,7 @@ TEST_CASE(
 
 TEST_CASE(
     "OAUTHBEARER with OIDC client credentials, in Flume's JAAS form, into Kafka 4.4 validating JWTs: delivered "
-    "across token refreshes with nothing lost; a wrong secret delivers nothing and says why",
+    "across token refreshes with nothing lost, a wrong secret delivers nothing and says why",
     "[kafka-real][oauth]") {
   KafkaCluster& k = kafka();
   k.create_topic("oauth", 3);
