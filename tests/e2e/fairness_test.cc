@@ -68,12 +68,16 @@ TEST_CASE(
   const std::string runaway_received =
       "sluice_source_events_received_total{source=\"r1\",port=\"" + runaway_port + "\"}";
   REQUIRE(eventually([&] { return p.metric(runaway_received) >= 2000; }, 10s));
+  // Sampled every 100 ms meanwhile: the clients held, never more than the one.
   bool held_seen = false;
+  double most_held = 0;
   const double first = p.metric(runaway_received);
   const auto from = std::chrono::steady_clock::now();
   eventually(
       [&] {
-        held_seen = held_seen || p.metric("sluice_source_clients_held") >= 1;
+        const double held = p.metric("sluice_source_clients_held");
+        held_seen = held_seen || held >= 1;
+        most_held = std::max(most_held, held);
         return std::chrono::steady_clock::now() - from >= 4s;
       },
       5s, 100ms);
@@ -84,16 +88,13 @@ TEST_CASE(
   CHECK(quiet_exit == 0);
   CHECK(runaway_exit == 0);
   CHECK(held_seen);
-  CHECK(runaway_rate > 700);
-  CHECK(runaway_rate < 1400);
+  CHECK(most_held == 1);  // the ten were never held
+  CHECK(runaway_rate > 500);
+  CHECK(runaway_rate < 1500);
   CHECK(p.metric("sluice_source_client_holds_total") > 0);
-
-  // The ten sent at their pace, never waiting on a full socket. (The runaway's 1.4 MB fit in the
-  // sockets' buffers: it finished writing at once and the agent read it at its limit since.)
-  const std::string quiet_summary = read_file(p.dir().file("quiet.json"));
-  INFO(quiet_summary);
-  CHECK(json_number(quiet_summary, "seconds") < 9.5);
-  CHECK(json_number(quiet_summary, "blocked_seconds") < 0.5);
+  // The ten, never held, sent all they had; the runaway's 1.4 MB fit in the sockets' buffers: it
+  // finished writing at once, and the agent read it at its limit since.
+  CHECK(json_number(read_file(p.dir().file("quiet.json")), "sent") == 8000);
 
   CHECK(eventually([&] { return p.metric("sluice_source_events_received_total") == 20000; }, 30s, 100ms));
   CHECK(p.stop_agent(30s) == 0);
