@@ -71,6 +71,19 @@ std::string response(int status, const std::string& reason, const std::string& j
          "\r\n\r\n" + json;
 }
 
+// Appends what `fd` sends to `request` while `more()` holds, up to 64 KiB and `deadline`.
+template <class More>
+void read_while(int fd, std::string& request, std::chrono::steady_clock::time_point deadline, More&& more) {
+  while (more() && request.size() < 65536 && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return;
+    request.append(buf, static_cast<size_t>(n));
+  }
+}
+
 }  // namespace
 
 TokenServer::TokenServer(const std::string& key_pem, std::string client_id, std::string client_secret,
@@ -119,30 +132,15 @@ void TokenServer::serve() {
 void TokenServer::answer(int fd) {
   std::string request;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536 &&
-         std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    request.append(buf, static_cast<size_t>(n));
-  }
+  read_while(fd, request, deadline, [&] { return request.find("\r\n\r\n") == std::string::npos; });
   // The body (grant_type=...), read before the answer: closing with it unread would reset the
   // connection, and the client could lose the answer.
   const size_t head_end = request.find("\r\n\r\n");
   size_t body_length = 0;
   if (const size_t at = request.find("Content-Length:"); at != std::string::npos && at < head_end)
     body_length = std::strtoul(request.c_str() + at + 15, nullptr, 10);
-  while (head_end != std::string::npos && request.size() < head_end + 4 + body_length && request.size() < 65536 &&
-         std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    request.append(buf, static_cast<size_t>(n));
-  }
+  read_while(fd, request, deadline,
+             [&] { return head_end != std::string::npos && request.size() < head_end + 4 + body_length; });
   std::string authorization;
   std::istringstream lines(request);
   for (std::string line; std::getline(lines, line);) {
