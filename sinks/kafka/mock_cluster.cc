@@ -71,6 +71,17 @@ void MockCluster::set_partition_leader(const std::string& topic, int32_t partiti
                              "] to " + std::to_string(broker));
 }
 
+void MockCluster::start_counting_requests() { rd_kafka_mock_start_request_tracking(cluster_); }
+
+size_t MockCluster::requests_received(int16_t api_key) const {
+  size_t count = 0, matching = 0;
+  rd_kafka_mock_request_t** requests = rd_kafka_mock_get_requests(cluster_, &count);
+  for (size_t i = 0; i < count; ++i)
+    if (rd_kafka_mock_request_api_key(requests[i]) == api_key) ++matching;
+  rd_kafka_mock_request_destroy_array(requests, count);
+  return matching;
+}
+
 std::string MockCluster::apply_command(const std::string& command) {
   std::istringstream words(command);
   std::string verb;

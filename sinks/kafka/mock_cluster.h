@@ -6,6 +6,7 @@
 // Note (librdkafka 2.0.2): each partition log keeps only its newest ~5 MiB; offsets still
 // count every message, so verify big runs while they go on or count by offsets.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,12 @@ class MockCluster {
   void set_partition_leader(const std::string& topic, int32_t partition, int32_t broker);
   // Metadata answers `error_code` for the topic from now on (0 clears it).
   void set_topic_error(const std::string& topic, int error_code);
+
+  // Counts the requests the brokers receive from now on, to requests_received() (tests: the
+  // record grows with every request, so not for a long-lived cluster under load).
+  void start_counting_requests();
+  // Requests of Kafka API `api_key` (0 = Produce) received since start_counting_requests().
+  size_t requests_received(int16_t api_key) const;
 
   // Applies one control command; returns "" or what was wrong with it. Commands:
   //   down [BROKER] | up [BROKER] | rtt MS [BROKER] | errors API COUNT ERROR
