@@ -887,6 +887,61 @@ TEST_CASE("deadLetterTopic that itself refuses: the dead letter is discarded and
   CHECK(read_topic(cluster, "t") == std::multiset<std::string>{"app: after"});
 }
 
+TEST_CASE(
+    "deadLetterTopic whose partition has no leader: a stop during the round puts the dead letter back in the "
+    "channel, the event delivered beside it committed",
+    "[kafka][sink][faults][dead-letter][shutdown]") {
+  kafka::MockCluster cluster;
+  for (const char* topic : {"t", "dlq"}) cluster.create_topic(topic, 1);
+  cluster.set_partition_leader("dlq", 0, -1);  // the fault: the dead-letter round cannot be answered
+  SinkUnderTest t(
+      cluster,
+      {{"kafka.producer.acks", "all"}, {"kafka.producer.message.max.bytes", "1000"}, {"deadLetterTopic", "dlq"}});
+  auto& [channel, shared, context, sink] = t;
+  EventBatch batch =
+      parsed_batch({"<13>Nov 30 11:07:06 h app: " + std::string(2000, 'x'), "<13>Nov 30 11:07:06 h app: beside"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  // The event beside delivered: the take's reports are in (the large one refused at once, by
+  // librdkafka itself), and its dead letter waits for the dead-letter topic.
+  REQUIRE(eventually([&] { return read_topic(cluster, "t").size() == 1; }, 10s));
+  sink->stop(Clock::now() + 1s);  // SIGTERM meanwhile (what the deadline did is the verdict, below)
+  const SinkCounters c = sink->counters();
+  CHECK(c.events_sent == 1);
+  CHECK(c.events_discarded == 0);
+  CHECK(kafka_counters(*sink).dead_lettered == 0);
+  CHECK(channel.counters().events_held == 1);  // the dead letter, for the next run
+  CHECK(read_topic(cluster, "t") == std::multiset<std::string>{"app: beside"});
+}
+
+TEST_CASE(
+    "deadLetterTopic whose partition has no leader: the round is given back after 10 s and the dead letter lands "
+    "once the partition has a leader again, nothing else held up meanwhile",
+    "[kafka][sink][faults][dead-letter]") {
+  kafka::MockCluster cluster;
+  for (const char* topic : {"t", "dlq"}) cluster.create_topic(topic, 1);
+  cluster.set_partition_leader("dlq", 0, -1);
+  SinkUnderTest t(cluster, {{"kafka.producer.acks", "all"},
+                            {"kafka.producer.message.max.bytes", "1000"},
+                            {"deadLetterTopic", "dlq"},
+                            {"deadLetterMaxBytes", "300"}});
+  auto& [channel, shared, context, sink] = t;
+  EventBatch batch =
+      parsed_batch({"<13>Nov 30 11:07:06 h app: " + std::string(2000, 'x'), "<13>Nov 30 11:07:06 h app: beside"});
+  REQUIRE(channel.put(batch, Clock::now() + 5s));
+  // Given back: the round's letter purged and rolled back into the channel, the event beside committed.
+  REQUIRE(eventually([&] { return sink->counters().events_rolled_back >= 1; }, 20s));
+  CHECK(sink->counters().events_sent == 1);
+  EventBatch after = parsed_batch({"<13>Nov 30 11:07:06 h app: after"});
+  REQUIRE(channel.put(after, Clock::now() + 5s));
+  cluster.set_partition_leader("dlq", 0, 1);
+  REQUIRE(eventually([&] { return kafka_counters(*sink).dead_lettered == 1; }, 30s));
+  REQUIRE(eventually([&] { return channel.counters().events_held == 0; }, 10s));
+  sink->stop(Clock::now() + 5s);
+  CHECK(sink->counters().events_discarded == 0);
+  CHECK(read_topic(cluster, "t") == std::multiset<std::string>{"app: beside", "app: after"});
+  CHECK(read_topic(cluster, "dlq") == std::multiset<std::string>{("app: " + std::string(2000, 'x')).substr(0, 300)});
+}
+
 TEST_CASE("good events behind one naming a topic the cluster does not have land at once", "[kafka][sink][topics]") {
   kafka::MockCluster cluster;
   cluster.create_topic("t", 1);

@@ -225,6 +225,33 @@ TEST_CASE("maxConnectionAge asks a connection to reconnect with our FIN and read
   CHECK(source.tcp_counters().connections_aged == 1);
 }
 
+TEST_CASE(
+    "a stop during maxConnectionAge's farewell reads what the sender sent and ends the connection at the deadline",
+    "[source][fidelity][shutdown]") {
+  MemoryChannel channel("c", MemoryChannelConfig{1000, 1000, {}, 20});
+  const auto component =
+      test::syslog_source_component({{"maxConnectionAge", "300ms"}, {"maxConnectionAgeJitter", "1ms"}});
+  SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
+  source.start();
+  const int fd = test::connect_loopback(source.listening_ports()[0]);
+  send_all(fd, "<13>h a: before\n");
+  pollfd p{fd, POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 5000) == 1);
+  char byte;
+  REQUIRE(::recv(fd, &byte, 1, 0) == 0);  // our FIN: the farewell has begun
+  // The sender goes on and never closes (a sender that ignores the FIN); SIGTERM comes meanwhile.
+  send_all(fd, "<13>h a: after the FIN\n");
+  REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 2; }, 5s));
+  source.stop(Clock::now() + 500ms);  // returns (a stop that hung would fail at the test's timeout)
+  const auto c = source.tcp_counters();
+  CHECK(c.events_received == 2);
+  CHECK(c.frames_cut == 0);
+  CHECK(c.connections_aged == 1);
+  CHECK(c.connections_cut_at_shutdown == 1);  // still open at the deadline: cut, and counted
+  CHECK(channel.counters().events_held == 2);
+  ::close(fd);
+}
+
 TEST_CASE("maxEventsPerSecondPerClient holds a client's connection, and a stop lifts the hold to read to the end",
           "[source][fidelity]") {
   MemoryChannel channel("c", MemoryChannelConfig{10000, 1000, {}, 20});
