@@ -187,6 +187,9 @@ struct Family {
       "refused (the files did not load: the running producer goes on).") \
   row(kSinkEventsDeadLetteredTotal, "sluice_sink_events_dead_lettered_total", kafka_sink, counter, \
       "Events Kafka refused for good that the dead-letter topic (deadLetterTopic) took instead, by the reason.") \
+  row(kSinkDeadLettersWaiting, "sluice_sink_dead_letters_waiting", kafka_sink, gauge, \
+      "Events handed to the dead-letter topic whose answer has not come yet (a round that waits 10 s is given " \
+      "back to the channel).") \
   row(kSinkEventsDiscardedTotal, "sluice_sink_events_discarded_total", sink, counter, \
       "Events failed for good (too large, invalid, a partition or topic from the event that does not exist): not " \
       "retried.") \

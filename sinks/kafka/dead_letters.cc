@@ -73,6 +73,7 @@ bool KafkaSink::send_dead_letters(AwaitedTake& awaited) {
     awaited.reopen(i);
     letters.push_back(m);
   }
+  probe_->dead_letters_waiting(static_cast<int64_t>(letters.size()));  // until the take settles
   // One reference per letter before any report can come; then the second round of reports.
   awaited.add_references(static_cast<int64_t>(letters.size()));
   const ProduceOptions options{.copy_payloads = false,  // the take's events, or dead_letter_encoded

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "sinks/kafka/delivery_tracker.h"
 
 namespace sluice::kafka {
@@ -182,6 +184,9 @@ void KafkaSink::settle(const AwaitedTake& awaited) {
   uint64_t by_reason[kDeliveryErrorKinds] = {};
   uint64_t dead_lettered[kDeliveryErrorKinds] = {};
   uint64_t discarded = 0, possibly_persisted = 0, dead_letters = 0;
+  if (awaited.dead_letters_sent)  // its round ends here, answered or not
+    probe_->dead_letters_waiting(-std::count_if(awaited.dead_letter_reason.begin(), awaited.dead_letter_reason.end(),
+                                                [](DeliveryError r) { return r != DeliveryError::none; }));
   Take leaving, back;
   split_take(
       awaited.take(),

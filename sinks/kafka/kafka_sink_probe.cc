@@ -146,6 +146,7 @@ KafkaSinkCounters KafkaSinkProbe::kafka_counters() const {
       c.failed_by_reason.emplace_back(std::string(to_string(static_cast<DeliveryError>(r))), n);
     c.dead_lettered += dead_lettered_[r].load(std::memory_order_relaxed);
   }
+  c.dead_letters_waiting = dead_letters_waiting_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -159,6 +160,7 @@ void KafkaSinkProbe::write_metrics(MetricsWriter& w, const Producer* producer) c
     w.counter(metric_names::kSinkEventsDeadLetteredTotal,
               {{"sink", sink_name_}, {"reason", std::string(to_string(reason))}},
               static_cast<double>(dead_lettered_[static_cast<int>(reason)].load(std::memory_order_relaxed)));
+  w.gauge(metric_names::kSinkDeadLettersWaiting, l, static_cast<double>(c.dead_letters_waiting));
   w.counter(metric_names::kSinkProducerRestartsTotal, l, c.producer_restarts);
   w.counter(metric_names::kSinkTlsReloadsTotal, {{"sink", sink_name_}, {"result", "applied"}},
             static_cast<double>(tls_reloads_applied_.load(std::memory_order_relaxed)));

@@ -33,6 +33,7 @@ struct KafkaSinkCounters {
   uint64_t producer_restarts = 0;   // new producers after fatal errors
   std::vector<std::pair<std::string, uint64_t>> failed_by_reason;  // reason → events (non-zero only)
   uint64_t dead_lettered = 0;                                      // refused for good, taken by the dead-letter topic
+  int64_t dead_letters_waiting = 0;  // handed to the dead-letter topic, their round not settled yet
 };
 
 class KafkaSinkProbe final : public ConnectionWatcher {
@@ -44,6 +45,8 @@ class KafkaSinkProbe final : public ConnectionWatcher {
   void discarded(uint64_t events) { discarded_.fetch_add(events, std::memory_order_relaxed); }
   // Refused for good (`reason`), taken by the dead-letter topic instead: counted (also as sent), logged.
   void dead_lettered(DeliveryError reason, uint64_t events, const std::string& topic);
+  // A dead-letter round of `letters` began (positive) or settled (negative).
+  void dead_letters_waiting(int64_t letters) { dead_letters_waiting_.fetch_add(letters, std::memory_order_relaxed); }
   // sslReloadInterval: the producer's TLS files changed (seen), a new producer uses them (applied),
   // or they did not load (refused, with librdkafka's reason).
   void tls_files_changed(const std::string& files);
@@ -98,6 +101,7 @@ class KafkaSinkProbe final : public ConnectionWatcher {
       partition_header_unusable_{0};
   std::atomic<uint64_t> failed_by_reason_[kDeliveryErrorKinds] = {};
   std::atomic<uint64_t> dead_lettered_[kDeliveryErrorKinds] = {};
+  std::atomic<int64_t> dead_letters_waiting_{0};
   std::atomic<uint64_t> tls_reloads_applied_{0}, tls_reloads_refused_{0};
   std::atomic<uint64_t> retopicked_[kRetopickedKinds] = {};
   std::atomic<uint64_t> set_aside_{0}, aside_{0}, unblocked_{0}, event_topics_{0};

@@ -901,10 +901,11 @@ TEST_CASE(
   EventBatch batch =
       parsed_batch({"<13>Nov 30 11:07:06 h app: " + std::string(2000, 'x'), "<13>Nov 30 11:07:06 h app: beside"});
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  // The event beside delivered: the take's reports are in (the large one refused at once, by
-  // librdkafka itself), and its dead letter waits for the dead-letter topic.
-  REQUIRE(eventually([&] { return read_topic(cluster, "t").size() == 1; }, 10s));
+  // The take's reports are in (the large one refused at once, by librdkafka itself), and its dead
+  // letter waits for the dead-letter topic.
+  REQUIRE(eventually([&] { return kafka_counters(*sink).dead_letters_waiting == 1; }, 10s));
   sink->stop(Clock::now() + 1s);  // SIGTERM meanwhile (what the deadline did is the verdict, below)
+  CHECK(kafka_counters(*sink).dead_letters_waiting == 0);
   const SinkCounters c = sink->counters();
   CHECK(c.events_sent == 1);
   CHECK(c.events_discarded == 0);
@@ -927,12 +928,17 @@ TEST_CASE(
   auto& [channel, shared, context, sink] = t;
   EventBatch batch =
       parsed_batch({"<13>Nov 30 11:07:06 h app: " + std::string(2000, 'x'), "<13>Nov 30 11:07:06 h app: beside"});
+  const auto put_at = Clock::now();  // before the round began: the bound below cannot be short
   REQUIRE(channel.put(batch, Clock::now() + 5s));
-  // Given back: the round's letter purged and rolled back into the channel, the event beside committed.
-  REQUIRE(eventually([&] { return sink->counters().events_rolled_back >= 1; }, 20s));
-  CHECK(sink->counters().events_sent == 1);
+  REQUIRE(eventually([&] { return kafka_counters(*sink).dead_letters_waiting == 1; }, 10s));
+  // Meanwhile, an event taken after the waiting one is delivered.
   EventBatch after = parsed_batch({"<13>Nov 30 11:07:06 h app: after"});
   REQUIRE(channel.put(after, Clock::now() + 5s));
+  REQUIRE(eventually([&] { return read_topic(cluster, "t").size() == 2; }, 20s));
+  // Given back: the round's letter purged and rolled back into the channel, the event beside committed.
+  REQUIRE(eventually([&] { return sink->counters().events_rolled_back >= 1; }, 20s));
+  CHECK(Clock::now() - put_at >= 10s);  // the patience the failure-modes row promises, not less
+  CHECK(sink->counters().events_sent >= 1);
   cluster.set_partition_leader("dlq", 0, 1);
   REQUIRE(eventually([&] { return kafka_counters(*sink).dead_lettered == 1; }, 30s));
   REQUIRE(eventually([&] { return channel.counters().events_held == 0; }, 10s));

@@ -239,16 +239,20 @@ TEST_CASE(
   REQUIRE(::poll(&p, 1, 5000) == 1);
   char byte;
   REQUIRE(::recv(fd, &byte, 1, 0) == 0);  // our FIN: the farewell has begun
-  // The sender goes on and never closes (a sender that ignores the FIN); SIGTERM comes meanwhile.
+  // The sender goes on and never closes (a sender that ignores the FIN); SIGTERM comes meanwhile,
+  // and what it sends during the stop's drain is read too.
   send_all(fd, "<13>h a: after the FIN\n");
   REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 2; }, 5s));
-  source.stop(Clock::now() + 500ms);  // returns (a stop that hung would fail at the test's timeout)
+  source.request_stop(Clock::now() + 2s);
+  send_all(fd, "<13>h a: during the stop\n");
+  REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 3; }, 5s));
+  source.stop(Clock::now() + 2s);  // returns (a stop that hung would fail at the test's timeout)
   const auto c = source.tcp_counters();
-  CHECK(c.events_received == 2);
+  CHECK(c.events_received == 3);
   CHECK(c.frames_cut == 0);
   CHECK(c.connections_aged == 1);
   CHECK(c.connections_cut_at_shutdown == 1);  // still open at the deadline: cut, and counted
-  CHECK(channel.counters().events_held == 2);
+  CHECK(channel.counters().events_held == 3);
   ::close(fd);
 }
 
