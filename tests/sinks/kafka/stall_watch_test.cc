@@ -3,8 +3,16 @@
 
 #include <catch2/catch.hpp>
 
+#include <librdkafka/rdkafka.h>
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "sinks/kafka/mock_cluster.h"
 #include "sinks/kafka/stall_watch.h"
 #include "sinks/kafka/statistics.h"
+#include "tests/support/eventually.h"
 
 using namespace sluice;
 using namespace sluice::kafka;
@@ -67,6 +75,121 @@ TEST_CASE("statistics: brokers without bootstrap, partitions without the unassig
   CHECK(stats->leader("logs", 1) == -1);
   CHECK(stats->leader("logs", 9) == -1);  // not reported
   CHECK_FALSE(parse_statistics("{\"brokers\": [unclosed"));
+}
+
+namespace {
+
+// What yaml-cpp (a full reader: YAML is a superset of JSON) makes of a report, the way Sluice
+// read reports before it had its own one-pass reader: the reference the reader is held to.
+ProducerStatistics read_with_yaml(const std::string& json) {
+  ProducerStatistics stats;
+  const YAML::Node root = YAML::Load(json);
+  for (const auto& entry : root["brokers"]) {
+    const YAML::Node b = entry.second;
+    if (b["nodeid"].as<int32_t>(-1) < 0) continue;
+    stats.brokers.push_back({.id = b["nodeid"].as<int32_t>(),
+                             .name = b["name"].as<std::string>(""),
+                             .up = b["state"].as<std::string>("") == "UP",
+                             .rtt_avg_seconds = b["rtt"]["avg"].as<double>(0) / 1e6,
+                             .rtt_p99_seconds = b["rtt"]["p99"].as<double>(0) / 1e6,
+                             .disconnects = b["disconnects"].as<uint64_t>(0)});
+  }
+  for (const auto& topic : root["topics"])
+    for (const auto& entry : topic.second["partitions"])
+      if (const int32_t partition = entry.second["partition"].as<int32_t>(-1); partition >= 0)
+        stats.partitions.push_back({.topic = topic.first.as<std::string>(),
+                                    .partition = partition,
+                                    .leader = entry.second["leader"].as<int32_t>(-1)});
+  return stats;
+}
+
+void check_same(const ProducerStatistics& read, const ProducerStatistics& reference) {
+  REQUIRE(read.brokers.size() == reference.brokers.size());
+  for (size_t i = 0; i < read.brokers.size(); ++i) {
+    CHECK(read.brokers[i].id == reference.brokers[i].id);
+    CHECK(read.brokers[i].name == reference.brokers[i].name);
+    CHECK(read.brokers[i].up == reference.brokers[i].up);
+    CHECK(read.brokers[i].rtt_avg_seconds == Approx(reference.brokers[i].rtt_avg_seconds));
+    CHECK(read.brokers[i].rtt_p99_seconds == Approx(reference.brokers[i].rtt_p99_seconds));
+    CHECK(read.brokers[i].disconnects == reference.brokers[i].disconnects);
+  }
+  REQUIRE(read.partitions.size() == reference.partitions.size());
+  for (size_t i = 0; i < read.partitions.size(); ++i) {
+    CHECK(read.partitions[i].topic == reference.partitions[i].topic);
+    CHECK(read.partitions[i].partition == reference.partitions[i].partition);
+    CHECK(read.partitions[i].leader == reference.partitions[i].leader);
+  }
+}
+
+int capture_report(rd_kafka_t*, char* json, size_t length, void* opaque) {
+  auto* reports = static_cast<std::vector<std::string>*>(opaque);
+  reports->emplace_back(json, length);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("statistics: librdkafka's own reports read in one pass as a full JSON reader reads them", "[kafka][stall]") {
+  // Two brokers, two topics of 3 partitions, one of them without a leader: the reports of a
+  // producer that sends to all of it, from its start (bootstrap brokers, no leaders known yet).
+  kafka::MockCluster cluster(2);
+  cluster.create_topic("logs", 3);
+  cluster.create_topic("audit", 3);
+  cluster.set_partition_leader("audit", 2, -1);
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  std::vector<std::string> reports;
+  for (const auto& [name, value] :
+       {std::pair{"bootstrap.servers", cluster.bootstrap_servers()}, {"statistics.interval.ms", std::string("100")}})
+    REQUIRE(rd_kafka_conf_set(conf, name, value.c_str(), error, sizeof error) == RD_KAFKA_CONF_OK);
+  rd_kafka_conf_set_stats_cb(conf, &capture_report);
+  rd_kafka_conf_set_opaque(conf, &reports);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  REQUIRE(producer);
+  for (const char* topic : {"logs", "audit"})
+    for (int32_t partition = 0; partition < 3; ++partition)
+      rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
+                        RD_KAFKA_V_VALUE(const_cast<char*>("event"), 5), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                        RD_KAFKA_V_END);
+  REQUIRE(test::eventually(
+      [&] {
+        rd_kafka_poll(producer, 50);
+        return reports.size() >= 5;
+      },
+      20s));
+  rd_kafka_purge(producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(producer, 0);
+  rd_kafka_destroy(producer);
+
+  bool saw_leaderless = false;
+  for (const std::string& report : reports) {
+    INFO(report);
+    const auto read = parse_statistics(report.c_str());
+    REQUIRE(read);
+    const ProducerStatistics reference = read_with_yaml(report);
+    check_same(*read, reference);
+    saw_leaderless |= read->partitions.size() == 6 && read->leader("audit", 2) == -1 && read->leader("logs", 0) > 0;
+  }
+  CHECK(saw_leaderless);
+}
+
+TEST_CASE("statistics: a report cut anywhere, or not librdkafka's, is refused and changes nothing", "[kafka][stall]") {
+  const std::string report = kReport;
+  REQUIRE(parse_statistics(report.c_str()));
+  for (size_t length = 0; length < report.size(); ++length)
+    CHECK_FALSE(parse_statistics(report.substr(0, length).c_str()));
+  CHECK_FALSE(parse_statistics(""));
+  CHECK_FALSE(parse_statistics("[1, 2]"));
+  CHECK_FALSE(parse_statistics("{\"brokers\": {}} trailing"));
+  CHECK_FALSE(
+      parse_statistics((std::string(100, '[') + std::string(100, ']')).insert(0, "{\"x\": ").append("}").c_str()));
+  const auto escaped = parse_statistics(
+      R"({"brokers": {"b": {"nodeid": 3, "name": "host\"q\\/\u00e9", "state": "UP", "rtt": {"avg": 1e3}}}, "topics": {}})");
+  REQUIRE(escaped);
+  REQUIRE(escaped->brokers.size() == 1);
+  CHECK(escaped->brokers[0].name == "host\"q\\/?");
+  CHECK(escaped->brokers[0].rtt_avg_seconds == Approx(0.001));
+  CHECK(escaped->brokers[0].up);
 }
 
 TEST_CASE("stall watch: messages waiting and none delivered for the limit while the leader answers for it",
