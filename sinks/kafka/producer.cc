@@ -135,11 +135,45 @@ Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds s
     rd_kafka_conf_destroy(conf);
     throw config::ConfigError(std::string("cannot create a Kafka producer: ") + error);
   }
+  questions_ = new_question_handle(settings);
+  if (!questions_) {
+    rd_kafka_destroy(rk_);
+    throw config::ConfigError("cannot create the Kafka client that asks the cluster for the producer");
+  }
   view_.start();
 }
 
+// The view's questions (metadata, each partition's leader) ride a client of their own: asked on
+// the producer's connection, a question queues behind every produce request written before it,
+// and one that is not answered within its bound makes librdkafka cut that connection
+// (socket.max.fails = 1), with what it held unread: with acks=0, events lost for a question. Its
+// own connections have nothing queued ahead of a question, and a question that times out cuts
+// only them. Same cluster, same security settings; nothing produced, no statistics, no
+// idempotent producer id.
+rd_kafka_s* Producer::new_question_handle(const ProducerSettings& settings) {
+  ProducerSettings asking = settings;
+  for (const char* producing_only : {"enable.idempotence", "enable.gapless.guarantee", "transactional.id"})
+    asking.erase(producing_only);
+  asking["statistics.interval.ms"] = ProducerSetting{"0", {}, "statistics.interval.ms (the view's questions)"};
+  const auto client_id = settings.find("client.id");
+  asking["client.id"] =
+      ProducerSetting{(client_id != settings.end() ? client_id->second.value : "sluice") + "-questions",
+                      {},
+                      "client.id (the view's questions)"};
+  rd_kafka_conf_t* conf = build_conf(asking);
+  rd_kafka_conf_set_log_cb(conf, &on_log);  // its errors are logged (no error callback: it is polled at each question)
+  char error[512];
+  rd_kafka_t* handle = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (!handle) {
+    rd_kafka_conf_destroy(conf);
+    spdlog::error("cannot create the Kafka client that asks the cluster: {}", error);
+  }
+  return handle;
+}
+
 Producer::~Producer() {
-  view_.stop();  // its questions go through this handle
+  view_.stop();  // its questions go through questions_
+  rd_kafka_destroy(questions_);
   // Blocking, so that every purged message's report is queued before the poll serves it.
   rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   poll(0);  // trackers learn that their messages were purged
@@ -266,7 +300,8 @@ ClusterMetadata Producer::metadata(const std::vector<std::string>& topics, std::
   // Every topic of the cluster: a request for all of them is the one that creates none (asking for
   // named ones would have Kafka create those it lacks, and the view asks before a topic named by
   // an event may be used).
-  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 1, nullptr, &md, static_cast<int>(timeout.count()));
+  rd_kafka_poll(questions_, 0);  // what it has to say (errors, logs), so that its queue does not grow
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(questions_, 1, nullptr, &md, static_cast<int>(timeout.count()));
   if (err) {
     out.error = rd_kafka_err2str(err);
     return out;
@@ -301,8 +336,8 @@ ClusterMetadata Producer::metadata(const std::vector<std::string>& topics, std::
 ClusterQuery::LeaderAnswer Producer::ask_leader(const std::string& topic, int32_t partition,
                                                 std::chrono::milliseconds timeout) {
   int64_t low = 0, high = 0;
-  const rd_kafka_resp_err_t err =
-      rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(questions_, topic.c_str(), partition, &low, &high,
+                                                                   static_cast<int>(timeout.count()));
   if (!err) return {};
   const bool silent = err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
                       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;

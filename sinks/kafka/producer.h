@@ -200,7 +200,10 @@ class Producer final : private ClusterQuery {
   ClusterMetadata metadata(const std::vector<std::string>& topics, std::chrono::milliseconds timeout) override;
   LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override;
 
+  static rd_kafka_s* new_question_handle(const ProducerSettings& settings);
+
   rd_kafka_s* rk_ = nullptr;
+  rd_kafka_s* questions_ = nullptr;   // the view's client: its own connections (new_question_handle)
   std::string partitioner_;           // its `partitioner` setting, or "" (librdkafka's default)
   bool acks_zero_ = false;            // acks=0: delivery reports say where each message was written
   std::atomic<int> handing_over_{0};  // handing_over()
@@ -223,7 +226,7 @@ class Producer final : private ClusterQuery {
   std::map<std::string, std::unique_ptr<TopicCounters>> counters_;
   std::mutex watchers_mutex_;
   std::vector<std::weak_ptr<ConnectionWatcher>> watchers_;
-  ClusterView view_;  // last: its thread asks through this producer's handle, and stops first
+  ClusterView view_;  // last: its thread asks through questions_, and stops first
 };
 
 }  // namespace sluice::kafka
