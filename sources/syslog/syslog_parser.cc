@@ -1,7 +1,9 @@
 #include "sources/syslog/syslog_parser.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 
 #include "sources/syslog/byte_scan.h"
@@ -31,8 +33,14 @@ Span span(size_t from, size_t to) {
   return {static_cast<uint16_t>(from), static_cast<uint16_t>(to - from)};
 }
 
-// The end of the space-delimited token at pos.
-size_t token_end(std::string_view s, size_t pos) { return find_either(s, pos, ' ', ' '); }
+// The end of the space-delimited token at pos. Most tokens (a host, a tag, a time) are short: a
+// plain loop finds their end before the 16-byte scan would have set up; a longer one goes on with it.
+size_t token_end(std::string_view s, size_t pos) {
+  const size_t head_end = std::min(s.size(), pos + 16);
+  for (size_t i = pos; i < head_end; ++i)
+    if (s[i] == ' ') return i;
+  return find_either(s, head_end, ' ', ' ');
+}
 
 // "<PRI>" with 1-3 digits, value 0..191, no leading zero unless "0" (RFC 5424 6.2.1).
 // Returns the header length consumed, or 0 when there is no valid PRI.
@@ -120,11 +128,39 @@ int month_of(std::string_view m) {
   return 0;
 }
 
+// The year of a BSD time without one: the one that puts it nearest to now (no more than 31 days
+// ahead). `at(y)` is the time in year y.
+template <class At>
+int64_t nearest_year(const ParseClock& clock, At&& at) {
+  const int64_t ms = at(clock.local_year);
+  if (ms > clock.now_ms + 31 * kDayMs) return at(clock.local_year - 1);   // December's line in January
+  if (ms < clock.now_ms - 334 * kDayMs) return at(clock.local_year + 1);  // a fast clock at New Year
+  return ms;
+}
+
+// The last "Mmm dd hh:mm:ss" (no year, no fraction) read on this thread and its time in the years
+// around the clock's: a sender's lines of one second share it, so the next one costs a comparison
+// of 15 bytes instead of a parse (the parse was a third of the syslog parser's time).
+struct BsdMemo {
+  std::array<char, 15> text{};
+  int32_t local_year = 0, local_offset_s = 0;
+  int64_t ms_in[3] = {};  // the year before, the clock's year, the year after
+  bool valid = false;
+};
+thread_local BsdMemo tl_bsd_memo;
+
 // BSD: "Mmm dd hh:mm:ss", "Mmm  d hh:mm:ss", "Mmm dd yyyy hh:mm:ss", each with an optional
 // ".fff" (Cisco), in the agent's zone; the year, when absent, is the one that puts the time
 // nearest to now (no more than 31 days ahead). Returns the end, or npos.
 size_t parse_bsd(std::string_view s, size_t pos, const ParseClock& clock, int64_t& ms) {
   if (pos + 15 > s.size()) return npos;
+  BsdMemo& memo = tl_bsd_memo;
+  const bool plain_end = pos + 15 == s.size() || s[pos + 15] != '.';  // no fraction follows
+  if (plain_end && memo.valid && memo.local_year == clock.local_year && memo.local_offset_s == clock.local_offset_s &&
+      std::memcmp(memo.text.data(), s.data() + pos, memo.text.size()) == 0) {
+    ms = nearest_year(clock, [&](int y) { return memo.ms_in[y - clock.local_year + 1]; });
+    return pos + 15;
+  }
   const int month = month_of(s.substr(pos, 3));
   if (month == 0 || s[pos + 3] != ' ' || s[pos + 6] != ' ') return npos;
   const int day = s[pos + 4] == ' ' ? digits(s, pos + 5, 1) : digits(s, pos + 4, 2);
@@ -146,12 +182,15 @@ size_t parse_bsd(std::string_view s, size_t pos, const ParseClock& clock, int64_
   };
   if (year >= 0) {
     ms = at(year);
-  } else {
-    ms = at(clock.local_year);
-    if (ms > clock.now_ms + 31 * kDayMs)
-      ms = at(clock.local_year - 1);  // December's line in January
-    else if (ms < clock.now_ms - 334 * kDayMs)
-      ms = at(clock.local_year + 1);  // a fast clock at New Year
+    return i;
+  }
+  ms = nearest_year(clock, at);
+  if (i == pos + 15) {  // the plain form: remembered for the lines that repeat it
+    std::memcpy(memo.text.data(), s.data() + pos, memo.text.size());
+    memo.local_year = clock.local_year;
+    memo.local_offset_s = clock.local_offset_s;
+    for (int k = 0; k < 3; ++k) memo.ms_in[k] = at(clock.local_year - 1 + k);
+    memo.valid = true;
   }
   return i;
 }

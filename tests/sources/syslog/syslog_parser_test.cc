@@ -4,6 +4,7 @@
 
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "sources/syslog/syslog_parser.h"
 
@@ -253,6 +254,36 @@ TEST_CASE("parser infers the year of an RFC 3164 timestamp around New Year", "[p
   // Feb 29 of a leap year, parsed in that year
   CHECK(parse("<13>Feb 29 12:00:00 h a: x", ParseClock::at(utc_ms("2028-03-01T00:00:00"))).e.timestamp_ms ==
         utc_ms("2028-02-29T12:00:00"));
+}
+
+// A BSD time read again (the thread remembers the last one: syslog_parser.cc's BsdMemo) reads as it
+// would fresh, whatever clock it is read with: the same text with ".000" (never remembered) is
+// the reference.
+TEST_CASE("parser reads a BSD time it read just before as it reads it fresh, under every clock", "[parser]") {
+  const std::vector<ParseClock> clocks = {ParseClock::at(utc_ms("2027-01-01T00:00:10")),
+                                          ParseClock::at(utc_ms("2026-12-31T23:59:50")),
+                                          ParseClock::at(utc_ms("2026-12-31T23:30:00"), 3600),
+                                          ParseClock::at(utc_ms("2026-06-15T12:00:00"), -18000),
+                                          ParseClock::at(utc_ms("2028-03-01T00:00:00")),
+                                          ParseClock::at(kNowMs, 3600),
+                                          ParseClock::at(kNowMs)};
+  const std::vector<std::string> times = {"Dec 31 23:59:59", "Jan  1 00:00:05", "Feb 29 12:00:00", "Nov 30 12:00:00",
+                                          "Jun 15 07:00:00"};
+  for (const std::string& time : times)
+    for (const ParseClock& warm : clocks)
+      for (const ParseClock& clock : clocks) {
+        parse("<13>" + time + " h a: warm", warm);  // remembered with another clock
+        const Parsed again = parse("<13>" + time + " h a: x", clock);
+        const Parsed fresh = parse("<13>" + time + ".000 h a: x", clock);
+        INFO(time << " at " << clock.now_ms << " (zone " << clock.local_offset_s << "), warmed at " << warm.now_ms);
+        CHECK(again.e.timestamp_ms == fresh.e.timestamp_ms);
+        CHECK(again.e.timestamp_from_header);
+        CHECK(again.e.host.length == 1);
+        CHECK(parse("<13>" + time + " h a: x", clock).e.timestamp_ms == fresh.e.timestamp_ms);  // a hit, same clock
+      }
+  // A fraction after a remembered time is read, not taken from the memory.
+  parse("<13>Nov 30 12:00:00 h a: x");
+  CHECK(parse("<13>Nov 30 12:00:00.250 h a: x").e.timestamp_ms == utc_ms("2026-11-30T12:00:00.250"));
 }
 
 TEST_CASE("parser reads RFC 3164 time in the agent's zone and RFC 3339 offsets exactly", "[parser]") {
