@@ -41,9 +41,10 @@ void on_delivery_report(rd_kafka_t*, const rd_kafka_message_t* message, void* op
   }
   auto* tracker = static_cast<DeliveryTracker*>(message->_private);
   if (!tracker) return;
-  const bool possibly_persisted =
-      message->err && rd_kafka_message_status(message) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED;
-  DeliveryReport report = report_of(message->err, possibly_persisted);
+  // Delivered (nearly every report): nothing to look up.
+  DeliveryReport report =
+      message->err ? report_of(message->err, rd_kafka_message_status(message) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED)
+                   : DeliveryReport{};
   if (opaque && static_cast<const Producer*>(opaque)->acks_zero()) {  // where it was written (recent_writes.h)
     report.broker = rd_kafka_message_broker_id(message);
     report.tick = write_tick();
