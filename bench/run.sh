@@ -7,7 +7,7 @@
 #                                  acks-all-seed ramp tls relp headers fair interceptors selector regex udp rsyslog
 #                                  rsyslog-udp syslog-ng flume avro flume-avro"]
 #                     [--sink-property "k = v"]... [--size 120] [--partitions 10] [--acks 0|1|all]
-#                     [--channel memory|spillable] [--reference DIR] [--out DIR]
+#                     [--channel memory|spillable] [--reference DIR] [--out DIR] [--profile SECONDS]
 #
 # Variants: kafka (the seed's shape and settings: 10 sinks, acks=0, snappy, one producer each),
 # kafka-shared (the 10 sinks share one librdkafka producer), kafka-scraped (both metrics endpoints
@@ -49,6 +49,9 @@
 # --channel spillable makes c1 a spillablememory channel of the same memoryCapacity on the run's
 # directory. Every Sluice run serves /metrics: its pipeline latency p50/p99 (from
 # sluice_pipeline_latency_seconds, all sinks, read just before the agent stops) is in the table.
+# --profile SECONDS records every Sluice run's agent with perf (DWARF call graphs, 999 Hz) for that
+# long from a third into the load, and splits it into Sluice's own code and librdkafka's
+# (bench/profile.awk: libc and the kernel count for their caller): profile.md in the run's directory.
 #
 # Per run: the broker ← agent (or a peer) ← sluice-loadgen. The broker is sluice-kafka-mock (a
 # process of its own per run) or, with --kafka real, Apache Kafka 4.4 (tests/kafka/cluster.sh, one
@@ -59,7 +62,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=30 runs=3 rate=0 connections=4 variants="kafka null rsyslog" summarize_only="" sink_properties=() kafka=mock
-reference="" size=120 partitions="" acks_override="" channel=memory out=""
+reference="" size=120 partitions="" acks_override="" channel=memory out="" profile=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=${2%s}; shift 2 ;;
@@ -74,6 +77,7 @@ while [ $# -gt 0 ]; do
     --acks) acks_override=$2; shift 2 ;;
     --channel) channel=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;  # where the results go (default bench/results/<time>)
+    --profile) profile=${2%s}; shift 2 ;;
     --summarize) summarize_only=$2; shift 2 ;;
     --reference) reference=$(cd "$OLDPWD" && cd "$2" && pwd) || { echo "bench: no directory $2" >&2; exit 2; }
                  shift 2 ;;
@@ -105,6 +109,7 @@ if [ -n "$reference" ]; then
 fi
 
 bash .ci/install-deps gnuplot-nox
+[ -z "$profile" ] || bash .ci/install-deps linux-perf
 [ -x build/bin/sluice ] || bash .ci/build
 case " $variants " in *" flume "* | *" flume-avro "*) bash .ci/install-java --flume ;; esac
 [ "$kafka" = mock ] || bash .ci/install-java
@@ -362,8 +367,16 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
     watcher=$!; started "$watcher"
   fi
 
+  local profiler=""
+  if [ -n "$profile" ] && [ -s "$dir/ready" ]; then  # a Sluice run: its agent, from a third into the load
+    ( sleep "$((duration / 3))"
+      exec perf record -q -F 999 --call-graph dwarf,16384 -p "$agent" -o "$dir/perf.data" -- sleep "$profile" ) \
+      >"$dir/perf.log" 2>&1 &
+    profiler=$!; started "$profiler"
+  fi
   "$bin/sluice-loadgen" "${targets[@]}" "${transport[@]}" -c "$connections" -r "$rate" -s "$size" -d "${duration}s" "${ramp[@]}" -q \
     --summary-json "$dir/sent.json" 2>"$dir/loadgen.log" || true
+  [ -z "$profiler" ] || wait "$profiler" || { cat "$dir/perf.log" >&2; echo "bench: perf failed on run $variant-$n" >&2; exit 1; }
   if [ ! -s "$dir/sent.json" ]; then
     cat "$dir/loadgen.log" "$dir/agent.log" >&2
     echo "bench: run $variant-$n failed (above: the sender's and the agent's output)" >&2
@@ -426,12 +439,23 @@ one_run() {  # $1 variant $2 run number → appends a row to $out/runs.csv
       }
       ppt = pt; pps = ps; pt = $1; ps = $2; n++ } END { print s }' "$dir/offsets.csv")
   fi
+  # The slowest second of the load from its 5th to its last whole one (the broker's offsets, once a
+  # second): "every second over N" in the docs comes from this column.
+  local slowest=-
+  if [ -s "$dir/offsets.csv" ]; then
+    slowest=$(awk -F, -v d="$duration" '$1 ~ /^[0-9.]+$/ && $1 >= 5 && $1 <= d - 1 {
+      if (min == "" || $3 + 0 < min) min = $3 + 0 } END { print min == "" ? "-" : sprintf("%.0f", min) }' "$dir/offsets.csv")
+  fi
   running=()  # all stopped
+  if [ -s "$dir/perf.data" ]; then  # the broker and agent are gone: the machine is the report's
+    perf script -i "$dir/perf.data" -F comm,tid,ip,sym 2>/dev/null | awk -f bench/profile.awk >"$dir/profile.md"
+    echo "bench: profile of $variant-$n: $dir/profile.md" >&2
+  fi
   [ "${stored:-0}" -gt 0 ] || { cat "$dir/agent.log" >&2; echo "bench: run $variant-$n stored nothing in Kafka (above: its log)" >&2; exit 1; }
   awk -v v="$variant" -v n="$n" -v sent="$sent" -v stored="$stored" -v s="$seconds" -v c0="$cpu0" -v c1="$cpu1" \
-      -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" -v counted="$counted_drops" -v latency="$latency" 'BEGIN {
-    printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
-           (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted, latency }' >> "$out/runs.csv"
+      -v b0="$bcpu0" -v b1="$bcpu1" -v rss="$rss" -v scpu="$sender_cpu" -v counted="$counted_drops" -v latency="$latency" -v slowest="$slowest" 'BEGIN {
+    printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.3f,%.2f,%.2f,%d,%.2f,%s,%s,%s\n", v, n, sent, stored, sent - stored, stored / s, sent / s,
+           (c1 - c0) / (stored / 1e6), (c1 - c0) / s, (b1 - b0) / s, rss, scpu / s, counted, latency, slowest }' >> "$out/runs.csv"
   tail -1 "$out/runs.csv" >&2
   if [ "$shape" = relp ] || [ "$shape" = avro ] || [ "$shape" = flume-avro ]; then  # what the sender saw answered
     sed -n 's/.*"\(relp\|avro\)":true,"window":\([0-9]*\),"acknowledged":\([0-9]*\),"ack_p50_ms":\([0-9.e+-]*\),"ack_p99_ms":\([0-9.e+-]*\).*/\2,\3,\4,\5/p' \
@@ -445,13 +469,14 @@ summarize() {  # medians per variant, the ratio against rsyslog measured in the 
   local out=$1 variants
   variants=$(tail -n +2 "$out/runs.csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
 {
-  echo "| variant | stored events/s | sent events/s | loss | of it counted by the agent | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB | latency p50 ms | latency p99 ms |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| variant | stored events/s | sent events/s | loss | of it counted by the agent | agent CPU-s per million | agent cores | broker cores | sender cores | agent peak RSS MB | latency p50 ms | latency p99 ms | slowest second from the 5th, events/s (of all runs) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for variant in $variants; do
-    grep "^$variant," "$out/runs.csv" | sort -t, -k6 -n | awk -F, -v v="$variant" '{ r[NR] = $0 } END {
+    grep "^$variant," "$out/runs.csv" | sort -t, -k6 -n | awk -F, -v v="$variant" '{ r[NR] = $0
+        if ($16 ~ /^[0-9]+$/ && (slowest == "" || $16 + 0 < slowest)) slowest = $16 + 0 } END {
       split(r[int((NR + 1) / 2)], m, ",")
-      printf "| %s | %d | %d | %d | %s | %.3f | %.2f | %.2f | %.2f | %d | %s | %s |\n", v, m[6], m[7], m[5], m[13] == "" ? "-" : m[13],
-             m[8], m[9], m[10], m[12], m[11], m[14] == "" ? "-" : m[14], m[15] == "" ? "-" : m[15] }'
+      printf "| %s | %d | %d | %d | %s | %.3f | %.2f | %.2f | %.2f | %d | %s | %s | %s |\n", v, m[6], m[7], m[5], m[13] == "" ? "-" : m[13],
+             m[8], m[9], m[10], m[12], m[11], m[14] == "" ? "-" : m[14], m[15] == "" ? "-" : m[15], slowest == "" ? "-" : slowest }'
   done
 } | tee "$out/summary.md"
 if [ -s "$out/acks.csv" ]; then  # RELP: acknowledged events/s and the ack latency, medians
@@ -539,7 +564,7 @@ case " $variants " in *" tls"*)  # a CA and the agent's certificate for the tls 
   openssl x509 -req -in "$out/tls/server.csr" -CA "$out/tls/ca.pem" -CAkey "$out/tls/ca.key" -CAcreateserial -days 2 \
     -extfile <(printf "subjectAltName=IP:127.0.0.1") -out "$out/tls/server.pem" 2>/dev/null ;;
 esac
-echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores,counted_drops,latency_p50_ms,latency_p99_ms" > "$out/runs.csv"
+echo "variant,run,sent,stored,loss,stored_per_s,sent_per_s,agent_cpu_s_per_million,agent_cores,broker_cores,agent_peak_rss_mb,sender_cores,counted_drops,latency_p50_ms,latency_p99_ms,slowest_second_from_5th" > "$out/runs.csv"
 echo "bench: ${runs} x ${duration}s per variant (${variants}), ${connections} connections, rate ${rate} (0 = max), ${size} B per event, ${partitions:-10} partitions, acks ${acks_override:-per variant}, $channel channel, broker: $kafka; results in $out" >&2
 for n in $(seq 1 "$runs"); do
   for variant in $variants; do one_run "$variant" "$n"; done   # interleaved: noise hits every variant alike
