@@ -90,10 +90,12 @@ std::string metrics_address_from_defines(const std::vector<std::string>& defines
 // agent's CPU into a real Kafka (docs/benchmarks.md, "Where the time goes"). Blocks up to 32 MiB
 // come from the heap, and up to 64 MiB of free heap is kept before any goes back: peak RSS rose
 // from 164 to about 236 MB in that benchmark, well inside the memory bound. A GLIBC_TUNABLES that
-// sets glibc.malloc.* is the operator's choice and is left alone.
+// sets either threshold is the operator's choice and is left alone.
 void keep_freed_memory() {
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables && std::strstr(tunables, "glibc.malloc.")) return;
+  if (tunables &&
+      (std::strstr(tunables, "glibc.malloc.trim_threshold") || std::strstr(tunables, "glibc.malloc.mmap_threshold")))
+    return;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }

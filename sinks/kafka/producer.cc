@@ -93,6 +93,18 @@ void on_log(const rd_kafka_t*, int level, const char* facility, const char* text
     spdlog::warn("librdkafka {}: {}{}", facility, text, *note);
 }
 
+// The view's own client (Producer::new_question_handle): its connection cut by a late answer is
+// expected under a busy broker and costs nothing but the answer, so a warning, under keys of its
+// own (its lines must not hold back the producer's, which tell of connections that took events).
+void on_question_log(const rd_kafka_t*, int level, const char* facility, const char* text) {
+  if (level > 4) {
+    spdlog::debug("librdkafka (cluster view's client) {}: {}", facility, text);
+    return;
+  }
+  if (const auto note = limiter_for(std::string("view:") + facility).next())
+    spdlog::warn("librdkafka (cluster view's client, not the producer's) {}: {}{}", facility, text, *note);
+}
+
 int on_statistics(rd_kafka_t*, char* json, size_t, void* opaque) {
   flush_report_tally();  // the stall watch reads the delivered counts (a flush polls for long)
   if (auto stats = parse_statistics(json)) static_cast<Producer*>(opaque)->observe(std::move(*stats));
@@ -124,7 +136,11 @@ Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds s
     : stall_watch_(stall_limit), view_(*this, view) {
   if (const auto it = settings.find("partitioner"); it != settings.end()) partitioner_ = it->second.value;
   if (const auto it = settings.find("acks"); it != settings.end()) acks_zero_ = it->second.value == "0";
-  rd_kafka_conf_t* conf = build_conf(settings);
+  ProducerSettings producing = settings;
+  producing.try_emplace(
+      "topic.metadata.refresh.interval.ms",
+      ProducerSetting{"10000", {}, "topic.metadata.refresh.interval.ms (default: the view's interval)"});
+  rd_kafka_conf_t* conf = build_conf(producing);
   rd_kafka_conf_set_dr_msg_cb(conf, &on_delivery_report);
   rd_kafka_conf_set_error_cb(conf, &on_error);
   rd_kafka_conf_set_log_cb(conf, &on_log);
@@ -136,10 +152,16 @@ Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds s
     rd_kafka_conf_destroy(conf);
     throw config::ConfigError(std::string("cannot create a Kafka producer: ") + error);
   }
-  questions_ = new_question_handle(settings);
+  std::string why_not;
+  try {
+    questions_ = new_question_handle(settings, why_not);
+  } catch (...) {
+    rd_kafka_destroy(rk_);
+    throw;
+  }
   if (!questions_) {
     rd_kafka_destroy(rk_);
-    throw config::ConfigError("cannot create the Kafka client that asks the cluster for the producer");
+    throw config::ConfigError("cannot create the Kafka client that asks the cluster for the producer: " + why_not);
   }
   view_.start();
 }
@@ -150,8 +172,9 @@ Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds s
 // (socket.max.fails = 1), with what it held unread: with acks=0, events lost for a question. Its
 // own connections have nothing queued ahead of a question, and a question that times out cuts
 // only them. Same cluster, same security settings; nothing produced, no statistics, no
-// idempotent producer id.
-rd_kafka_s* Producer::new_question_handle(const ProducerSettings& settings) {
+// idempotent producer id. The producer's handle no longer learns from the view's metadata
+// answers: it refreshes its own every 10 s unless told otherwise (as often as the view asked).
+rd_kafka_s* Producer::new_question_handle(const ProducerSettings& settings, std::string& why_not) {
   ProducerSettings asking = settings;
   for (const char* producing_only : {"enable.idempotence", "enable.gapless.guarantee", "transactional.id"})
     asking.erase(producing_only);
@@ -162,24 +185,24 @@ rd_kafka_s* Producer::new_question_handle(const ProducerSettings& settings) {
                       {},
                       "client.id (the view's questions)"};
   rd_kafka_conf_t* conf = build_conf(asking);
-  rd_kafka_conf_set_log_cb(conf, &on_log);  // its errors are logged (no error callback: it is polled at each question)
+  rd_kafka_conf_set_log_cb(conf, &on_question_log);
   char error[512];
   rd_kafka_t* handle = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
   if (!handle) {
     rd_kafka_conf_destroy(conf);
-    spdlog::error("cannot create the Kafka client that asks the cluster: {}", error);
+    why_not = error;
   }
   return handle;
 }
 
 Producer::~Producer() {
-  view_.stop();  // its questions go through questions_
-  rd_kafka_destroy(questions_);
+  view_.stop();  // its questions go through questions_ (destroyed last: poll() serves it too)
   // Blocking, so that every purged message's report is queued before the poll serves it.
   rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   poll(0);  // trackers learn that their messages were purged
   for (auto& [name, topic] : topics_) rd_kafka_topic_destroy(topic.rkt);
   rd_kafka_destroy(rk_);
+  rd_kafka_destroy(questions_);
   flush_report_tally();  // before the counts go with topics_
 }
 
@@ -347,6 +370,7 @@ ClusterQuery::LeaderAnswer Producer::ask_leader(const std::string& topic, int32_
 
 void Producer::poll(int timeout_ms) {
   set_write_tick();
+  rd_kafka_poll(questions_, 0);  // its own events (errors, a SASL token to refresh): it has no thread of ours
   rd_kafka_poll(rk_, timeout_ms);
   flush_report_tally();
 }

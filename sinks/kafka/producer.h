@@ -200,7 +200,7 @@ class Producer final : private ClusterQuery {
   ClusterMetadata metadata(const std::vector<std::string>& topics, std::chrono::milliseconds timeout) override;
   LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override;
 
-  static rd_kafka_s* new_question_handle(const ProducerSettings& settings);
+  static rd_kafka_s* new_question_handle(const ProducerSettings& settings, std::string& why_not);
 
   rd_kafka_s* rk_ = nullptr;
   rd_kafka_s* questions_ = nullptr;   // the view's client: its own connections (new_question_handle)

@@ -267,8 +267,8 @@ TEST_CASE("parser reads a BSD time it read just before as it reads it fresh, und
                                           ParseClock::at(utc_ms("2028-03-01T00:00:00")),
                                           ParseClock::at(kNowMs, 3600),
                                           ParseClock::at(kNowMs)};
-  const std::vector<std::string> times = {"Dec 31 23:59:59", "Jan  1 00:00:05", "Feb 29 12:00:00", "Nov 30 12:00:00",
-                                          "Jun 15 07:00:00"};
+  const std::vector<std::string> times = {"Dec 31 23:59:59", "Jan  1 00:00:05", "Feb 29 12:00:00",
+                                          "Nov 30 12:00:00", "Jun 15 07:00:00", "Nov  3 09:08:07"};
   for (const std::string& time : times)
     for (const ParseClock& warm : clocks)
       for (const ParseClock& clock : clocks) {
@@ -281,9 +281,16 @@ TEST_CASE("parser reads a BSD time it read just before as it reads it fresh, und
         CHECK(again.e.host.length == 1);
         CHECK(parse("<13>" + time + " h a: x", clock).e.timestamp_ms == fresh.e.timestamp_ms);  // a hit, same clock
       }
-  // A fraction after a remembered time is read, not taken from the memory.
+  // A fraction after a remembered time is read, not taken from the memory; a zone after it still
+  // counts; the year form is never taken for it.
   parse("<13>Nov 30 12:00:00 h a: x");
   CHECK(parse("<13>Nov 30 12:00:00.250 h a: x").e.timestamp_ms == utc_ms("2026-11-30T12:00:00.250"));
+  const ParseClock paris = ParseClock::at(kNowMs, 3600);
+  parse("<13>Nov 30 12:00:00 h a: x", paris);
+  CHECK(parse("<13>Nov 30 12:00:00 UTC: %X-1-Y: z", paris).e.timestamp_ms == utc_ms("2026-11-30T12:00:00"));
+  CHECK(parse("<13>Nov 30 12:00:00 h a: x", paris).e.timestamp_ms == utc_ms("2026-11-30T11:00:00"));
+  parse("<13>Nov 30 12:00:00 h a: x");
+  CHECK(parse("<13>Nov 30 2025 12:00:00 h a: x").e.timestamp_ms == utc_ms("2025-11-30T12:00:00"));
 }
 
 TEST_CASE("parser reads RFC 3164 time in the agent's zone and RFC 3339 offsets exactly", "[parser]") {
