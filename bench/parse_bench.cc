@@ -58,8 +58,8 @@ void frame_and_parse(benchmark::State& state, const std::string& event, uint8_t 
     for (size_t at = 0; at < stream.size(); at += kReadChunk) {
       framer.feed(
           std::string_view(stream).substr(at, kReadChunk),
-          [&](std::string_view frame, bool truncated) {
-            decoder.decode(frame, truncated, Charset::utf8, clock, builder, invalid_utf8);
+          [&](std::string_view frame, pipeline::MessageTraits traits) {
+            decoder.decode(frame, traits, Charset::utf8, clock, builder, invalid_utf8);
             if (builder.size() >= 1000) benchmark::DoNotOptimize(builder.seal());
           },
           counters);

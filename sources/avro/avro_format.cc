@@ -16,7 +16,7 @@ class AvroFormat final : public pipeline::EventFormat {
     return now_ms_;
   }
 
-  EventRecord& decode(std::string_view message, bool, size_t, EventBatchBuilder& batch,
+  EventRecord& decode(std::string_view message, pipeline::MessageTraits, size_t, EventBatchBuilder& batch,
                       pipeline::MadeTally& tally) override {
     headers_.clear();
     std::string_view body;

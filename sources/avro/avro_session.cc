@@ -104,7 +104,7 @@ std::string AvroSession::call(const Frame& frame, net::MessageSink& sink, net::R
   const net::AckQueue::Ticket first =
       acks_->expect_run(events_.size(), answer, encode_frame(frame.serial, status_response(match, Status::failed)),
                         batch ? kAppendBatch + 1 : kAppend + 1);
-  for (size_t i = 0; i < events_.size(); ++i) sink.message(events_[i], false, first + i);
+  for (size_t i = 0; i < events_.size(); ++i) sink.message(events_[i], {}, first + i);
   return {};
 }
 

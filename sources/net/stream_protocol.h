@@ -39,7 +39,7 @@ class MessageSink {
  public:
   // A message to make one event of; for a protocol that answers, its reply is sent once ticket
   // `ticket` of the connection's AckQueue is done. The view is valid during the call only.
-  virtual void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) = 0;
+  virtual void message(std::string_view message, pipeline::MessageTraits traits, AckQueue::Ticket ticket) = 0;
   // The next `messages` messages are one call, answered as one (Avro's appendBatch): the batch
   // being made is put first if they would not fit in it, and they all go into one batch (however
   // many: the protocol bounds a call by its channels' transactionCapacity), so that a call enters

@@ -94,10 +94,10 @@ class StreamWorker::ConnectionMessages final : public MessageSink {
         tally_(tally),
         origin_{conn.port, conn.port_index, conn.client, conn.client_ip_length} {}
 
-  void message(std::string_view message, bool truncated, AckQueue::Ticket ticket) override {
+  void message(std::string_view message, pipeline::MessageTraits traits, AckQueue::Ticket ticket) override {
     pipeline::EventMaker& maker = worker_.maker_;
     if (call_left_) --call_left_;
-    if (!maker.make(message, truncated, origin_, tally_)) {
+    if (!maker.make(message, traits, origin_, tally_)) {
       // Filtered out by an interceptor: done, as far as its sender is concerned (counted).
       if (AckQueue* acks = conn_.acks()) acks->done(ticket, 1);
       return;

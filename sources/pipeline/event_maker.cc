@@ -16,8 +16,8 @@ EventMaker::EventMaker(std::unique_ptr<EventFormat> format, EventKind kind,
   builder_.set_header_names(std::move(names));
 }
 
-bool EventMaker::make(std::string_view message, bool truncated, const MessageOrigin& origin, MadeTally& tally) {
-  EventRecord& e = format_->decode(message, truncated, origin.port_index, builder_, tally);
+bool EventMaker::make(std::string_view message, MessageTraits traits, const MessageOrigin& origin, MadeTally& tally) {
+  EventRecord& e = format_->decode(message, traits, origin.port_index, builder_, tally);
   e.port = origin.port;
   if (!origin.client.empty()) {
     e.client_offset = builder_.append_to_last(origin.client);

@@ -18,6 +18,7 @@
 #include "agent/api/event_batch.h"
 #include "agent/api/interceptor.h"
 #include "sources/pipeline/channel_delivery.h"
+#include "sources/pipeline/message_traits.h"
 
 namespace sluice::pipeline {
 
@@ -44,8 +45,8 @@ class EventFormat {
   // A read begins: returns its events' arrival time (ms since the epoch), what interceptors stamp.
   virtual int64_t begin_read() = 0;
   // Appends the event made of `message` to `batch` (its last) and counts what it found.
-  virtual EventRecord& decode(std::string_view message, bool truncated, size_t port_index, EventBatchBuilder& batch,
-                              MadeTally& tally) = 0;
+  virtual EventRecord& decode(std::string_view message, MessageTraits traits, size_t port_index,
+                              EventBatchBuilder& batch, MadeTally& tally) = 0;
 };
 
 class EventFormatFactory {
@@ -70,7 +71,7 @@ class EventMaker {
   void begin_read() { now_ms_ = format_->begin_read(); }
   // The event of `message`, made in the batch: decoded, stamped with `origin`, through the
   // interceptors, routed. False: an interceptor filtered it out (counted; it is not in the batch).
-  bool make(std::string_view message, bool truncated, const MessageOrigin& origin, MadeTally& tally);
+  bool make(std::string_view message, MessageTraits traits, const MessageOrigin& origin, MadeTally& tally);
   // At batchSize, or past kMaxBatchBytes (a batch's offsets are 32-bit; large events fill it first).
   bool full() const { return builder_.size() >= batch_size_ || builder_.bytes() >= kMaxBatchBytes; }
   // Whether `events` more fit in the batch being made within batch_size (an empty one takes any

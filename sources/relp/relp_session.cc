@@ -79,7 +79,7 @@ std::string RelpSession::command(const RelpFrame& frame, net::MessageSink& sink,
     const bool truncated = frame.data.size() > settings_.event_size;
     ++tally.frames;
     tally.truncated += truncated;
-    sink.message(truncated ? frame.data.substr(0, settings_.event_size) : frame.data, truncated, ticket);
+    sink.message(truncated ? frame.data.substr(0, settings_.event_size) : frame.data, {.truncated = truncated}, ticket);
     return "";
   }
   if (frame.command == "close") {

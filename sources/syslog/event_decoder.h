@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "agent/api/event_batch.h"
+#include "sources/pipeline/message_traits.h"
 #include "sources/syslog/charset.h"
 #include "sources/syslog/syslog_parser.h"
 
@@ -27,10 +28,10 @@ class EventDecoder {
   explicit EventDecoder(uint8_t keep_fields) : keep_fields_(keep_fields) {}
 
   // Appends the event to `builder` and returns it; counts an event whose invalid UTF-8 was
-  // replaced into invalid_utf8.
-  EventRecord& decode(std::string_view frame, bool truncated, Charset charset, const ParseClock& clock,
+  // replaced into invalid_utf8. A frame its framer found ASCII is checked no more.
+  EventRecord& decode(std::string_view frame, pipeline::MessageTraits traits, Charset charset, const ParseClock& clock,
                       EventBatchBuilder& builder, uint64_t& invalid_utf8) {
-    if (needs_conversion(charset, frame)) {
+    if (!traits.ascii && needs_conversion(charset, frame)) {
       if (convert_to_utf8(charset, frame, converted_) > 0) ++invalid_utf8;
       frame = converted_;
     }
@@ -38,7 +39,7 @@ class EventDecoder {
     const bool compose = keep_fields_ != 0 && keep_fields_ != keep_all;
     HeaderLayout layout;
     parse_syslog(frame, clock, e, compose ? &layout : nullptr);
-    if (truncated) e.status = EventStatus::incomplete;
+    if (traits.truncated) e.status = EventStatus::incomplete;
     if (keep_fields_ == keep_all) {
       e.body_offset = 0;
       e.body_length = e.length;

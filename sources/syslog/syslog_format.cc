@@ -15,9 +15,9 @@ class SyslogFormat final : public pipeline::EventFormat {
     return clock_.now_ms;
   }
 
-  EventRecord& decode(std::string_view message, bool truncated, size_t port_index, EventBatchBuilder& batch,
-                      pipeline::MadeTally& tally) override {
-    EventRecord& e = decoder_.decode(message, truncated, charsets_[port_index], clock_, batch, tally.invalid_utf8);
+  EventRecord& decode(std::string_view message, pipeline::MessageTraits traits, size_t port_index,
+                      EventBatchBuilder& batch, pipeline::MadeTally& tally) override {
+    EventRecord& e = decoder_.decode(message, traits, charsets_[port_index], clock_, batch, tally.invalid_utf8);
     if (e.status == EventStatus::invalid) ++tally.invalid;
     return e;
   }

@@ -17,6 +17,14 @@ constexpr int64_t kDayMs = 86'400'000;
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+// The bytes that end a TAG: one load per byte instead of three comparisons (the TAG's loop was
+// the parser's hottest line).
+constexpr auto kEndsTag = [] {
+  std::array<bool, 256> ends{};
+  ends['['] = ends[':'] = ends[' '] = true;
+  return ends;
+}();
+
 // The value of the n digits at s[i..i+n), or -1 unless they are all digits and in range.
 int digits(std::string_view s, size_t i, size_t n) {
   if (i + n > s.size()) return -1;
@@ -305,8 +313,8 @@ void parse_rfc3164(std::string_view s, size_t pos, const ParseClock& clock, Even
   e.body_offset = static_cast<uint32_t>(i);
   // TAG: up to 48 characters other than space, '[' and ':', then "[PID]" and/or ':'.
   size_t tag_end = i;
-  while (tag_end < s.size() && tag_end - i < 48 && s[tag_end] != '[' && s[tag_end] != ':' && s[tag_end] != ' ')
-    ++tag_end;
+  const size_t tag_limit = std::min(s.size(), i + 48);
+  while (tag_end < tag_limit && !kEndsTag[static_cast<unsigned char>(s[tag_end])]) ++tag_end;
   size_t message = i;
   if (tag_end > i && tag_end < s.size() && s[tag_end] == '[') {
     const size_t close = s.find(']', tag_end);

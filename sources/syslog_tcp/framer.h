@@ -27,11 +27,13 @@
 #include <string_view>
 
 #include "sources/net/stream_protocol.h"
+#include "sources/pipeline/message_traits.h"
 #include "sources/syslog/byte_scan.h"
 
 namespace sluice::syslog_tcp {
 
 using namespace ::sluice::syslog;
+using pipeline::MessageTraits;
 
 // frames, octet_counted, blank_lines; truncated: longer than max_frame, or an octet count the
 // sender did not keep; cut: partial frames we cut by closing the connection (finish(cut = true)).
@@ -45,8 +47,9 @@ class Framer {
   // The largest octet count taken as one: rsyslog's MaxFrameSize (200,000), or max_frame if larger.
   static constexpr size_t max_count_for(size_t max_frame) { return std::max<size_t>(max_frame, 200'000); }
 
-  // Calls on_frame(std::string_view frame, bool truncated) for each complete frame in data.
-  // The view is valid only during the call.
+  // Calls on_frame(std::string_view frame, MessageTraits traits) for each complete frame in data:
+  // traits.truncated as below; traits.ascii when the frame came whole in one read and its scan
+  // saw no byte at or above 0x80. The view is valid only during the call.
   template <class OnFrame>
   void feed(std::string_view data, OnFrame&& on_frame, FramerCounters& counters);
 
@@ -66,13 +69,14 @@ class Framer {
 
   // truncated or cut: the frame is not whole (the event is Incomplete); counted as one or the other.
   template <class OnFrame>
-  void emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters, bool cut = false);
+  void emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters, bool cut = false,
+            bool ascii = false);
   template <class OnFrame>
   void feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters& counters);
   template <class OnFrame>
   void feed_octets(std::string_view& data, OnFrame& on_frame, FramerCounters& counters);
-  // The end of a line: the first LF or NUL in data, or data.size().
-  static size_t terminator(std::string_view data, bool& found);
+  // The end of a line: the first LF or NUL in data, or data.size(); and whether all before it is ASCII.
+  static size_t terminator(std::string_view data, bool& found, bool& ascii);
 
   const size_t max_frame_;
   const size_t max_count_;
@@ -83,14 +87,15 @@ class Framer {
   uint64_t remaining_ = 0;  // octet counting: bytes of the frame still to come
 };
 
-inline size_t Framer::terminator(std::string_view data, bool& found) {
-  const size_t end = find_either(data, 0, '\n', '\0');
+inline size_t Framer::terminator(std::string_view data, bool& found, bool& ascii) {
+  const size_t end = find_line_end(data, 0, ascii);
   found = end < data.size();
   return end;
 }
 
 template <class OnFrame>
-void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters, bool cut) {
+void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, FramerCounters& counters, bool cut,
+                  bool ascii) {
   // An octet-counted frame may carry its sender's line end inside the count.
   if (!frame.empty() && frame.back() == '\n') frame.remove_suffix(1);
   if (!frame.empty() && frame.back() == '\r') frame.remove_suffix(1);
@@ -103,7 +108,7 @@ void Framer::emit(std::string_view frame, bool truncated, OnFrame& on_frame, Fra
     ++counters.truncated;
   else if (cut)
     ++counters.cut;
-  on_frame(frame, truncated || cut);
+  on_frame(frame, MessageTraits{.truncated = truncated || cut, .ascii = ascii});
 }
 
 template <class OnFrame>
@@ -129,8 +134,8 @@ void Framer::feed(std::string_view data, OnFrame&& on_frame, FramerCounters& cou
 
 template <class OnFrame>
 void Framer::feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters& counters) {
-  bool ended = false;
-  const size_t chunk = terminator(data, ended);
+  bool ended = false, ascii = false;
+  const size_t chunk = terminator(data, ended, ascii);
   if (state_ == State::skip_line) {
     if (ended) state_ = State::frame_start;
   } else {
@@ -146,7 +151,7 @@ void Framer::feed_line(std::string_view& data, OnFrame& on_frame, FramerCounters
       carry_.clear();
       state_ = ended ? State::frame_start : State::skip_line;
     } else if (ended && carry_.empty()) {
-      emit(data.substr(0, chunk), false, on_frame, counters);  // the fast path: no copy
+      emit(data.substr(0, chunk), false, on_frame, counters, false, ascii);  // the fast path: no copy
       state_ = State::frame_start;
     } else if (ended) {
       carry_.append(data.data(), chunk);

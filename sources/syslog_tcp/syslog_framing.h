@@ -16,11 +16,12 @@ class SyslogFraming final : public net::StreamProtocol {
 
   std::string feed(std::string_view data, net::MessageSink& sink, net::ReadTally& tally) override {
     framer_.feed(
-        data, [&](std::string_view frame, bool truncated) { sink.message(frame, truncated, 0); }, tally);
+        data, [&](std::string_view frame, pipeline::MessageTraits traits) { sink.message(frame, traits, 0); }, tally);
     return {};
   }
   void finish(bool cut, net::MessageSink& sink, net::ReadTally& tally) override {
-    framer_.finish([&](std::string_view frame, bool truncated) { sink.message(frame, truncated, 0); }, tally, cut);
+    framer_.finish([&](std::string_view frame, pipeline::MessageTraits traits) { sink.message(frame, traits, 0); },
+                   tally, cut);
   }
   size_t buffered() const override { return framer_.buffered(); }
   Ending ending() const override { return Ending::read_to_the_end; }

@@ -355,7 +355,7 @@ class SyslogUdpSource::IoThread {
     if (truncated) frame = frame.substr(0, config_.event_size);
     const std::string ip = config_.client_ip_header.empty() ? std::string() : address_text(peer);
     pipeline::MadeTally tally;
-    const bool kept = maker_.make(frame, truncated, {socket.port, index, ip, ip.size()}, tally);
+    const bool kept = maker_.make(frame, {.truncated = truncated}, {socket.port, index, ip, ip.size()}, tally);
     port.events.add(1);
     if (truncated) port.truncated.add(1);
     if (tally.invalid) port.invalid.add(tally.invalid);

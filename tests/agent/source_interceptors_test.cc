@@ -38,7 +38,7 @@ Made intercept(std::map<std::string, std::string> properties, const std::vector<
   Made made;
   for (const std::string& line : lines) {
     uint64_t invalid_utf8 = 0;
-    decoder.decode(line, false, syslog::Charset::utf8, clock, builder, invalid_utf8);
+    decoder.decode(line, {}, syslog::Charset::utf8, clock, builder, invalid_utf8);
     if (chain && !chain->apply(builder, now_ms)) ++made.filtered;
   }
   made.batch = builder.seal();
@@ -113,7 +113,7 @@ TEST_CASE("a chain that sets the same headers on every event makes their block o
   syslog::EventDecoder decoder(0);
   const auto add = [&](const std::string& line, const InterceptorChain& chain, int64_t now_ms) {
     uint64_t invalid_utf8 = 0;
-    decoder.decode(line, false, syslog::Charset::utf8, syslog::ParseClock::at(now_ms), builder, invalid_utf8);
+    decoder.decode(line, {}, syslog::Charset::utf8, syslog::ParseClock::at(now_ms), builder, invalid_utf8);
     CHECK(chain.apply(builder, now_ms));
   };
   add(kLine, *uniform, 1000);
@@ -148,7 +148,7 @@ TEST_CASE("a chain that sets the same headers on every event makes their block o
                               {"interceptors.s.value", "ams"}});
   for (const bool with_client : {false, true}) {
     uint64_t invalid_utf8 = 0;
-    decoder.decode(kLine, false, syslog::Charset::utf8, syslog::ParseClock::at(1000), named, invalid_utf8);
+    decoder.decode(kLine, {}, syslog::Charset::utf8, syslog::ParseClock::at(1000), named, invalid_utf8);
     if (with_client) {
       named.last().client_offset = named.append_to_last("10.1.2.3");
       named.last().client_ip_length = 8;

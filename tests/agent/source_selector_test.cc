@@ -49,7 +49,7 @@ std::vector<int> routes_of(std::map<std::string, std::string> properties, const 
   std::vector<int> routes;
   for (const std::string& line : lines) {
     uint64_t invalid_utf8 = 0;
-    decoder.decode(line, false, syslog::Charset::utf8, clock, builder, invalid_utf8);
+    decoder.decode(line, {}, syslog::Charset::utf8, clock, builder, invalid_utf8);
     if (chain) REQUIRE(chain->apply(builder, clock.now_ms));
     routes.push_back(selector->route(builder));
   }

@@ -32,8 +32,12 @@ std::vector<Frame> frame(std::string_view stream, size_t max_frame, bool octets,
   Framer framer(max_frame, octets);
   FramerCounters counters;
   EventBatchBuilder builder;
-  auto on_frame = [&](std::string_view f, bool truncated) {
+  auto on_frame = [&](std::string_view f, sluice::pipeline::MessageTraits traits) {
     if (f.size() > max_frame) __builtin_trap();
+    // A frame said to be ASCII is (the decoder skips its UTF-8 check for it).
+    if (traits.ascii)
+      for (char c : f)
+        if (static_cast<unsigned char>(c) >= 0x80) __builtin_trap();
     EventRecord& e = builder.append(f);
     HeaderLayout layout;
     parse_syslog(f, ParseClock::at(1'764'504'000'000), e, &layout);
@@ -52,7 +56,7 @@ std::vector<Frame> frame(std::string_view stream, size_t max_frame, bool octets,
     if (!is_valid_utf8(utf8)) __builtin_trap();
     convert_to_utf8(Charset::latin1, f, utf8);
     if (!is_valid_utf8(utf8)) __builtin_trap();
-    frames.push_back({std::string(f), truncated});
+    frames.push_back({std::string(f), traits.truncated});
   };
   size_t from = 0;
   for (size_t cut : cuts) {

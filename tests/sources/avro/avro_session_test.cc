@@ -32,7 +32,9 @@ struct Connection : sluice::net::MessageSink {
       inflater = std::make_unique<InflateStream>();
     }
   }
-  void message(std::string_view m, bool, AckQueue::Ticket t) override { messages.emplace_back(std::string(m), t); }
+  void message(std::string_view m, sluice::pipeline::MessageTraits, AckQueue::Ticket t) override {
+    messages.emplace_back(std::string(m), t);
+  }
   // One call's frame as the sender puts it on the wire (compressed with deflate).
   std::string wire(const std::string& request) {
     std::string bytes = encode_frame(++serial, request);

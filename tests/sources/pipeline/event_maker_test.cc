@@ -16,7 +16,7 @@ namespace {
 class Whole final : public pipeline::EventFormat {
  public:
   int64_t begin_read() override { return 1700000000000 + reads_++; }  // the maker's first: when it is made
-  EventRecord& decode(std::string_view message, bool, size_t, EventBatchBuilder& batch,
+  EventRecord& decode(std::string_view message, pipeline::MessageTraits, size_t, EventBatchBuilder& batch,
                       pipeline::MadeTally& tally) override {
     EventRecord& e = batch.append(message);
     if (message.starts_with("bad")) ++tally.invalid;
@@ -103,10 +103,10 @@ TEST_CASE("an event is made, stamped with its origin, intercepted, routed, and p
   pipeline::MadeTally tally;
   const pipeline::MessageOrigin origin{5140, 0, "10.0.0.1web01", 8};
   rig.maker->begin_read();
-  CHECK(rig.maker->make("ev0", false, origin, tally));
-  CHECK(rig.maker->make("ev1", false, origin, tally));
+  CHECK(rig.maker->make("ev0", {}, origin, tally));
+  CHECK(rig.maker->make("ev1", {}, origin, tally));
   CHECK_FALSE(rig.maker->full());
-  CHECK(rig.maker->make("bad2", false, {5141, 1, "", 0}, tally));
+  CHECK(rig.maker->make("bad2", {}, {5141, 1, "", 0}, tally));
   CHECK(rig.maker->full());
   CHECK(tally.invalid == 1);
   CHECK(rig.maker->flush());
@@ -121,10 +121,10 @@ TEST_CASE("an event the interceptors filter out is counted and not in the batch"
   pipeline::MadeTally tally;
   rig.maker->begin_read();
   rig.maker->begin_read();  // the second read's time stamps what follows
-  CHECK_FALSE(rig.maker->make("drop me", false, {5140, 0, "", 0}, tally));
+  CHECK_FALSE(rig.maker->make("drop me", {}, {5140, 0, "", 0}, tally));
   CHECK(tally.filtered == 1);
   CHECK(rig.maker->empty());
-  CHECK(rig.maker->make("keep", false, {5140, 0, "", 0}, tally));
+  CHECK(rig.maker->make("keep", {}, {5140, 0, "", 0}, tally));
   CHECK(rig.maker->batch().size() == 1);
   CHECK(rig.maker->flush());
   CHECK(rig.maker->flush());  // nothing left: nothing put

@@ -20,9 +20,9 @@ struct Session : sluice::net::MessageSink {
   std::vector<bool> truncated;
   sluice::net::ReadTally tally;
 
-  void message(std::string_view m, bool cut, AckQueue::Ticket t) override {
+  void message(std::string_view m, sluice::pipeline::MessageTraits traits, AckQueue::Ticket t) override {
     messages.emplace_back(std::string(m), t);
-    truncated.push_back(cut);
+    truncated.push_back(traits.truncated);
   }
   std::string feed(std::string_view bytes) { return session.feed(bytes, *this, tally); }
   std::string replies() {

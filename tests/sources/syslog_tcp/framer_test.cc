@@ -9,15 +9,17 @@ namespace {
 struct Framed {
   std::vector<std::string> frames;
   std::vector<bool> truncated;
+  std::vector<bool> ascii;
   FramerCounters counters;
 };
 
 Framed frame_in_pieces(const std::string& stream, const std::vector<size_t>& cuts, size_t max_frame = 2500) {
   Framed out;
   Framer framer(max_frame);
-  auto on_frame = [&](std::string_view f, bool t) {
+  auto on_frame = [&](std::string_view f, MessageTraits t) {
     out.frames.emplace_back(f);
-    out.truncated.push_back(t);
+    out.truncated.push_back(t.truncated);
+    out.ascii.push_back(t.ascii);
   };
   size_t from = 0;
   for (size_t cut : cuts) {
@@ -78,7 +80,7 @@ TEST_CASE("framer never buffers more than eventSize for a sender that never send
   int frames = 0;
   for (int i = 0; i < 1000; ++i) {
     framer.feed(
-        std::string(64, 'y'), [&](std::string_view, bool) { ++frames; }, counters);
+        std::string(64, 'y'), [&](std::string_view, MessageTraits) { ++frames; }, counters);
     REQUIRE(framer.buffered() <= 101);
   }
   CHECK(frames == 1);  // the first 100 bytes, truncated; the rest is skipped until a newline
@@ -182,7 +184,7 @@ TEST_CASE("framer marks a partial frame cut by the agent (shutdown, idleTimeout)
     Framer framer(2500);
     FramerCounters counters;
     std::vector<std::pair<std::string, bool>> frames;
-    auto on_frame = [&](std::string_view f, bool t) { frames.emplace_back(std::string(f), t); };
+    auto on_frame = [&](std::string_view f, MessageTraits t) { frames.emplace_back(std::string(f), t.truncated); };
     framer.feed("<13>whole\n" + partial, on_frame, counters);
     framer.finish(on_frame, counters, /*cut=*/true);
     INFO(partial);
@@ -205,7 +207,28 @@ TEST_CASE("framer with octet detection off reads digit-led frames as lines", "[f
   FramerCounters counters;
   std::vector<std::string> frames;
   framer.feed(
-      "5 <13>x\n", [&](std::string_view f, bool) { frames.emplace_back(f); }, counters);
+      "5 <13>x\n", [&](std::string_view f, MessageTraits) { frames.emplace_back(f); }, counters);
   CHECK(frames == std::vector<std::string>{"5 <13>x"});
   CHECK(counters.octet_counted == 0);
+}
+
+TEST_CASE("framer tells a whole line of ASCII from one with a byte at or above 0x80", "[framer]") {
+  // The high byte in the first 16-byte block, in a later one, in the short tail, and only after
+  // the line's end (in the next line, which must not taint the one before).
+  const std::string plain = "<13>Dec  6 19:48:11 host app: an ordinary line of text";
+  const std::string first = "<13>\xC3\xA9t\xC3\xA9";
+  const std::string later = plain + " caf\xC3\xA9 au lait, and more text to fill";
+  const std::string tail = "<13>short \xE2\x82\xAC";
+  const Framed f = frame_in_pieces(plain + "\n" + first + "\n" + later + "\n" + tail + "\n" + plain + "\n<13>ok", {});
+  REQUIRE(f.frames == std::vector<std::string>{plain, first, later, tail, plain, "<13>ok"});
+  // The last frame ends with the stream (finish(): from the carry-over, not looked at).
+  CHECK(f.ascii == std::vector<bool>{true, false, false, false, true, false});
+
+  // A line that comes in two reads is put together from the carry-over: not looked at, so not
+  // said to be ASCII (the decoder checks it itself).
+  const Framed split = frame_in_pieces(plain + "\n" + plain + "\n", {plain.size() + 10});
+  CHECK(split.ascii == std::vector<bool>{true, false});
+  // An octet-counted frame is taken by its count, unscanned.
+  const Framed counted = frame_in_pieces(std::to_string(plain.size()) + " " + plain, {});
+  CHECK(counted.ascii == std::vector<bool>{false});
 }
