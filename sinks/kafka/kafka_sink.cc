@@ -247,9 +247,11 @@ void KafkaSink::send(Take take) {
   if (config_.acks == "0") awaited->written_to = probe_;
   awaited->encoded = request_.release_encoded();
   std::vector<OutgoingMessage>& messages = request_.messages();
-  for (size_t i = 0; i < messages.size(); ++i) messages[i].tracker = awaited->tracker(i);
   awaited->partitions.resize(messages.size());
-  for (size_t i = 0; i < messages.size(); ++i) awaited->partitions[i] = messages[i].partition;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    messages[i].tracker = awaited->tracker(i);
+    awaited->partitions[i] = messages[i].partition;
+  }
   if (!topics.empty()) {
     awaited->topic_from_event.resize(topics.size());
     for (size_t i = 0; i < topics.size(); ++i) awaited->topic_from_event[i] = topics[i].has_value();

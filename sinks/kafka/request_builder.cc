@@ -28,6 +28,18 @@ void RequestBuilder::begin(const Take& take) {
 
 void RequestBuilder::add(const EventBatch& batch) {
   prepare_lookups(batch);
+  if (!encodes() && !lookups_.key && config_.headers.empty() && config_.partition_header.empty() && !lookups_.topic &&
+      config_.topic_template.empty()) {
+    // Each message only its event's own bytes, to the sink's partition (the seed's shape): nothing
+    // to look up per event.
+    const bool raw = config_.format == PayloadFormat::raw;
+    const auto partition = static_cast<int32_t>(config_.partition);
+    for (const EventRecord& e : batch) {
+      const std::string_view payload = raw ? batch.raw(e) : batch.body(e);
+      messages_.push_back({.payload = payload.data(), .length = payload.size(), .partition = partition});
+    }
+    return;
+  }
   for (const EventRecord& e : batch) add_message(batch, e);
 }
 
@@ -162,17 +174,18 @@ size_t RequestBuilder::produce(Producer& producer, const StopDeadline& until) {
   topics_.resize(topics_.empty() ? 0 : messages_.size());  // after the last with a topic of its own: the sink's
   const std::span<OutgoingMessage> all(messages_);
   size_t start = 0, refused = 0;
+  bool one_partition = true;  // every message of the run so far to the partition of its first
   for (size_t i = 1; i <= messages_.size(); ++i) {
     if (i < messages_.size() && (messages_[i].refusal != 0) == (messages_[start].refusal != 0) &&
-        (topics_.empty() || topics_[i] == topics_[start]))
+        (topics_.empty() || topics_[i] == topics_[start])) {
+      one_partition &= messages_[i].partition == messages_[start].partition;
       continue;
+    }
     const std::span<OutgoingMessage> run = all.subspan(start, i - start);
     if (run.front().refusal) {
       refused += run.size();
     } else {
       const std::string& topic = topic_at(start);
-      const bool one_partition = std::all_of(
-          run.begin(), run.end(), [&](const OutgoingMessage& m) { return m.partition == run.front().partition; });
       const ProduceOptions options{.copy_payloads = false,  // the events' bytes, or the take's encoded buffer
                                    .with_headers = !config_.headers.empty(),
                                    .partition_count = destinations_.view(topic).partition_count()};
@@ -180,6 +193,7 @@ size_t RequestBuilder::produce(Producer& producer, const StopDeadline& until) {
           producer.produce(topic, one_partition ? run.front().partition : Producer::kPerMessage, run, until, options);
     }
     start = i;
+    one_partition = true;
   }
   return refused;
 }
