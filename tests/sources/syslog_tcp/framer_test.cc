@@ -228,6 +228,10 @@ TEST_CASE("framer tells a whole line of ASCII from one with a byte at or above 0
   // said to be ASCII (the decoder checks it itself).
   const Framed split = frame_in_pieces(plain + "\n" + plain + "\n", {plain.size() + 10});
   CHECK(split.ascii == std::vector<bool>{true, false});
+  // A high byte that only the short tail's byte loop sees: a line under 16 bytes at a read's end.
+  const Framed short_line = frame_in_pieces("<13>x \xC3\xA9\n", {});
+  CHECK(short_line.ascii == std::vector<bool>{false});
+  CHECK(frame_in_pieces("<13>x e\n", {}).ascii == std::vector<bool>{true});
   // An octet-counted frame is taken by its count, unscanned.
   const Framed counted = frame_in_pieces(std::to_string(plain.size()) + " " + plain, {});
   CHECK(counted.ascii == std::vector<bool>{false});
