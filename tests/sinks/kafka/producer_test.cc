@@ -231,3 +231,25 @@ TEST_CASE("a question a leader answers late does not cut the producer's connecti
   CHECK(watcher->lost == 0);
   cluster.set_broker_rtt(2, 0);
 }
+
+TEST_CASE("a run ten times librdkafka's queue is waited out as the queue fills and lands whole and in order",
+          "[kafka][producer]") {
+  // A queue of 100: one call of 1,000 messages is refused in part (queue full) over and over.
+  MockCluster cluster;
+  cluster.create_topic("t", 1);
+  Producer producer(settings_for(cluster, {{"acks", "all"}, {"queue.buffering.max.messages", "100"}}));
+  Outcomes outcomes;
+  const std::vector<std::string> payloads = numbered(1000);
+  std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
+  StopDeadline never;
+  REQUIRE(producer.produce("t", 0, batch, never) == 0);
+  CHECK(producer.flush(20000) == 0);
+  producer.poll(0);
+  CHECK(outcomes.delivered == 1000);
+  CHECK(outcomes.failed == 0);
+  std::vector<std::string> landed;
+  TopicReader(cluster.bootstrap_servers(), "t")
+      .read_all([&](int32_t, int64_t, int64_t, std::string_view p) { landed.emplace_back(p); },
+                ReadOptions{300ms, 20s});
+  CHECK(landed == payloads);
+}
