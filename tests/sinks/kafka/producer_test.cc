@@ -54,6 +54,20 @@ std::vector<std::string> numbered(int n) {
   return out;
 }
 
+// A producer that has produced `n` numbered messages to partition 0 of "t" in one call and flushed.
+struct FlushedRun {
+  Outcomes outcomes;                  // told by the producer's reports: outlives it
+  std::vector<std::string> payloads;  // read by librdkafka in place: outlives it
+  Producer producer;
+  FlushedRun(const ProducerSettings& settings, int n) : payloads(numbered(n)), producer(settings) {
+    std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
+    StopDeadline never;
+    REQUIRE(producer.produce("t", 0, batch, never) == 0);
+    CHECK(producer.flush(20000) == 0);
+    producer.poll(0);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("every delivery error has its name, and librdkafka's codes fold into them", "[kafka][producer]") {
@@ -108,18 +122,12 @@ TEST_CASE("the producer delivers a batch, tells each message's tracker, and the 
           "[kafka][producer][reader]") {
   MockCluster cluster;
   cluster.create_topic("t", 1);
-  Producer producer(settings_for(cluster, {{"acks", "all"}}));
-  Outcomes outcomes;
-  const std::vector<std::string> payloads = numbered(10);
-  std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
-  StopDeadline never;
-  REQUIRE(producer.produce("t", 0, batch, never) == 0);
-  CHECK(producer.flush(20000) == 0);
-  producer.poll(0);
-  CHECK(outcomes.delivered == 10);
-  CHECK(outcomes.failed == 0);
-  CHECK(producer.queue_length() == 0);
-  CHECK_FALSE(producer.fatal());
+  FlushedRun run(settings_for(cluster, {{"acks", "all"}}), 10);
+  const std::vector<std::string>& payloads = run.payloads;
+  CHECK(run.outcomes.delivered == 10);
+  CHECK(run.outcomes.failed == 0);
+  CHECK(run.producer.queue_length() == 0);
+  CHECK_FALSE(run.producer.fatal());
 
   auto read = [&](ReadOptions options) {
     std::vector<int64_t> offsets;
@@ -237,19 +245,12 @@ TEST_CASE("a run ten times librdkafka's queue is waited out as the queue fills a
   // A queue of 100: one call of 1,000 messages is refused in part (queue full) over and over.
   MockCluster cluster;
   cluster.create_topic("t", 1);
-  Producer producer(settings_for(cluster, {{"acks", "all"}, {"queue.buffering.max.messages", "100"}}));
-  Outcomes outcomes;
-  const std::vector<std::string> payloads = numbered(1000);
-  std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
-  StopDeadline never;
-  REQUIRE(producer.produce("t", 0, batch, never) == 0);
-  CHECK(producer.flush(20000) == 0);
-  producer.poll(0);
-  CHECK(outcomes.delivered == 1000);
-  CHECK(outcomes.failed == 0);
+  FlushedRun run(settings_for(cluster, {{"acks", "all"}, {"queue.buffering.max.messages", "100"}}), 1000);
+  CHECK(run.outcomes.delivered == 1000);
+  CHECK(run.outcomes.failed == 0);
   std::vector<std::string> landed;
   TopicReader(cluster.bootstrap_servers(), "t")
       .read_all([&](int32_t, int64_t, int64_t, std::string_view p) { landed.emplace_back(p); },
                 ReadOptions{300ms, 20s});
-  CHECK(landed == payloads);
+  CHECK(landed == run.payloads);
 }
