@@ -1,6 +1,5 @@
 #include "sinks/kafka/request_builder.h"
 
-#include <algorithm>
 #include <charconv>
 #include <span>
 #include <stdexcept>
@@ -28,14 +27,10 @@ void RequestBuilder::begin(const Take& take) {
 
 void RequestBuilder::add(const EventBatch& batch) {
   prepare_lookups(batch);
-  if (!encodes() && !lookups_.key && config_.headers.empty() && config_.partition_header.empty() && !lookups_.topic &&
-      config_.topic_template.empty()) {
-    // Each message only its event's own bytes, to the sink's partition (the seed's shape): nothing
-    // to look up per event.
-    const bool raw = config_.format == PayloadFormat::raw;
+  if (lookups_.plain) {  // nothing to look up per event
     const auto partition = static_cast<int32_t>(config_.partition);
     for (const EventRecord& e : batch) {
-      const std::string_view payload = raw ? batch.raw(e) : batch.body(e);
+      const std::string_view payload = own_bytes(batch, e);
       messages_.push_back({.payload = payload.data(), .length = payload.size(), .partition = partition});
     }
     return;
@@ -47,6 +42,9 @@ void RequestBuilder::prepare_lookups(const EventBatch& batch) {
   lookups_ = {.key = !config_.key_header.empty() && batch.may_have(config_.key_header),
               .partition = batch.may_have(config_.partition_header),
               .topic = !config_.topic_header.empty() && batch.may_have(config_.topic_header)};
+  // Each message only its event's own bytes, to the sink's partition (the seed's shape).
+  lookups_.plain = !encodes() && !lookups_.key && config_.headers.empty() && config_.partition_header.empty() &&
+                   !lookups_.topic && config_.topic_template.empty();
 }
 
 void RequestBuilder::add_message(const EventBatch& batch, const EventRecord& e) {
@@ -76,10 +74,13 @@ void RequestBuilder::add_message(const EventBatch& batch, const EventRecord& e) 
 
 // The event's own bytes, in place; or its encoding, written once into the take's buffer (as an
 // offset: the buffer may still move as it grows; release_encoded() makes it a pointer).
+std::string_view RequestBuilder::own_bytes(const EventBatch& batch, const EventRecord& e) const {
+  return config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
+}
+
 void RequestBuilder::set_payload(const EventBatch& batch, const EventRecord& e, OutgoingMessage& m) {
-  const auto own_bytes = [&] { return config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e); };
   if (!encodes()) {
-    const std::string_view payload = own_bytes();
+    const std::string_view payload = own_bytes(batch, e);
     m.payload = payload.data();
     m.length = payload.size();
     return;
@@ -94,7 +95,7 @@ void RequestBuilder::set_payload(const EventBatch& batch, const EventRecord& e, 
     append_event_json(batch, e, scratch_);
     append_flume_event(batch.all_headers(e), scratch_, out);
   } else {
-    append_flume_event(batch.all_headers(e), own_bytes(), out);
+    append_flume_event(batch.all_headers(e), own_bytes(batch, e), out);
   }
   m.payload = reinterpret_cast<const char*>(start);
   m.length = out.size() - start;

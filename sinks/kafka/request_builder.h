@@ -52,6 +52,8 @@ class RequestBuilder {
  private:
   bool encodes() const { return config_.format == PayloadFormat::json || config_.flume_event_format; }
   void prepare_lookups(const EventBatch& batch);
+  // The event's bytes as the message carries them unencoded: the frame (format = raw) or its body.
+  std::string_view own_bytes(const EventBatch& batch, const EventRecord& e) const;
   void add_message(const EventBatch& batch, const EventRecord& e);
   void set_payload(const EventBatch& batch, const EventRecord& e, OutgoingMessage& m);
   void set_partition(const EventBatch& batch, const EventRecord& e, OutgoingMessage& m);
@@ -67,6 +69,7 @@ class RequestBuilder {
   std::vector<std::optional<std::string>> topics_;  // per-event topics (topicHeader, %{header}); none: topic
   struct {
     bool key = false, partition = false, topic = false;
+    bool plain = false;                     // none of these, nor record headers or encoding: no lookup per event
   } lookups_;                               // for the batch being added (prepare_lookups)
   uint64_t topic_header_missing_ = 0;       // %{header}s an event lacked, in this take
   uint64_t partition_header_unusable_ = 0;  // partitionIdHeader absent or not a partition
