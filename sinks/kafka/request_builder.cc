@@ -72,12 +72,12 @@ void RequestBuilder::add_message(const EventBatch& batch, const EventRecord& e) 
   if (lookups_.topic || !config_.topic_template.empty()) set_topic(batch, e);
 }
 
-// The event's own bytes, in place; or its encoding, written once into the take's buffer (as an
-// offset: the buffer may still move as it grows; release_encoded() makes it a pointer).
 std::string_view RequestBuilder::own_bytes(const EventBatch& batch, const EventRecord& e) const {
   return config_.format == PayloadFormat::raw ? batch.raw(e) : batch.body(e);
 }
 
+// The event's own bytes, in place; or its encoding, written once into the take's buffer (as an
+// offset: the buffer may still move as it grows; release_encoded() makes it a pointer).
 void RequestBuilder::set_payload(const EventBatch& batch, const EventRecord& e, OutgoingMessage& m) {
   if (!encodes()) {
     const std::string_view payload = own_bytes(batch, e);
