@@ -1,7 +1,6 @@
 // Frame + parse cost per event, the source's per-event work without the sockets: a 4 MiB
 // stream of 120-byte lines goes through the Framer, and each frame through the EventDecoder
-// (UTF-8 check, copy into a batch, header parse) exactly as an io thread does. And the framer's
-// scan for a line's end alone, in each width, for longer lines too.
+// (UTF-8 check, copy into a batch, header parse) exactly as an io thread does.
 //
 //   build/bin/sluice-parse-bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -73,38 +72,8 @@ void frame_and_parse(benchmark::State& state, const std::string& event, uint8_t 
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// The framer's scan for a line's end alone, by line length: the 16-byte form against the one the
-// framer calls (32 bytes a step where the CPU has AVX2).
-template <size_t (*Scan)(std::string_view, size_t, bool&)>
-void line_end_scan(benchmark::State& state) {
-  std::string line(static_cast<size_t>(state.range(0)) - 1, 'x');
-  line += '\n';
-  std::string stream;
-  while (stream.size() + line.size() <= kStreamBytes) stream += line;
-  size_t lines = 0;
-  for (auto _ : state) {
-    for (size_t at = 0; at < stream.size(); ++lines) {
-      bool ascii = false;
-      at = Scan(stream, at, ascii) + 1;
-      benchmark::DoNotOptimize(ascii);
-    }
-  }
-  state.counters["ns_per_line"] =
-      benchmark::Counter(static_cast<double>(lines), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-
-size_t scan_16(std::string_view s, size_t pos, bool& ascii) {
-  return sluice::syslog::find_line_end_sse2(s, pos, ascii);
-}
-
 }  // namespace
 
-BENCHMARK_TEMPLATE(line_end_scan, scan_16)->Arg(120)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(line_end_scan, sluice::syslog::find_line_end)
-    ->Arg(120)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(frame_and_parse, apache, kApache, 0)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(frame_and_parse, rfc3164, k3164, 0)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(frame_and_parse, rfc5424, k5424, 0)->Unit(benchmark::kMillisecond);

@@ -301,12 +301,10 @@ void parse_rfc3164(std::string_view s, size_t pos, const ParseClock& clock, Even
     i = std::min(end + 1, s.size());
     if (layout) layout->timestamp = span(time_start, i);
     // A HOSTNAME follows a timestamp, unless the next token is already the TAG or a Cisco
-    // mnemonic ("sshd[12]:", "kernel:", "%LINK-3-UPDOWN:"). (find_either, not find: a host of a
-    // few bytes is looked through inline, where memchr was a call per event.)
+    // mnemonic ("sshd[12]:", "kernel:", "%LINK-3-UPDOWN:").
     const size_t host_end = token_end(s, i);
     const std::string_view token = s.substr(i, host_end - i);
-    if (host_end < s.size() && !token.empty() && token.back() != ':' &&
-        find_either(token, 0, '[', '[') == token.size() && token[0] != '%') {
+    if (host_end < s.size() && !token.empty() && token.back() != ':' && token.find('[') == npos && token[0] != '%') {
       e.host = span(i, host_end);
       if (layout) layout->hostname = span(i, host_end + 1);
       i = host_end + 1;
