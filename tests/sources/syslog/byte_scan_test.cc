@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sources/syslog/byte_scan.h"
 
@@ -29,14 +31,18 @@ LineEnd plain_line_end(std::string_view s, size_t pos) {
   return {i, ascii};
 }
 
+// The scan's answer, the same whatever `ascii` held before the call.
 template <class Scan>
 LineEnd scanned(Scan scan, std::string_view s, size_t pos) {
-  bool ascii = false;
+  bool ascii = false, ascii_from_true = true;
   const size_t end = scan(s, pos, ascii);
+  const size_t end_again = scan(s, pos, ascii_from_true);
+  if (end_again != end || ascii_from_true != ascii) return {SIZE_MAX, false};  // never the plain reading's
   return {end, ascii};
 }
 
-// Every layout of one terminator (LF, NUL or none) and one high byte (before it, after it, or
+// Every layout of one terminator (LF, NUL or none), a second one some bytes after it (none, or an
+// LF 1 or 17 bytes on: the first must be found), and one high byte (before it, after it, or
 // none) in lines of 0-100 bytes read from offsets 0-3. Each line is in a buffer of exactly its
 // size, so that a read past its end is one ASan sees (a std::string's terminating NUL would hide
 // it, and would even read as a line end).
@@ -46,19 +52,26 @@ void check_against_plain(Scan scan) {
     for (size_t length = 0; length <= 100; ++length) {
       const auto buffer = std::make_unique<char[]>(length);
       const std::string_view s(buffer.get(), length);
+      std::vector<size_t> high_positions;  // length: none
+      for (size_t at = 0; at < length; at += (at < 70 ? 3 : 11)) high_positions.push_back(at);
+      high_positions.push_back(length);
       // Without a terminator, where it would have been makes no difference: one layout.
       for (size_t end_at = terminator == 'x' ? length : 0; end_at <= length; end_at += (end_at < 70 ? 1 : 7))
-        for (size_t high_at = 0; high_at <= length + 1; high_at += (high_at < 70 ? 3 : 11))
-          for (size_t pos = 0; pos <= 3 && pos <= length; ++pos) {
-            std::fill_n(buffer.get(), length, 'a');
-            if (end_at < length) buffer[end_at] = terminator;
-            if (high_at < length && high_at != end_at) buffer[high_at] = '\xC3';
-            const LineEnd found = scanned(scan, s, pos), expected = plain_line_end(s, pos);
-            if (found == expected) continue;  // most of a million layouts: only a difference is reported
-            FAIL("length " << length << ", terminator at " << end_at << ", high byte at " << high_at << ", from " << pos
-                           << ": found " << found.end << (found.ascii ? " (ASCII)" : "") << ", expected "
-                           << expected.end << (expected.ascii ? " (ASCII)" : ""));
-          }
+        for (const size_t second : {size_t{0}, size_t{1}, size_t{17}})
+          for (const size_t high_at : high_positions)
+            for (size_t pos = 0; pos <= 3 && pos <= length; ++pos) {
+              if (second && (terminator == 'x' || end_at + second >= length)) continue;
+              std::fill_n(buffer.get(), length, 'a');
+              if (end_at < length) buffer[end_at] = terminator;
+              if (second) buffer[end_at + second] = '\n';
+              if (high_at < length && high_at != end_at && high_at != end_at + second) buffer[high_at] = '\xC3';
+              const LineEnd found = scanned(scan, s, pos), expected = plain_line_end(s, pos);
+              if (found == expected) continue;  // most of a million layouts: only a difference is reported
+              FAIL("length " << length << ", terminator at " << end_at << " and " << second << " on, high byte at "
+                             << high_at << ", from " << pos << ": found " << found.end
+                             << (found.ascii ? " (ASCII)" : "") << ", expected " << expected.end
+                             << (expected.ascii ? " (ASCII)" : ""));
+            }
     }
 }
 
