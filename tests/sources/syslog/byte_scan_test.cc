@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,13 +30,12 @@ LineEnd plain_line_end(std::string_view s, size_t pos) {
   return {i, ascii};
 }
 
-// The scan's answer, the same whatever `ascii` held before the call.
+// The scan's answer, `ascii` holding `ascii_before` when it is called: the wrong answer, in the
+// sweep, so that a scan that leaves it unwritten fails.
 template <class Scan>
-LineEnd scanned(Scan scan, std::string_view s, size_t pos) {
-  bool ascii = false, ascii_from_true = true;
+LineEnd scanned(Scan scan, std::string_view s, size_t pos, bool ascii_before = false) {
+  bool ascii = ascii_before;
   const size_t end = scan(s, pos, ascii);
-  const size_t end_again = scan(s, pos, ascii_from_true);
-  if (end_again != end || ascii_from_true != ascii) return {SIZE_MAX, false};  // never the plain reading's
   return {end, ascii};
 }
 
@@ -65,8 +63,8 @@ void check_against_plain(Scan scan) {
               if (end_at < length) buffer[end_at] = terminator;
               if (second) buffer[end_at + second] = '\n';
               if (high_at < length && high_at != end_at && high_at != end_at + second) buffer[high_at] = '\xC3';
-              const LineEnd found = scanned(scan, s, pos), expected = plain_line_end(s, pos);
-              if (found == expected) continue;  // most of a million layouts: only a difference is reported
+              const LineEnd expected = plain_line_end(s, pos), found = scanned(scan, s, pos, !expected.ascii);
+              if (found == expected) continue;  // over two million layouts: only a difference is reported
               FAIL("length " << length << ", terminator at " << end_at << " and " << second << " on, high byte at "
                              << high_at << ", from " << pos << ": found " << found.end
                              << (found.ascii ? " (ASCII)" : "") << ", expected " << expected.end
