@@ -32,10 +32,9 @@ LineEnd plain_line_end(std::string_view s, size_t pos) {
 
 // The scan's answer, `ascii` holding `ascii_before` when it is called: the wrong answer, in the
 // sweep, so that a scan that leaves it unwritten fails.
-template <class Scan>
-LineEnd scanned(Scan scan, std::string_view s, size_t pos, bool ascii_before = false) {
+LineEnd scanned(std::string_view s, size_t pos, bool ascii_before = false) {
   bool ascii = ascii_before;
-  const size_t end = scan(s, pos, ascii);
+  const size_t end = find_line_end(s, pos, ascii);
   return {end, ascii};
 }
 
@@ -44,8 +43,7 @@ LineEnd scanned(Scan scan, std::string_view s, size_t pos, bool ascii_before = f
 // none) in lines of 0-100 bytes read from offsets 0-3. Each line is in a buffer of exactly its
 // size, so that a read past its end is one ASan sees (a std::string's terminating NUL would hide
 // it, and would even read as a line end).
-template <class Scan>
-void check_against_plain(Scan scan) {
+void check_against_plain() {
   for (const char terminator : {'\n', '\0', 'x'})
     for (size_t length = 0; length <= 100; ++length) {
       const auto buffer = std::make_unique<char[]>(length);
@@ -63,7 +61,7 @@ void check_against_plain(Scan scan) {
               if (end_at < length) buffer[end_at] = terminator;
               if (second) buffer[end_at + second] = '\n';
               if (high_at < length && high_at != end_at && high_at != end_at + second) buffer[high_at] = '\xC3';
-              const LineEnd expected = plain_line_end(s, pos), found = scanned(scan, s, pos, !expected.ascii);
+              const LineEnd expected = plain_line_end(s, pos), found = scanned(s, pos, !expected.ascii);
               if (found == expected) continue;  // over two million layouts: only a difference is reported
               FAIL("length " << length << ", terminator at " << end_at << " and " << second << " on, high byte at "
                              << high_at << ", from " << pos << ": found " << found.end
@@ -76,14 +74,14 @@ void check_against_plain(Scan scan) {
 }  // namespace
 
 TEST_CASE("the line-end scan finds what a byte-at-a-time reading finds", "[byte_scan]") {
-  check_against_plain([](std::string_view s, size_t pos, bool& ascii) { return find_line_end(s, pos, ascii); });
+  check_against_plain();
   // A terminator at a step's first byte after a high byte in the step before, and the all-ASCII
   // tail after it.
   std::string s(15, 'a');
   s += '\xC3';
   s += '\n';
   s.append(40, 'b');
-  const LineEnd after_high = scanned(find_line_end, s, 0), in_tail = scanned(find_line_end, s, 17);
+  const LineEnd after_high = scanned(s, 0), in_tail = scanned(s, 17);
   CHECK(after_high.end == 16);
   CHECK_FALSE(after_high.ascii);
   CHECK(in_tail.end == s.size());
