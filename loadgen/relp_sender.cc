@@ -70,6 +70,7 @@ class RelpConnection {
 
   // Sends until `count` events or `until`, at `rate` per second (0: as the window allows).
   void run(uint64_t count, double rate, Clock::time_point start, Clock::time_point until) {
+    give_up_at_ = until + options_.write_timeout;
     while (Clock::now() < until && (count == 0 || result.sent < count)) {
       if (fd_ < 0 && !open_session(until)) continue;
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -82,6 +83,7 @@ class RelpConnection {
     }
     // Every reply, or 30 s.
     const auto final_until = Clock::now() + kFinalWait;
+    give_up_at_ = final_until;
     while (!unanswered_.empty() && Clock::now() < final_until) {
       if (fd_ < 0 && !open_session(final_until)) continue;
       read_responses(20);
@@ -113,6 +115,7 @@ class RelpConnection {
       opened_once_ = true;
       return false;
     }
+    wake_blocked_writes(fd_);
     opened_once_ = true;
     input_.clear();
     next_txnr_ = 1;
@@ -162,13 +165,8 @@ class RelpConnection {
   }
 
   bool write_all(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return fail(std::strerror(errno));
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
+    std::string error;
+    return loadgen::write_all(fd_, bytes, give_up_at_, error) || fail(error);
   }
 
   bool fail(const std::string& why) {
@@ -228,6 +226,7 @@ class RelpConnection {
   EventWriter writer_;
   int fd_ = -1;
   bool opened_once_ = false;
+  Clock::time_point give_up_at_;  // a write still waiting then gives up (run(): the run's end and --write-timeout)
   bool open_answered_ = false;
   uint32_t next_txnr_ = 1;
   uint32_t open_txnr_ = 0;

@@ -77,6 +77,29 @@ int connect_to(const Target& target, bool udp, std::string& error) {
   return fd;
 }
 
+void wake_blocked_writes(int fd) {
+  const timeval wake{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wake, sizeof wake);
+}
+
+bool write_all(int fd, std::string_view data, std::chrono::steady_clock::time_point give_up_at, std::string& error) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+    } else if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+      error = std::strerror(errno);
+      return false;
+    }
+    // Only a write that waits comes back here unfinished: the clock is read off the fast path.
+    if (!data.empty() && std::chrono::steady_clock::now() >= give_up_at) {
+      error = "the receiver took nothing more before the write's deadline (the run's end and --write-timeout)";
+      return false;
+    }
+  }
+  return true;
+}
+
 double process_cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -163,10 +186,13 @@ struct Connection {
   // TCP (with TLS's handshake, if a client is given) or UDP; false with the reason in result.error.
   bool open(bool udp, const TlsClient* client) {
     fd = connect_to(target, udp, result.error);
-    if (fd < 0 || !client) return fd >= 0;
-    tls = client->connect(fd, result.error);
-    if (!tls) close();
-    return tls != nullptr;
+    if (fd < 0 || udp) return fd >= 0;
+    if (client && !(tls = client->connect(fd, result.error))) {
+      close();
+      return false;
+    }
+    wake_blocked_writes(fd);  // after the handshake, which has bounds of its own
+    return true;
   }
   // Events written but not acknowledged by the receiver, now given up for lost: recorded.
   void declare_unacknowledged_lost() {
@@ -212,27 +238,12 @@ bool socket_failed(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP));
 }
 
-// Writes all of `data`; false (with errno's text in error) if the socket failed.
-bool write_all(int fd, const std::string& data, std::string& error, LiveStats& stats) {
-  size_t done = 0;
+// A connection's write (plain or TLS) by `give_up_at`, its time counted as blocked.
+bool write_counted(const Connection& c, const std::string& data, Clock::time_point give_up_at, std::string& error,
+                   LiveStats& stats) {
   const auto start = Clock::now();
-  while (done < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      error = std::strerror(errno);
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  stats.blocked_ns.fetch_add(static_cast<uint64_t>((Clock::now() - start).count()), std::memory_order_relaxed);
-  return true;
-}
-
-// write_all over TLS, its time counted as blocked as well.
-bool write_all_tls(SSL* tls, const std::string& data, std::string& error, LiveStats& stats) {
-  const auto start = Clock::now();
-  const bool written = loadgen::write_all(tls, data, error);
+  const bool written =
+      c.tls ? loadgen::write_all(c.tls, data, give_up_at, error) : loadgen::write_all(c.fd, data, give_up_at, error);
   stats.blocked_ns.fetch_add(static_cast<uint64_t>((Clock::now() - start).count()), std::memory_order_relaxed);
   return written;
 }
@@ -471,13 +482,12 @@ SendResult send_events(const SendOptions& options) {
           }
           continue;
         }
-        if (!(c->tls ? write_all_tls(c->tls, buffer, c->result.error, stats)
-                     : write_all(c->fd, buffer, c->result.error, stats))) {
+        if (!write_counted(*c, buffer, end + options.write_timeout, c->result.error, stats)) {
           c->declare_unacknowledged_lost();  // earlier writes the receiver never acknowledged
           c->result.possibly_lost += chunk;
           c->result.lost_ranges.emplace_back(first, first + chunk - 1);
-          std::fprintf(stderr, "loadgen: connection %u to %s failed: %s; reconnecting\n", c->result.id,
-                       c->result.target.c_str(), c->result.error.c_str());
+          std::fprintf(stderr, "loadgen: connection %u to %s failed: %s%s\n", c->result.id, c->result.target.c_str(),
+                       c->result.error.c_str(), Clock::now() < end ? "; reconnecting" : "");
           c->close();
           c->next_attempt = now + c->backoff;
           c->down_as_asked = false;

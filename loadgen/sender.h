@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct SendOptions {
   TlsClientOptions tls_client;
   std::vector<std::string> from;  // local addresses, one per connection in turn (--from); empty: the kernel's
   std::chrono::milliseconds duration{10000};
+  // After `duration`, how long a write may still wait on a receiver that takes nothing; then its
+  // events count as possibly lost and the connection closes, so that every run ends.
+  std::chrono::milliseconds write_timeout{60000};
   uint64_t count = 0;                                 // total events; 0 = until duration
   std::chrono::milliseconds progress_interval{1000};  // 0: no live progress on stderr
   std::string csv_path;                               // one row per second, if set
@@ -107,6 +111,15 @@ SendResult send_events(const SendOptions& options);
 
 // A TCP connection, or a UDP socket connected to the target; -1 with `error` set if none.
 int connect_to(const Target& target, bool udp, std::string& error);
+
+// A blocking TCP socket's writes made to wake once a second while the receiver takes nothing
+// (SO_SNDTIMEO), so that the writer can give up at a deadline of its own (write_all below, and
+// write_all over TLS): a receiver that stops reading must not hold a run for ever.
+void wake_blocked_writes(int fd);
+
+// Writes all of `data` to a socket made by wake_blocked_writes; false, with why in `error`, if the
+// socket failed or `give_up_at` came before the last byte was taken.
+bool write_all(int fd, std::string_view data, std::chrono::steady_clock::time_point give_up_at, std::string& error);
 // This process's user + system CPU time so far.
 double process_cpu_seconds();
 

@@ -56,14 +56,24 @@ SSL* TlsClient::connect(int fd, std::string& error) const {
   return nullptr;
 }
 
-bool write_all(SSL* ssl, std::string_view data, std::string& error) {
+bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_point give_up_at, std::string& error) {
   while (!data.empty()) {
     size_t written = 0;
-    if (SSL_write_ex(ssl, data.data(), data.size(), &written) != 1) {
+    if (SSL_write_ex(ssl, data.data(), data.size(), &written) == 1) {
+      data.remove_prefix(written);
+      continue;
+    }
+    // A write that waited its second for a receiver taking nothing: tried again with the same
+    // bytes, as OpenSSL requires, until the deadline.
+    if (SSL_get_error(ssl, 0) != SSL_ERROR_WANT_WRITE) {
       error = openssl_error("TLS write");
       return false;
     }
-    data.remove_prefix(written);
+    if (std::chrono::steady_clock::now() >= give_up_at) {
+      error =
+          "TLS write: the receiver took nothing more before the write's deadline (the run's end and --write-timeout)";
+      return false;
+    }
   }
   return true;
 }

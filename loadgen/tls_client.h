@@ -31,8 +31,9 @@ class TlsClient {
   SSL_CTX* context_;
 };
 
-// Writes all of `data` through the session; false (and why, in error) if it failed.
-bool write_all(SSL* ssl, std::string_view data, std::string& error);
+// Writes all of `data` through the session; false (and why, in error) if it failed, or if
+// `give_up_at` came first (the socket's writes wake while they wait: wake_blocked_writes).
+bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_point give_up_at, std::string& error);
 
 // Ending a session as TLS asks, so that nothing the receiver sent is left unread (a socket closed
 // with unread bytes resets the connection and drops what we had written but the kernel not yet

@@ -26,7 +26,7 @@ struct CommonOptions {
 struct SendCommand {
   std::vector<std::string> targets;
   SendOptions send;
-  std::string ramp = "0s", summary_json, framing = "lf", replay, protocol = "syslog";
+  std::string ramp = "0s", summary_json, framing = "lf", replay, protocol = "syslog", write_timeout = "60s";
   bool json = false, no_gso = false;
   int window = 0;  // --window; 0: the protocol's default (RELP 128 events, Avro 1 call)
 };

@@ -97,6 +97,10 @@ void add_send_options(CLI::App& app, SendCommand& o, CommonOptions& common) {
                "same datagrams either way, we spend more CPU");
   app.add_option("-d,--duration", common.duration, "How long to send (e.g. 10s, 2m); every run is bounded")
       ->capture_default_str();
+  app.add_option("--write-timeout", o.write_timeout,
+                 "After --duration, how long a write may still wait on a receiver that takes nothing (TCP, TLS, "
+                 "RELP); then its events count as possibly lost and the connection closes, so that the run ends")
+      ->capture_default_str();
   app.add_option("-n,--count", o.send.count, "Total events to send; stops early when reached (0 = no limit)");
   app.add_option("--summary-json", o.summary_json,
                  "Write the send summary (per-connection counts) here, for --verify --expect");
@@ -114,6 +118,7 @@ int run_send(SendCommand o, const CommonOptions& common) {
     for (const std::string& word : config::parse_word_list(t)) send.targets.push_back(parse_target(word));
   send.duration = duration_arg(common.duration, "--duration");
   send.ramp = duration_arg(o.ramp, "--ramp");
+  send.write_timeout = duration_arg(o.write_timeout, "--write-timeout");
   if (send.duration.count() == 0)
     throw std::invalid_argument("--duration must be positive: every run is bounded in time");
   if (!o.replay.empty()) {

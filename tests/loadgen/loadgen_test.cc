@@ -441,6 +441,47 @@ TEST_CASE("events a receiver never acknowledged before it reset the connection a
   CHECK(undeclared <= acknowledged_unread / 120 + 1);
 }
 
+TEST_CASE("a receiver that takes nothing holds a write only until the run's end and --write-timeout", "[loadgen]") {
+  // A listener that never accepts: the kernel completes the handshake and buffers what it can,
+  // then the sender's write waits. It must give up at its deadline, not hang the run.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int small = 16 * 1024;
+  ::setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  socklen_t length = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  SendOptions options;
+  options.targets = {{"127.0.0.1", ntohs(addr.sin_port)}};
+  options.connections = 1;
+  options.duration = 300ms;
+  options.write_timeout = 700ms;
+  options.progress_interval = 0ms;
+  SendResult result;
+  std::atomic<bool> done{false};
+  const auto start = std::chrono::steady_clock::now();
+  sluice::test::TestThread sender([&] {
+    result = send_events(options);
+    done = true;
+  });
+  const bool ended = sluice::test::eventually([&] { return done.load(); }, 20s);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ::close(listener);  // a sender still waiting (the failure) gets its connection reset and returns
+  sender.join();
+  REQUIRE(ended);
+  CHECK(elapsed >= options.duration + options.write_timeout);  // it waited out the grace first
+  REQUIRE(result.connections.size() == 1);
+  const ConnectionResult& c = result.connections[0];
+  INFO("sent " << c.sent << ", possibly lost " << c.possibly_lost << ", error: " << c.error);
+  CHECK(c.error.find("deadline") != std::string::npos);
+  CHECK(c.possibly_lost > 256);  // the write given up and what the receiver never read before it
+  CHECK(c.possibly_lost <= c.sent);
+  CHECK_FALSE(result.ok());  // the connection ended down: the run did not succeed
+}
+
 TEST_CASE("targets parse as host:port", "[loadgen]") {
   CHECK(parse_target("127.0.0.1:5140").port == 5140);
   CHECK(parse_target("[::1]:7000").host == "::1");
