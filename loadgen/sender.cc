@@ -201,11 +201,23 @@ struct Connection {
     result.possibly_lost += last - first + 1;
     result.lost_ranges.emplace_back(first, last);
   }
+  // A connection given up in the middle of a write: reset (RST), so that the kernel drops what it
+  // still holds and the receiver, should it read again, cannot take the cut event for a whole one
+  // (its events are declared possibly lost already; over TLS, as ever, only the write's).
+  void reset() {
+    unacknowledged.reset();
+    const linger at_once{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
+    if (tls) SSL_free(tls);  // no close_notify: the record being written was cut
+    tls = nullptr;
+    ::close(fd);
+    fd = -1;
+  }
   // One connection (a reconnect); the end of a run closes them together (close_all).
   void close() {
     unacknowledged.reset();
     if (tls) {
-      begin_close(tls, fd);
+      begin_close(tls, fd, Clock::now() + std::chrono::seconds(1));
       finish_close(tls, fd, Clock::now() + std::chrono::seconds(2));
     }
     tls = nullptr;
@@ -384,6 +396,7 @@ SendResult send_events(const SendOptions& options) {
   stats.up = options.connections;
 
   std::atomic<int> running{threads};
+  std::atomic<int> given_up_writes{0};  // writes given up at the run's end and --write-timeout
   const uint64_t backlog_drops_before = options.udp ? input_backlog_drops() : 0;
   const auto start = Clock::now();
   const auto end = start + options.duration;
@@ -483,12 +496,19 @@ SendResult send_events(const SendOptions& options) {
           continue;
         }
         if (!write_counted(*c, buffer, end + options.write_timeout, c->result.error, stats)) {
-          c->declare_unacknowledged_lost();  // earlier writes the receiver never acknowledged
+          if (track) c->unacknowledged.update(c->fd);  // the write may have waited long: acknowledged since?
+          c->declare_unacknowledged_lost();            // earlier writes the receiver never acknowledged
           c->result.possibly_lost += chunk;
           c->result.lost_ranges.emplace_back(first, first + chunk - 1);
+          const bool given_up = Clock::now() >= end + options.write_timeout;
           std::fprintf(stderr, "loadgen: connection %u to %s failed: %s%s\n", c->result.id, c->result.target.c_str(),
-                       c->result.error.c_str(), Clock::now() < end ? "; reconnecting" : "");
-          c->close();
+                       c->result.error.c_str(), given_up ? "" : "; reconnecting");
+          if (given_up) {
+            given_up_writes.fetch_add(1);
+            c->reset();  // a write half done: the receiver must not take its cut event as a whole one
+          } else {
+            c->close();
+          }
           c->next_attempt = now + c->backoff;
           c->down_as_asked = false;
           stats.up.fetch_sub(1);
@@ -537,9 +557,21 @@ SendResult send_events(const SendOptions& options) {
   result.udp = options.udp;
   if (options.udp) result.backlog_drops = input_backlog_drops() - backlog_drops_before;
   for (const auto& c : connections) result.udp_gso |= options.udp && c->sent_with_gso;
-  // TLS: every connection's close_notify and FIN first, then up to 2 s in all for their FINs.
+  // Plain TCP, once a write was given up (a receiver that stopped reading): what the receivers'
+  // kernels have not acknowledged on the other connections may never arrive either, and is
+  // declared possibly lost as well. Otherwise the connections close as ever: the kernel delivers
+  // what they hold to a receiver that reads.
+  if (given_up_writes.load() > 0)
+    for (auto& c : connections) {
+      if (c->fd < 0 || c->tls || options.udp) continue;
+      c->unacknowledged.update(c->fd);
+      c->declare_unacknowledged_lost();
+    }
+  // TLS: every connection's close_notify and FIN first (2 s in all, even for receivers that read
+  // nothing), then up to 2 s in all for their FINs.
+  const auto closing_until = Clock::now() + std::chrono::seconds(2);
   for (auto& c : connections)
-    if (c->tls) begin_close(c->tls, c->fd);
+    if (c->tls) begin_close(c->tls, c->fd, closing_until);
   const auto until = Clock::now() + std::chrono::seconds(2);
   for (auto& c : connections)
     if (c->tls) {

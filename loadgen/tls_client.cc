@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <stdexcept>
@@ -59,6 +60,7 @@ SSL* TlsClient::connect(int fd, std::string& error) const {
 bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_point give_up_at, std::string& error) {
   while (!data.empty()) {
     size_t written = 0;
+    ERR_clear_error();  // SSL_get_error below must see this call's errors, not an earlier one's
     if (SSL_write_ex(ssl, data.data(), data.size(), &written) == 1) {
       data.remove_prefix(written);
       continue;
@@ -78,8 +80,16 @@ bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_
   return true;
 }
 
-void begin_close(SSL* ssl, int fd) {
+void begin_close(SSL* ssl, int fd, std::chrono::steady_clock::time_point until) {
+  // close_notify waits for room in the socket at most until `until` (a millisecond once it is past),
+  // so that many connections to a receiver that reads nothing close in bounded time.
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(until - std::chrono::steady_clock::now());
+  const auto wait = std::clamp(left, std::chrono::microseconds(1000), std::chrono::microseconds(1'000'000));
+  const timeval bound{static_cast<time_t>(wait.count() / 1'000'000),
+                      static_cast<suseconds_t>(wait.count() % 1'000'000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
   SSL_shutdown(ssl);
+  ERR_clear_error();  // a close_notify that did not fit leaves nothing for the next session's calls
   ::shutdown(fd, SHUT_WR);
 }
 

@@ -37,9 +37,10 @@ bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_
 
 // Ending a session as TLS asks, so that nothing the receiver sent is left unread (a socket closed
 // with unread bytes resets the connection and drops what we had written but the kernel not yet
-// sent): begin_close sends close_notify and our FIN; finish_close reads until the receiver's FIN
-// or `until`, then frees `ssl`. Many connections begin together and then share one deadline.
-void begin_close(SSL* ssl, int fd);
+// sent): begin_close sends close_notify (waiting for room in the socket until `until` at most) and
+// our FIN; finish_close reads until the receiver's FIN or `until`, then frees `ssl`. Many
+// connections begin together and then share one deadline.
+void begin_close(SSL* ssl, int fd, std::chrono::steady_clock::time_point until);
 void finish_close(SSL* ssl, int fd, std::chrono::steady_clock::time_point until);
 
 }  // namespace sluice::loadgen
