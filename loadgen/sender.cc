@@ -201,15 +201,20 @@ struct Connection {
     result.possibly_lost += last - first + 1;
     result.lost_ranges.emplace_back(first, last);
   }
-  // A connection given up in the middle of a write: reset (RST), so that the kernel drops what it
-  // still holds and the receiver, should it read again, cannot take the cut event for a whole one
-  // (its events are declared possibly lost already; over TLS, as ever, only the write's).
-  void reset() {
+  // A connection given up in the middle of a write. Plain TCP: reset (RST), so that the kernel
+  // drops what it still holds and a receiver that reads again cannot take the cut event for a whole
+  // one (those events are declared possibly lost already). TLS: closed without close_notify, so
+  // that the records before the cut one (not tracked, not declared) can still be delivered; a
+  // receiver cannot take a cut record for a whole one.
+  void abandon() {
     unacknowledged.reset();
-    const linger at_once{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
-    if (tls) SSL_free(tls);  // no close_notify: the record being written was cut
-    tls = nullptr;
+    if (tls) {
+      SSL_free(tls);
+      tls = nullptr;
+    } else {
+      const linger at_once{1, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
+    }
     ::close(fd);
     fd = -1;
   }
@@ -505,7 +510,7 @@ SendResult send_events(const SendOptions& options) {
                        c->result.error.c_str(), given_up ? "" : "; reconnecting");
           if (given_up) {
             given_up_writes.fetch_add(1);
-            c->reset();  // a write half done: the receiver must not take its cut event as a whole one
+            c->abandon();  // a write half done: the receiver must not take its cut event as a whole one
           } else {
             c->close();
           }
