@@ -38,6 +38,21 @@ std::string one_event(uint32_t conn, uint64_t seq) {
   return out;
 }
 
+// A listener on 127.0.0.1 whose connections get a small receive buffer; its port in `port`.
+int small_listener(int receive_buffer, uint16_t& port) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ::setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 4) != 0)
+    throw std::runtime_error("cannot listen on 127.0.0.1");
+  socklen_t length = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  port = ntohs(addr.sin_port);
+  return listener;
+}
+
 SendResult send_to(const CountingReceiver& receiver, double rate, std::chrono::milliseconds duration,
                    int connections = 2) {
   SendOptions options;
@@ -377,16 +392,8 @@ TEST_CASE("events a receiver never acknowledged before it reset the connection a
   // with bytes it has not acknowledged), then resets the connection. What it acknowledged but
   // never read (its receive queue) is lost after reaching it: no sender can know. Everything
   // else that is missing must be among what the sender declared possibly lost.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int small = 64 * 1024;
-  ::setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(listener, 4) == 0);
-  socklen_t length = sizeof addr;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  uint16_t port = 0;
+  const int listener = small_listener(64 * 1024, port);
   std::set<uint64_t> received;
   uint64_t acknowledged_unread = 0;
   sluice::test::TestThread receiver([&] {
@@ -423,7 +430,7 @@ TEST_CASE("events a receiver never acknowledged before it reset the connection a
     ::close(second);
   });
   SendOptions options;
-  options.targets = {{"127.0.0.1", ntohs(addr.sin_port)}};
+  options.targets = {{"127.0.0.1", port}};
   options.connections = 1;
   options.count = 100'000;
   options.duration = 20s;
@@ -448,22 +455,6 @@ TEST_CASE("events a receiver never acknowledged before it reset the connection a
 }
 
 namespace {
-
-// A listener on 127.0.0.1 with a small receive buffer; its port in `port`.
-int small_listener(uint16_t& port) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int small = 16 * 1024;
-  ::setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 4) != 0)
-    throw std::runtime_error("cannot listen on 127.0.0.1");
-  socklen_t length = sizeof addr;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
-  port = ntohs(addr.sin_port);
-  return listener;
-}
 
 // Runs send_events in a thread of its own and waits for it (20 s at most): a sender that never
 // returns fails the test instead of hanging it, once `unblock` (closing the receiver) lets it go.
@@ -509,7 +500,7 @@ TEST_CASE("a receiver that takes nothing holds a write only until the run's end 
   // every connection's events that the receiver never acknowledged count as possibly lost, the
   // one whose write was given up and the other, closed at the end, alike.
   uint16_t port = 0;
-  const int listener = small_listener(port);
+  const int listener = small_listener(16 * 1024, port);
   SendOptions options;
   options.targets = {{"127.0.0.1", port}};
   options.connections = 2;
