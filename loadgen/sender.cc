@@ -401,10 +401,11 @@ SendResult send_events(const SendOptions& options) {
   stats.up = options.connections;
 
   std::atomic<int> running{threads};
-  std::atomic<int> given_up_writes{0};  // writes given up at the run's end and --write-timeout
+  std::atomic<bool> any_write_given_up{false};
   const uint64_t backlog_drops_before = options.udp ? input_backlog_drops() : 0;
   const auto start = Clock::now();
   const auto end = start + options.duration;
+  const auto give_up_at = end + options.write_timeout;  // a write still waiting then is given up
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
@@ -500,16 +501,16 @@ SendResult send_events(const SendOptions& options) {
           }
           continue;
         }
-        if (!write_counted(*c, buffer, end + options.write_timeout, c->result.error, stats)) {
+        if (!write_counted(*c, buffer, give_up_at, c->result.error, stats)) {
           if (track) c->unacknowledged.update(c->fd);  // the write may have waited long: acknowledged since?
           c->declare_unacknowledged_lost();            // earlier writes the receiver never acknowledged
           c->result.possibly_lost += chunk;
           c->result.lost_ranges.emplace_back(first, first + chunk - 1);
-          const bool given_up = Clock::now() >= end + options.write_timeout;
+          const bool given_up = Clock::now() >= give_up_at;
           std::fprintf(stderr, "loadgen: connection %u to %s failed: %s%s\n", c->result.id, c->result.target.c_str(),
                        c->result.error.c_str(), given_up ? "" : "; reconnecting");
           if (given_up) {
-            given_up_writes.fetch_add(1);
+            any_write_given_up = true;
             c->abandon();  // a write half done: the receiver must not take its cut event as a whole one
           } else {
             c->close();
@@ -566,7 +567,7 @@ SendResult send_events(const SendOptions& options) {
   // kernels have not acknowledged on the other connections may never arrive either, and is
   // declared possibly lost as well. Otherwise the connections close as ever: the kernel delivers
   // what they hold to a receiver that reads.
-  if (given_up_writes.load() > 0)
+  if (any_write_given_up)
     for (auto& c : connections) {
       if (c->fd < 0 || c->tls || options.udp) continue;
       c->unacknowledged.update(c->fd);
