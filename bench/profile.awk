@@ -8,6 +8,12 @@
 #
 # librdkafka is linked in statically, so the split is by name: its C functions (rd_*, and the
 # compression and hashing code it bundles), against Sluice's C++ (namespace sluice).
+#
+# Then the same split by thread: librdkafka's own threads (named "rdk:..."), the sources' (a stack
+# through a stream worker's or the UDP source's loop), the sinks' (through a sink's run loop), and
+# the rest. A thread's role is what most of its samples' stacks show; a sample whose stack was cut
+# short of its root counts for its thread's role. So the source's part of Sluice's share can be
+# read apart from the sink's: the per-event work a source does before any sink sees the event.
 
 function side(sym) {
   if (sym ~ /sluice::/) return "sluice"
@@ -25,24 +31,40 @@ function frame_symbol(line,   s) {
   return s
 }
 
+# What a frame says of its thread's role, or "".
+function role_of(sym) {
+  if (sym ~ /sluice::net::StreamWorker|sluice::.*SyslogUdpSource::IoThread::loop|^uv_run$/) return "source"
+  if (sym ~ /sluice::.*Sink::run/) return "sink"
+  return ""
+}
+
 function finish_sample() {
   if (!in_sample) return
   samples++
   if (owner == "") { owner = "other"; owner_sym = first_sym == "" ? "[unknown]" : first_sym }
   count[owner]++
   by_symbol[owner SUBSEP owner_sym]++
+  by_thread[tid SUBSEP owner]++
+  if (sample_role != "") role_votes[tid SUBSEP sample_role]++
   in_sample = 0
 }
 
 /^[^ \t]/ {  # a sample's header: "comm tid"
   finish_sample()
-  in_sample = 1; owner = ""; owner_sym = ""; first_sym = ""
+  in_sample = 1; owner = ""; owner_sym = ""; first_sym = ""; sample_role = ""
+  tid = $NF
+  comm = $0
+  sub(/[ \t]+[0-9]+[ \t]*$/, "", comm)
+  if (comm ~ /^rdk:/) librdkafka_thread[tid] = 1
+  threads[tid] = 1
   next
 }
 
 /^[ \t]+[0-9a-f]+ / {
-  if (!in_sample || owner != "") next
+  if (!in_sample) next
   sym = frame_symbol($0)
+  if (sample_role == "") sample_role = role_of(sym)
+  if (owner != "") next
   if (first_sym == "") first_sym = sym
   s = side(sym)
   if (s != "") { owner = s; owner_sym = sym }
@@ -73,5 +95,38 @@ END {
       printf "| %s | %.1f%% |\n", name, 100 * by_symbol[key] / samples | cmd
     }
     close(cmd)
+  }
+  print_threads()
+}
+
+function print_threads(   t, r, best, votes, role, o, k, label, all) {
+  for (t in threads) {
+    role = "rest"
+    if (t in librdkafka_thread) role = "librdkafka"
+    else {
+      best = 0
+      for (r = 1; r <= 2; r++) {
+        k = r == 1 ? "source" : "sink"
+        votes = role_votes[t SUBSEP k] + 0
+        if (votes > best) { best = votes; role = k }
+      }
+    }
+    thread_count[role]++
+    for (o = 1; o <= 3; o++) {
+      k = o == 1 ? "sluice" : o == 2 ? "librdkafka" : "other"
+      role_part[role SUBSEP k] += by_thread[t SUBSEP k] + 0
+    }
+  }
+  printf "\n**By thread** (a thread's role from its stacks; each cell a share of all samples):\n\n"
+  printf "| threads | how many | all | Sluice's code | librdkafka's | other |\n|---|---|---|---|---|---|\n"
+  for (r = 1; r <= 4; r++) {
+    role = r == 1 ? "source" : r == 2 ? "sink" : r == 3 ? "librdkafka" : "rest"
+    if (!(role in thread_count)) continue
+    label = role == "source" ? "the sources' (stream workers, UDP loops)" : role == "sink" ? "the sinks' (their run loops)" : \
+            role == "librdkafka" ? "librdkafka's own (rdk:...)" : "the rest (main, cluster view, ...)"
+    all = role_part[role SUBSEP "sluice"] + role_part[role SUBSEP "librdkafka"] + role_part[role SUBSEP "other"]
+    printf "| %s | %d | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", label, thread_count[role], 100 * all / samples,
+      100 * role_part[role SUBSEP "sluice"] / samples, 100 * role_part[role SUBSEP "librdkafka"] / samples,
+      100 * role_part[role SUBSEP "other"] / samples
   }
 }

@@ -51,7 +51,8 @@
 # sluice_pipeline_latency_seconds, all sinks, read just before the agent stops) is in the table.
 # --profile SECONDS records every Sluice run's agent with perf (DWARF call graphs, 999 Hz) for that
 # long from a third into the load, and splits it into Sluice's own code and librdkafka's
-# (bench/profile.awk: libc and the kernel count for their caller): profile.md in the run's directory.
+# (bench/profile.awk: libc and the kernel count for their caller), in all and by thread (the
+# sources', the sinks', librdkafka's own): profile.md in the run's directory.
 #
 # Per run: the broker ← agent (or a peer) ← sluice-loadgen. The broker is sluice-kafka-mock (a
 # process of its own per run) or, with --kafka real, Apache Kafka 4.4 (tests/kafka/cluster.sh, one
