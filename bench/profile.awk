@@ -9,11 +9,14 @@
 # librdkafka is linked in statically, so the split is by name: its C functions (rd_*, and the
 # compression and hashing code it bundles), against Sluice's C++ (namespace sluice).
 #
-# Then the same split by thread: librdkafka's own threads (named "rdk:..."), the sources' (a stack
-# through a stream worker's or the UDP source's loop), the sinks' (through a sink's run loop), and
-# the rest. A thread's role is what most of its samples' stacks show; a sample whose stack was cut
-# short of its root counts for its thread's role. So the source's part of Sluice's share can be
-# read apart from the sink's: the per-event work a source does before any sink sees the event.
+# Then the same split by thread: librdkafka's own threads (named "rdk:..."), the sources' (stream
+# workers, the UDP source's loops), the sinks' (their run loops), and the rest. Each sample whose
+# stack shows a source's or a sink's frame is a vote for that role; a thread's role is the one with
+# the most votes (a tie: the source), and every sample of the thread counts for it, those whose
+# stack was cut short of its root (the kernel's reads under libuv, which has no symbols) and the
+# rare one that voted otherwise too. A thread with no vote is the rest's. So the source's part of
+# Sluice's share can be read apart from the sink's: the per-event work a source does before any
+# sink sees the event.
 
 function side(sym) {
   if (sym ~ /sluice::/) return "sluice"
@@ -33,8 +36,8 @@ function frame_symbol(line,   s) {
 
 # What a frame says of its thread's role, or "".
 function role_of(sym) {
-  if (sym ~ /sluice::net::StreamWorker|sluice::.*SyslogUdpSource::IoThread::loop|^uv_run$/) return "source"
-  if (sym ~ /sluice::.*Sink::run/) return "sink"
+  if (sym ~ /^(sluice::net::StreamWorker::|sluice::syslog_udp::SyslogUdpSource::IoThread::loop|uv_run$)/) return "source"
+  if (sym ~ /^sluice::([a-z_]+::)?[A-Za-z]+Sink::run(\(|$)|^sluice::NullSink::start\(\)::/) return "sink"
   return ""
 }
 
@@ -55,7 +58,7 @@ function finish_sample() {
   tid = $NF
   comm = $0
   sub(/[ \t]+[0-9]+[ \t]*$/, "", comm)
-  if (comm ~ /^rdk:/) librdkafka_thread[tid] = 1
+  if (comm ~ /^rdk:/) librdkafka_thread[tid] = 1  # librdkafka names its threads
   threads[tid] = 1
   next
 }
@@ -99,22 +102,22 @@ END {
   print_threads()
 }
 
-function print_threads(   t, r, best, votes, role, o, k, label, all) {
+function print_threads(   t, r, best, votes, role, o, part, label, all) {
   for (t in threads) {
     role = "rest"
     if (t in librdkafka_thread) role = "librdkafka"
     else {
       best = 0
       for (r = 1; r <= 2; r++) {
-        k = r == 1 ? "source" : "sink"
-        votes = role_votes[t SUBSEP k] + 0
-        if (votes > best) { best = votes; role = k }
+        part = r == 1 ? "source" : "sink"
+        votes = role_votes[t SUBSEP part] + 0
+        if (votes > best) { best = votes; role = part }
       }
     }
     thread_count[role]++
     for (o = 1; o <= 3; o++) {
-      k = o == 1 ? "sluice" : o == 2 ? "librdkafka" : "other"
-      role_part[role SUBSEP k] += by_thread[t SUBSEP k] + 0
+      part = o == 1 ? "sluice" : o == 2 ? "librdkafka" : "other"
+      role_part[role SUBSEP part] += by_thread[t SUBSEP part] + 0
     }
   }
   printf "\n**By thread** (a thread's role from its stacks; each cell a share of all samples):\n\n"
