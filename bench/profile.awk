@@ -56,9 +56,7 @@ function finish_sample() {
   finish_sample()
   in_sample = 1; owner = ""; owner_sym = ""; first_sym = ""; sample_role = ""
   tid = $NF
-  comm = $0
-  sub(/[ \t]+[0-9]+[ \t]*$/, "", comm)
-  if (comm ~ /^rdk:/) librdkafka_thread[tid] = 1  # librdkafka names its threads
+  if ($1 ~ /^rdk:/) librdkafka_thread[tid] = 1  # librdkafka names its threads
   threads[tid] = 1
   next
 }
@@ -102,18 +100,12 @@ END {
   print_threads()
 }
 
-function print_threads(   t, r, best, votes, role, o, part, label, all) {
+function print_threads(   t, r, source_votes, sink_votes, role, o, part, label, all) {
   for (t in threads) {
-    role = "rest"
-    if (t in librdkafka_thread) role = "librdkafka"
-    else {
-      best = 0
-      for (r = 1; r <= 2; r++) {
-        part = r == 1 ? "source" : "sink"
-        votes = role_votes[t SUBSEP part] + 0
-        if (votes > best) { best = votes; role = part }
-      }
-    }
+    source_votes = role_votes[t SUBSEP "source"] + 0
+    sink_votes = role_votes[t SUBSEP "sink"] + 0
+    role = t in librdkafka_thread ? "librdkafka" : source_votes + sink_votes == 0 ? "rest" : \
+           source_votes >= sink_votes ? "source" : "sink"
     thread_count[role]++
     for (o = 1; o <= 3; o++) {
       part = o == 1 ? "sluice" : o == 2 ? "librdkafka" : "other"

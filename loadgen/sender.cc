@@ -93,7 +93,7 @@ bool write_all(int fd, std::string_view data, std::chrono::steady_clock::time_po
     }
     // Only a write that waits comes back here unfinished: the clock is read off the fast path.
     if (!data.empty() && std::chrono::steady_clock::now() >= give_up_at) {
-      error = "the receiver took nothing more before the write's deadline (the run's end and --write-timeout)";
+      error = kWriteDeadlinePassed;
       return false;
     }
   }

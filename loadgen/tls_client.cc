@@ -72,8 +72,7 @@ bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_
       return false;
     }
     if (std::chrono::steady_clock::now() >= give_up_at) {
-      error =
-          "TLS write: the receiver took nothing more before the write's deadline (the run's end and --write-timeout)";
+      error = std::string("TLS write: ") + kWriteDeadlinePassed;
       return false;
     }
   }

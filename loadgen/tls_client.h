@@ -31,6 +31,10 @@ class TlsClient {
   SSL_CTX* context_;
 };
 
+// Why a write (plain or TLS) gave up: its deadline came while the receiver took nothing.
+inline constexpr const char* kWriteDeadlinePassed =
+    "the receiver took nothing more before the write's deadline (the run's end and --write-timeout)";
+
 // Writes all of `data` through the session; false (and why, in error) if it failed, or if
 // `give_up_at` came first (the socket's writes wake while they wait: wake_blocked_writes).
 bool write_all(SSL* ssl, std::string_view data, std::chrono::steady_clock::time_point give_up_at, std::string& error);
