@@ -11,13 +11,59 @@ constexpr std::chrono::milliseconds kDisagreementLimitMax{5000};
 
 std::string leader_name(int32_t id) { return id >= 0 ? std::to_string(id) : "none"; }
 
+// Why the watch may not call a waiting partition stalled; empty when it may.
+std::string why_no_verdict(const ProgressReport& report, const PartitionProgress& p) {
+  if (!report.any_broker_up) return "librdkafka is connected to no broker (an outage; it reconnects by itself)";
+  if (!report.cluster_answered) return "the cluster view has no recent answer";
+  if (p.cluster_leader < 0) return "the cluster names no leader for it";
+  if (!p.served) return fmt::format("its leader {} does not answer for it", p.cluster_leader);
+  if (p.leader_down) return fmt::format("librdkafka's connection to its leader {} is down", p.cluster_leader);
+  return {};
+}
+
 }  // namespace
 
 StallWatch::StallWatch(std::chrono::milliseconds limit)
     : limit_(limit), disagreement_limit_(std::min(limit, kDisagreementLimitMax)) {}
 
+void StallWatch::note_waits(Clock::time_point now, const ProgressReport& report) {
+  std::map<std::pair<std::string, int32_t>, Wait> seen;
+  const PartitionProgress* longest = nullptr;
+  std::chrono::milliseconds longest_wait{0};
+  std::string longest_why;
+  size_t waiting = 0;
+  for (const PartitionProgress& p : report.partitions) {
+    Wait& wait = seen[{p.topic, p.partition}];
+    if (const auto before = waits_.find({p.topic, p.partition}); before != waits_.end()) wait = before->second;
+    const bool moved = wait.delivered && p.delivered != *wait.delivered;
+    wait.delivered = p.delivered;
+    if (moved || p.outstanding == 0) {
+      wait.since.reset();
+      continue;
+    }
+    if (!wait.since) wait.since = now;
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - *wait.since);
+    if (waited < limit_) continue;
+    std::string why = why_no_verdict(report, p);
+    if (why.empty()) continue;  // the stall watch's own to judge
+    ++waiting;
+    if (!longest || waited > longest_wait) {
+      longest = &p;
+      longest_wait = waited;
+      longest_why = std::move(why);
+    }
+  }
+  waits_.swap(seen);
+  if (!longest || (wait_said_at_ && now - *wait_said_at_ < limit_)) return;
+  wait_said_at_ = now;
+  unexplained_wait_ = fmt::format("{} [{}]: {} messages waiting, none delivered for {} s; no new producer while {}{}",
+                                  longest->topic, longest->partition, longest->outstanding, longest_wait.count() / 1000,
+                                  longest_why, waiting > 1 ? fmt::format(" ({} partitions wait so)", waiting) : "");
+}
+
 std::optional<std::string> StallWatch::observe(Clock::time_point now, const ProgressReport& report) {
   if (limit_.count() == 0) return std::nullopt;
+  note_waits(now, report);
   // The cluster view not answered lately while brokers are up (it asks only every 10 s once all is
   // served; a broker slow to answer it): what the watch knows holds until it answers, no verdict.
   if (report.any_broker_up && !report.cluster_answered) return std::nullopt;

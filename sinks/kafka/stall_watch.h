@@ -53,7 +53,22 @@ class StallWatch {
   // partition has met a limit, else nullopt.
   std::optional<std::string> observe(Clock::time_point now, const ProgressReport& report);
 
+  // What the last observe() saw waiting without being a stall, to be logged: messages that have
+  // waited `limit` with none of their partition delivered, while a condition above keeps the watch
+  // from calling it one (an outage, no leader, a leader that does not answer for it or that
+  // librdkafka cannot reach, a cluster view that does not answer). Said at most once per `limit`,
+  // naming the longest wait and how many partitions wait so: a wait the watch lets be is never
+  // silent. nullopt when there is nothing new to say.
+  std::optional<std::string> take_unexplained_wait() { return std::exchange(unexplained_wait_, std::nullopt); }
+
  private:
+  // Messages of a partition waiting with none delivered, whatever the conditions (for the note).
+  struct Wait {
+    std::optional<uint64_t> delivered;
+    std::optional<Clock::time_point> since;
+  };
+  void note_waits(Clock::time_point now, const ProgressReport& report);
+
   struct Track {
     std::optional<uint64_t> delivered;                 // at the last report (none: first seen, the count starts now)
     std::optional<Clock::time_point> waiting_since;    // outstanding, served, nothing delivered
@@ -61,6 +76,9 @@ class StallWatch {
   };
   const std::chrono::milliseconds limit_, disagreement_limit_;
   std::map<std::pair<std::string, int32_t>, Track> tracks_;  // the partitions of the last report
+  std::map<std::pair<std::string, int32_t>, Wait> waits_;    // the same, for the note
+  std::optional<Clock::time_point> wait_said_at_;
+  std::optional<std::string> unexplained_wait_;
 };
 
 }  // namespace sluice::kafka

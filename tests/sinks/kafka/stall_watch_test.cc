@@ -285,3 +285,79 @@ TEST_CASE("stall watch: a delivery starts the count again", "[kafka][stall]") {
   CHECK_FALSE(watch.observe(t0 + 22s, report(partition(10, 6))));
   CHECK(watch.observe(t0 + 23s, report(partition(10, 6))));
 }
+
+TEST_CASE("stall watch: a wait it may not call a stall is said once per limit, with why", "[kafka][stall]") {
+  const auto t0 = Clock::now();
+  // The note after the report at t0 + s (and the note taken, as the producer does).
+  const auto note_at = [&](StallWatch& watch, int s, const ProgressReport& r) {
+    watch.observe(t0 + std::chrono::seconds(s), r);
+    return watch.take_unexplained_wait();
+  };
+  SECTION("an outage: said at the limit, then once per limit, counting on") {
+    StallWatch watch(30s);
+    const ProgressReport outage = report(partition(10, 5), false);
+    CHECK_FALSE(note_at(watch, 0, outage));
+    CHECK_FALSE(note_at(watch, 29, outage));
+    const auto note = note_at(watch, 30, outage);
+    REQUIRE(note);
+    CHECK(*note ==
+          "logs [3]: 10 messages waiting, none delivered for 30 s; no new producer while librdkafka is connected to "
+          "no broker (an outage; it reconnects by itself)");
+    CHECK_FALSE(watch.take_unexplained_wait());  // taken
+    CHECK_FALSE(note_at(watch, 45, outage));
+    const auto again = note_at(watch, 60, outage);
+    REQUIRE(again);
+    CHECK_THAT(*again, Catch::StartsWith("logs [3]: 10 messages waiting, none delivered for 60 s;"));
+  }
+  SECTION("each condition that keeps the watch from a verdict, named") {
+    const auto why = [&](PartitionProgress p, bool cluster_answered = true) {
+      StallWatch watch(10s);
+      note_at(watch, 0, report(p, true, cluster_answered));
+      const auto note = note_at(watch, 10, report(p, true, cluster_answered));
+      REQUIRE(note);
+      return note->substr(note->find("no new producer while ") + 22);
+    };
+    CHECK(why(partition(10, 5, -1, -1)) == "the cluster names no leader for it");
+    PartitionProgress unserved = partition(10, 5);
+    unserved.served = false;
+    CHECK(why(unserved) == "its leader 1 does not answer for it");
+    PartitionProgress unreachable = partition(10, 5, 2, 2);
+    unreachable.leader_down = true;
+    CHECK(why(unreachable) == "librdkafka's connection to its leader 2 is down");
+    CHECK(why(partition(10, 5), false) == "the cluster view has no recent answer");
+  }
+  SECTION("the longest wait is named, and how many partitions wait so") {
+    StallWatch watch(10s);
+    PartitionProgress other = partition(4, 7, -1, -1);
+    other.partition = 8;
+    CHECK_FALSE(note_at(watch, 0, {.any_broker_up = false, .cluster_answered = true, .partitions = {other}}));
+    const ProgressReport both{
+        .any_broker_up = false, .cluster_answered = true, .partitions = {partition(10, 5), other}};
+    CHECK_FALSE(note_at(watch, 5, both));
+    const auto note = note_at(watch, 15, both);
+    REQUIRE(note);
+    CHECK_THAT(*note, Catch::StartsWith("logs [8]: 4 messages waiting, none delivered for 15 s;"));
+    CHECK_THAT(*note, Catch::EndsWith(" (2 partitions wait so)"));
+  }
+  SECTION("not a word while messages are delivered, none wait, or the watch itself judges") {
+    StallWatch delivering(10s), idle(10s), judging(10s);
+    for (int s = 0; s <= 40; s += 5) {
+      CHECK_FALSE(note_at(delivering, s, report(partition(10, static_cast<uint64_t>(s)), false)));
+      CHECK_FALSE(note_at(idle, s, report(partition(0, 5), false)));
+      judging.observe(t0 + std::chrono::seconds(s), report(partition(10, 5)));  // stalls at 10 s: its verdict
+      CHECK_FALSE(judging.take_unexplained_wait());
+    }
+  }
+  SECTION("a delivery starts the count again") {
+    StallWatch watch(10s);
+    CHECK_FALSE(note_at(watch, 0, report(partition(10, 5), false)));
+    CHECK_FALSE(note_at(watch, 8, report(partition(10, 6), false)));  // one delivered
+    CHECK_FALSE(note_at(watch, 9, report(partition(10, 6), false)));  // the count starts
+    CHECK_FALSE(note_at(watch, 18, report(partition(10, 6), false)));
+    CHECK(note_at(watch, 19, report(partition(10, 6), false)));
+  }
+  SECTION("a limit of 0: never") {
+    StallWatch watch(0s);
+    for (int s = 0; s <= 60; s += 10) CHECK_FALSE(note_at(watch, s, report(partition(10, 5), false)));
+  }
+}
