@@ -102,7 +102,7 @@ void Producer::observe(ProducerStatistics stats) {
       stall_reason_ = std::move(*verdict);
       stalled_.store(true, std::memory_order_relaxed);
     }
-    if (auto wait = stall_watch_.take_unexplained_wait()) spdlog::warn("kafka producer: partition {}", *wait);
+    if (auto note = stall_watch_.take_wait_note()) spdlog::warn("kafka producer: partition {}", *note);
   }
   // acks=0: a connection that was up and went down since the last report (librdkafka counts each)
   // may have taken along what was written to it. Those the error callback told of since the last

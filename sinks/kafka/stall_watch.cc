@@ -8,6 +8,7 @@ namespace sluice::kafka {
 namespace {
 
 constexpr std::chrono::milliseconds kDisagreementLimitMax{5000};
+constexpr std::chrono::milliseconds kWaitNoteIntervalMax{600'000};
 
 std::string leader_name(int32_t id) { return id >= 0 ? std::to_string(id) : "none"; }
 
@@ -54,11 +55,18 @@ void StallWatch::note_waits(Clock::time_point now, const ProgressReport& report)
     }
   }
   waits_.swap(seen);
-  if (!longest || (wait_said_at_ && now - *wait_said_at_ < limit_)) return;
+  if (!longest) {  // no such wait (any more): the next one is said at the limit
+    wait_said_at_.reset();
+    return;
+  }
+  if (wait_said_at_ && now - *wait_said_at_ < wait_note_interval_) return;
+  // The next note after twice the last interval (after the first: twice the limit), at most 10 min.
+  wait_note_interval_ =
+      std::min((wait_said_at_ ? wait_note_interval_ : limit_) * 2, std::max(limit_, kWaitNoteIntervalMax));
   wait_said_at_ = now;
-  unexplained_wait_ = fmt::format("{} [{}]: {} messages waiting, none delivered for {} s; no new producer while {}{}",
-                                  longest->topic, longest->partition, longest->outstanding, longest_wait.count() / 1000,
-                                  longest_why, waiting > 1 ? fmt::format(" ({} partitions wait so)", waiting) : "");
+  wait_note_ = fmt::format("{} [{}]: {} messages waiting, none delivered for {} s; no new producer while {}{}",
+                           longest->topic, longest->partition, longest->outstanding, longest_wait.count() / 1000,
+                           longest_why, waiting > 1 ? fmt::format(" ({} partitions wait so)", waiting) : "");
 }
 
 std::optional<std::string> StallWatch::observe(Clock::time_point now, const ProgressReport& report) {
@@ -100,6 +108,7 @@ std::optional<std::string> StallWatch::observe(Clock::time_point now, const Prog
     }
   }
   tracks_.swap(seen);
+  if (verdict) wait_note_.reset();  // a new producer takes over: "no new producer" would mislead
   return verdict;
 }
 

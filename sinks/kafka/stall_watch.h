@@ -53,13 +53,14 @@ class StallWatch {
   // partition has met a limit, else nullopt.
   std::optional<std::string> observe(Clock::time_point now, const ProgressReport& report);
 
-  // What the last observe() saw waiting without being a stall, to be logged: messages that have
-  // waited `limit` with none of their partition delivered, while a condition above keeps the watch
-  // from calling it one (an outage, no leader, a leader that does not answer for it or that
-  // librdkafka cannot reach, a cluster view that does not answer). Said at most once per `limit`,
-  // naming the longest wait and how many partitions wait so: a wait the watch lets be is never
-  // silent. nullopt when there is nothing new to say.
-  std::optional<std::string> take_unexplained_wait() { return std::exchange(unexplained_wait_, std::nullopt); }
+  // A wait the watch lets be, to be logged; left by observe() until taken. Messages of a partition
+  // that waited `limit` with none of the partition delivered while a condition above keeps the watch
+  // from a verdict (an outage, no leader, a leader that does not answer for it or that librdkafka
+  // cannot reach, a cluster view without a recent answer): the longest such wait, how many
+  // partitions wait so, and why. Said at `limit`, then after twice as long each time (at most
+  // every 10 min) while such waits go on; never in a report that gives a verdict. (Without
+  // statistics, or with a limit of 0, the watch sees nothing and says nothing.)
+  std::optional<std::string> take_wait_note() { return std::exchange(wait_note_, std::nullopt); }
 
  private:
   // Messages of a partition waiting with none delivered, whatever the conditions (for the note).
@@ -76,9 +77,10 @@ class StallWatch {
   };
   const std::chrono::milliseconds limit_, disagreement_limit_;
   std::map<std::pair<std::string, int32_t>, Track> tracks_;  // the partitions of the last report
-  std::map<std::pair<std::string, int32_t>, Wait> waits_;    // the same, for the note
-  std::optional<Clock::time_point> wait_said_at_;
-  std::optional<std::string> unexplained_wait_;
+  std::map<std::pair<std::string, int32_t>, Wait> waits_;    // those of every report, for the note
+  std::optional<Clock::time_point> wait_said_at_;            // the last note, while such waits go on
+  std::chrono::milliseconds wait_note_interval_{0};          // from it to the next
+  std::optional<std::string> wait_note_;
 };
 
 }  // namespace sluice::kafka

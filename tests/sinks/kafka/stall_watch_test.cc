@@ -286,14 +286,15 @@ TEST_CASE("stall watch: a delivery starts the count again", "[kafka][stall]") {
   CHECK(watch.observe(t0 + 23s, report(partition(10, 6))));
 }
 
-TEST_CASE("stall watch: a wait it may not call a stall is said once per limit, with why", "[kafka][stall]") {
+TEST_CASE("stall watch: a wait it may not call a stall is said at the limit, then less and less often, with why",
+          "[kafka][stall]") {
   const auto t0 = Clock::now();
   // The note after the report at t0 + s (and the note taken, as the producer does).
   const auto note_at = [&](StallWatch& watch, int s, const ProgressReport& r) {
     watch.observe(t0 + std::chrono::seconds(s), r);
-    return watch.take_unexplained_wait();
+    return watch.take_wait_note();
   };
-  SECTION("an outage: said at the limit, then once per limit, counting on") {
+  SECTION("an outage: said at the limit, then after twice as long each time") {
     StallWatch watch(30s);
     const ProgressReport outage = report(partition(10, 5), false);
     CHECK_FALSE(note_at(watch, 0, outage));
@@ -303,17 +304,32 @@ TEST_CASE("stall watch: a wait it may not call a stall is said once per limit, w
     CHECK(*note ==
           "logs [3]: 10 messages waiting, none delivered for 30 s; no new producer while librdkafka is connected to "
           "no broker (an outage; it reconnects by itself)");
-    CHECK_FALSE(watch.take_unexplained_wait());  // taken
-    CHECK_FALSE(note_at(watch, 45, outage));
-    const auto again = note_at(watch, 60, outage);
+    CHECK_FALSE(watch.take_wait_note());  // taken
+    CHECK_FALSE(note_at(watch, 60, outage));
+    CHECK_FALSE(note_at(watch, 89, outage));
+    const auto again = note_at(watch, 90, outage);  // 60 s after the first
     REQUIRE(again);
-    CHECK_THAT(*again, Catch::StartsWith("logs [3]: 10 messages waiting, none delivered for 60 s;"));
+    CHECK_THAT(*again, Catch::StartsWith("logs [3]: 10 messages waiting, none delivered for 90 s;"));
+    CHECK_FALSE(note_at(watch, 209, outage));
+    CHECK(note_at(watch, 210, outage));  // 120 s after the second
+    StallWatch capped(30s);              // the interval stops growing at 10 min
+    int said = 0;
+    for (int s = 0; s <= 3000; s += 10) said += note_at(capped, s, outage) ? 1 : 0;
+    CHECK(said == 8);  // at 30, 90, 210, 450, 930, 1530, 2130, 2730
   }
-  SECTION("each condition that keeps the watch from a verdict, named") {
-    const auto why = [&](PartitionProgress p, bool cluster_answered = true) {
+  SECTION("over: the next wait is said at the limit again") {
+    StallWatch watch(10s);
+    CHECK(note_at(watch, 0, report(partition(10, 5), false)).has_value() == false);
+    CHECK(note_at(watch, 10, report(partition(10, 5), false)));
+    CHECK_FALSE(note_at(watch, 11, report(partition(0, 15), false)));  // delivered: over
+    CHECK_FALSE(note_at(watch, 12, report(partition(10, 15), false)));
+    CHECK(note_at(watch, 22, report(partition(10, 15), false)));
+  }
+  SECTION("each condition that keeps the watch from a verdict, named; the outage first, then the view") {
+    const auto why = [&](PartitionProgress p, bool broker_up = true, bool cluster_answered = true) {
       StallWatch watch(10s);
-      note_at(watch, 0, report(p, true, cluster_answered));
-      const auto note = note_at(watch, 10, report(p, true, cluster_answered));
+      note_at(watch, 0, report(p, broker_up, cluster_answered));
+      const auto note = note_at(watch, 10, report(p, broker_up, cluster_answered));
       REQUIRE(note);
       return note->substr(note->find("no new producer while ") + 22);
     };
@@ -324,20 +340,28 @@ TEST_CASE("stall watch: a wait it may not call a stall is said once per limit, w
     PartitionProgress unreachable = partition(10, 5, 2, 2);
     unreachable.leader_down = true;
     CHECK(why(unreachable) == "librdkafka's connection to its leader 2 is down");
-    CHECK(why(partition(10, 5), false) == "the cluster view has no recent answer");
+    CHECK(why(partition(10, 5), true, false) == "the cluster view has no recent answer");
+    // A real outage: no broker, the leader's connection down, the view silent: the outage is named.
+    CHECK(why(unreachable, false, false) ==
+          "librdkafka is connected to no broker (an outage; it reconnects by itself)");
+    CHECK(why(partition(10, 5, -1, -1), true, false) == "the cluster view has no recent answer");
   }
-  SECTION("the longest wait is named, and how many partitions wait so") {
+  SECTION("the longest wait is named with its own reason, and how many partitions waited the limit") {
     StallWatch watch(10s);
-    PartitionProgress other = partition(4, 7, -1, -1);
-    other.partition = 8;
-    CHECK_FALSE(note_at(watch, 0, {.any_broker_up = false, .cluster_answered = true, .partitions = {other}}));
-    const ProgressReport both{
-        .any_broker_up = false, .cluster_answered = true, .partitions = {partition(10, 5), other}};
-    CHECK_FALSE(note_at(watch, 5, both));
-    const auto note = note_at(watch, 15, both);
+    PartitionProgress longest = partition(4, 7, -1, -1), shorter = partition(10, 5), recent = partition(3, 2);
+    longest.partition = 8;
+    shorter.served = false;
+    recent.partition = 5;
+    recent.served = false;
+    CHECK_FALSE(note_at(watch, 0, report(longest)));
+    CHECK_FALSE(note_at(watch, 5, {.any_broker_up = true, .cluster_answered = true, .partitions = {longest, shorter}}));
+    const ProgressReport all{.any_broker_up = true, .cluster_answered = true, .partitions = {longest, shorter, recent}};
+    CHECK_FALSE(note_at(watch, 8, all));  // the third starts waiting
+    const auto note = note_at(watch, 15, all);
     REQUIRE(note);
-    CHECK_THAT(*note, Catch::StartsWith("logs [8]: 4 messages waiting, none delivered for 15 s;"));
-    CHECK_THAT(*note, Catch::EndsWith(" (2 partitions wait so)"));
+    CHECK(*note ==
+          "logs [8]: 4 messages waiting, none delivered for 15 s; no new producer while the cluster names no leader "
+          "for it (2 partitions wait so)");
   }
   SECTION("not a word while messages are delivered, none wait, or the watch itself judges") {
     StallWatch delivering(10s), idle(10s), judging(10s);
@@ -345,8 +369,19 @@ TEST_CASE("stall watch: a wait it may not call a stall is said once per limit, w
       CHECK_FALSE(note_at(delivering, s, report(partition(10, static_cast<uint64_t>(s)), false)));
       CHECK_FALSE(note_at(idle, s, report(partition(0, 5), false)));
       judging.observe(t0 + std::chrono::seconds(s), report(partition(10, 5)));  // stalls at 10 s: its verdict
-      CHECK_FALSE(judging.take_unexplained_wait());
+      CHECK_FALSE(judging.take_wait_note());
     }
+  }
+  SECTION("not in a report that gives a verdict: a new producer takes over") {
+    StallWatch watch(10s);
+    PartitionProgress leaderless = partition(4, 7, -1, -1);
+    leaderless.partition = 8;
+    const ProgressReport both{
+        .any_broker_up = true, .cluster_answered = true, .partitions = {partition(10, 5), leaderless}};
+    CHECK_FALSE(watch.observe(t0, both));
+    CHECK_FALSE(watch.take_wait_note());
+    CHECK(watch.observe(t0 + 10s, both));
+    CHECK_FALSE(watch.take_wait_note());
   }
   SECTION("a delivery starts the count again") {
     StallWatch watch(10s);
