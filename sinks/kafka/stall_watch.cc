@@ -32,7 +32,7 @@ void StallWatch::note_waits(Clock::time_point now, const ProgressReport& report)
   const PartitionProgress* longest = nullptr;
   std::chrono::milliseconds longest_wait{0};
   std::string longest_why;
-  size_t waiting = 0;
+  size_t waiting = 0, waited_the_limit = 0;
   for (const PartitionProgress& p : report.partitions) {
     Wait& wait = seen[{p.topic, p.partition}];
     if (const auto before = waits_.find({p.topic, p.partition}); before != waits_.end()) wait = before->second;
@@ -45,6 +45,7 @@ void StallWatch::note_waits(Clock::time_point now, const ProgressReport& report)
     if (!wait.since) wait.since = now;
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - *wait.since);
     if (waited < limit_) continue;
+    ++waited_the_limit;
     std::string why = why_no_verdict(report, p);
     if (why.empty()) continue;  // the stall watch's own to judge
     ++waiting;
@@ -55,10 +56,10 @@ void StallWatch::note_waits(Clock::time_point now, const ProgressReport& report)
     }
   }
   waits_.swap(seen);
-  if (!longest) {  // no such wait (any more): the next one is said at the limit
-    wait_said_at_.reset();
-    return;
-  }
+  // The waits over, the next one is said at the limit again; a condition that clears for a report
+  // while the messages still wait (a broker that flaps) does not start the intervals over.
+  if (waited_the_limit == 0) wait_said_at_.reset();
+  if (!longest) return;
   if (wait_said_at_ && now - *wait_said_at_ < wait_note_interval_) return;
   // The next note after twice the last interval (after the first: twice the limit), at most 10 min.
   wait_note_interval_ =

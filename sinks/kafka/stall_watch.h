@@ -58,8 +58,9 @@ class StallWatch {
   // from a verdict (an outage, no leader, a leader that does not answer for it or that librdkafka
   // cannot reach, a cluster view without a recent answer): the longest such wait, how many
   // partitions wait so, and why. Said at `limit`, then after twice as long each time (at most
-  // every 10 min) while such waits go on; never in a report that gives a verdict. (Without
-  // statistics, or with a limit of 0, the watch sees nothing and says nothing.)
+  // every 10 min, or every `limit` if longer) while messages wait that long; never in a report
+  // that gives a verdict. (Without statistics, or with a limit of 0, the watch sees nothing and
+  // says nothing.)
   std::optional<std::string> take_wait_note() { return std::exchange(wait_note_, std::nullopt); }
 
  private:

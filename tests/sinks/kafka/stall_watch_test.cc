@@ -348,20 +348,33 @@ TEST_CASE("stall watch: a wait it may not call a stall is said at the limit, the
   }
   SECTION("the longest wait is named with its own reason, and how many partitions waited the limit") {
     StallWatch watch(10s);
-    PartitionProgress longest = partition(4, 7, -1, -1), shorter = partition(10, 5), recent = partition(3, 2);
+    PartitionProgress longest = partition(4, 7, -1, -1), shorter = partition(10, 5), also = partition(6, 1),
+                      recent = partition(3, 2);
     longest.partition = 8;
     shorter.served = false;
+    also.partition = 1;
+    also.served = false;
     recent.partition = 5;
     recent.served = false;
     CHECK_FALSE(note_at(watch, 0, report(longest)));
-    CHECK_FALSE(note_at(watch, 5, {.any_broker_up = true, .cluster_answered = true, .partitions = {longest, shorter}}));
-    const ProgressReport all{.any_broker_up = true, .cluster_answered = true, .partitions = {longest, shorter, recent}};
-    CHECK_FALSE(note_at(watch, 8, all));  // the third starts waiting
+    const ProgressReport three{.any_broker_up = true, .cluster_answered = true, .partitions = {shorter, longest, also}};
+    CHECK_FALSE(note_at(watch, 5, three));
+    // Neither the first nor the last of those that waited the limit is the longest.
+    const ProgressReport all{
+        .any_broker_up = true, .cluster_answered = true, .partitions = {shorter, longest, also, recent}};
+    CHECK_FALSE(note_at(watch, 8, all));  // the fourth starts waiting
     const auto note = note_at(watch, 15, all);
     REQUIRE(note);
     CHECK(*note ==
           "logs [8]: 4 messages waiting, none delivered for 15 s; no new producer while the cluster names no leader "
-          "for it (2 partitions wait so)");
+          "for it (3 partitions wait so)");
+  }
+  SECTION("a broker that flaps while the messages wait does not start the intervals over") {
+    StallWatch watch(10s);
+    std::vector<int> at;
+    for (int s = 0; s <= 35; ++s)
+      if (note_at(watch, s, report(partition(10, 5), s % 2 == 1))) at.push_back(s);  // up on odd seconds
+    CHECK(at == std::vector<int>{10, 30});
   }
   SECTION("not a word while messages are delivered, none wait, or the watch itself judges") {
     StallWatch delivering(10s), idle(10s), judging(10s);
