@@ -83,9 +83,9 @@ std::optional<std::string> StallWatch::observe(Clock::time_point now, const Prog
     if (const auto before = tracks_.find({p.topic, p.partition}); before != tracks_.end()) track = before->second;
     const bool moved = track.delivered && p.delivered != *track.delivered;
     track.delivered = p.delivered;
-    // Nothing waits, something moved, an outage (no broker, or not the leader's), a cluster that
-    // does not answer or names no leader that answers for it: no stall to see.
-    if (moved || p.outstanding == 0 || !report.any_broker_up || p.cluster_leader < 0 || !p.served || p.leader_down) {
+    // Nothing waits, something moved, or a condition of why_no_verdict (the one list of them, which
+    // the wait note names): no stall to see.
+    if (moved || p.outstanding == 0 || !why_no_verdict(report, p).empty()) {
       track.waiting_since.reset();
       track.disagrees_since.reset();
       continue;
