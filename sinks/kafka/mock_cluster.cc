@@ -49,6 +49,17 @@ void MockCluster::set_broker_rtt(int32_t broker, int rtt_ms) {
     rd_kafka_mock_broker_set_rtt(cluster_, id, rtt_ms);
 }
 
+void MockCluster::set_broker_unlisted(int32_t broker, bool unlisted) {
+#ifdef SLUICE_RDKAFKA_PINNED  // patch 0005: the pinned librdkafka's mock only
+  for (int32_t id = broker ? broker : 1; id <= (broker ? broker : brokers_); ++id)
+    rd_kafka_mock_broker_set_unlisted(cluster_, id, unlisted ? 1 : 0);
+#else
+  (void)broker;
+  (void)unlisted;
+  throw std::runtime_error("an unlisted mock broker needs the pinned librdkafka (.ci/librdkafka-patches/0005)");
+#endif
+}
+
 }  // namespace sluice::kafka
 
 namespace sluice::kafka {

@@ -29,6 +29,9 @@ class MockCluster {
   // Fault injection: broker ids are 1..brokers(); 0 means every broker.
   void set_broker_down(int32_t broker, bool down);
   void set_broker_rtt(int32_t broker, int rtt_ms);
+  // Left out of the brokers Metadata answers list, while it goes on answering: as Kafka leaves out
+  // a fenced broker (a single node restarting lists none). Patch 0005 of .ci/librdkafka-patches.
+  void set_broker_unlisted(int32_t broker, bool unlisted);
   // The next `count` requests of Kafka API `api_key` (0 = Produce) fail with `error_code`.
   void push_request_errors(int16_t api_key, int count, int error_code);
   // The partition's leader from now on: a broker id, or -1 for none (its broker stays up).
