@@ -79,6 +79,13 @@ void ClusterView::wake() {
   wake_.notify_all();
 }
 
+void ClusterView::confirm(const std::string& topic, int32_t partition) {
+  std::lock_guard lock(mutex_);
+  const auto it = topics_.find(topic);
+  if (it == topics_.end() || partition < 0 || static_cast<size_t>(partition) >= it->second.partitions.size()) return;
+  it->second.partitions[static_cast<size_t>(partition)].confirm = true;
+}
+
 Clock::time_point ClusterView::answered_at() const {
   std::lock_guard lock(mutex_);
   return answered_at_;
@@ -128,6 +135,7 @@ void ClusterView::refresh() {
   struct Question {
     std::string topic;
     int32_t partition, leader;
+    bool confirming;  // served already: an answer says when, no answer changes nothing
   };
   std::vector<Question> questions;  // served partitions are not asked again while their leader stays
   {
@@ -166,13 +174,14 @@ void ClusterView::refresh() {
       std::string problem;
       for (size_t p = 0; p < t.leaders.size(); ++p) {
         partitions[p].leader = t.leaders[p];
-        const bool was_served =
-            p < view.partitions.size() && view.partitions[p].served && view.partitions[p].leader == t.leaders[p];
-        partitions[p].served = was_served && t.leaders[p] >= 0;
+        const bool same_leader = p < view.partitions.size() && view.partitions[p].leader == t.leaders[p];
+        partitions[p].served = same_leader && view.partitions[p].served && t.leaders[p] >= 0;
+        if (same_leader) partitions[p].leader_answered = view.partitions[p].leader_answered;
+        const bool confirm = same_leader && view.partitions[p].confirm;
         if (t.leaders[p] < 0) {
           if (problem.empty()) problem = fmt::format("partition {} of {} has no leader", p, t.topic);
-        } else if (!partitions[p].served) {
-          questions.push_back({t.topic, static_cast<int32_t>(p), t.leaders[p]});
+        } else if (!partitions[p].served || confirm) {
+          questions.push_back({t.topic, static_cast<int32_t>(p), t.leaders[p], partitions[p].served});
         }
       }
       view.partitions = std::move(partitions);
@@ -195,6 +204,8 @@ void ClusterView::refresh() {
     if (it == topics_.end() || static_cast<size_t>(q.partition) >= it->second.partitions.size()) continue;
     PartitionView& p = it->second.partitions[static_cast<size_t>(q.partition)];
     if (p.leader != q.leader) continue;  // a newer answer named another leader meanwhile
+    if (answer.why_not.empty()) p.leader_answered = Clock::now();
+    if (q.confirming) continue;  // served, and stays so: the sink's producer sees its own outage
     p.served = answer.why_not.empty();
     if (!p.served && it->second.problem.empty())
       it->second.problem = fmt::format("leader {} of partition {} of {} does not answer for it yet ({})", q.leader,

@@ -58,8 +58,10 @@ class ClusterQuery {
 };
 
 struct PartitionView {
-  int32_t leader = -1;  // as the cluster names it; -1: none
-  bool served = false;  // its leader answered for it (and still leads it)
+  int32_t leader = -1;                  // as the cluster names it; -1: none
+  bool served = false;                  // its leader answered for it (and still leads it)
+  bool confirm = false;                 // asked to ask its leader again although served (confirm())
+  Clock::time_point leader_answered{};  // when its leader last answered for it
 };
 
 struct TopicView {
@@ -87,6 +89,11 @@ struct TopicView {
                : -1;
   }
   int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
+  Clock::time_point leader_answered(int32_t partition) const {
+    return partition >= 0 && static_cast<size_t>(partition) < partitions.size()
+               ? partitions[static_cast<size_t>(partition)].leader_answered
+               : Clock::time_point{};
+  }
 };
 
 class ClusterView {
@@ -116,6 +123,9 @@ class ClusterView {
   void forget(const std::string& name);
   // Something looks wrong (librdkafka lost a leader): ask again now.
   void wake();
+  // librdkafka cannot reach the partition's leader: its next round asks that leader for it even
+  // though it is served, and an answer says when (leader_answered); no answer changes nothing.
+  void confirm(const std::string& topic, int32_t partition);
   // When a broker last answered; the brokers it listed then.
   Clock::time_point answered_at() const;
   bool broker_listed(int32_t id) const;

@@ -156,8 +156,10 @@ const config::PropertyTable<C> kKafkaSinkProperties{
     {"stalledPartitionTimeout", &C::stalled_partition_timeout, "30s",
      "A partition librdkafka no longer delivers to while the cluster serves it is stalled: messages of the sink wait "
      "for it and none is delivered for this long while its leader (as the cluster names it) answers for it, or "
-     "librdkafka sends it to another leader than the cluster's (or to none) for 5 s (at most this long); the "
-     "producer then gets a second to send the rest, what still waits in it goes back to the channel (acks >= 1; with "
+     "librdkafka sends it to another leader than the cluster's (or to none) for 5 s (at most this long), or "
+     "librdkafka stays connected to no broker (or not to that leader) while the leader answers Sluice's own client "
+     "for it since librdkafka lost it (then for this long, and at least reconnect.backoff.max.ms + "
+     "socket.connection.setup.timeout.ms, 40 s by default); the producer then gets a second to send the rest, what still waits in it goes back to the channel (acks >= 1; with "
      "acks = 0 it is counted as lost after hand-over, and what it had not taken yet goes back) and a new producer "
      "takes over (counted: sluice_sink_producer_restarts_total). librdkafka can keep a partition from its leader "
      "after an outage (issue 5430; the librdkafka Sluice links carries a fix). A partition the cluster says has no "

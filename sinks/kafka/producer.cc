@@ -105,9 +105,17 @@ void on_question_log(const rd_kafka_t*, int level, const char* facility, const c
     spdlog::warn("librdkafka (cluster view's client, not the producer's) {}: {}{}", facility, text, *note);
 }
 
-int on_statistics(rd_kafka_t*, char* json, size_t, void* opaque) {
+int on_statistics(rd_kafka_t*, char* json, size_t length, void* opaque) {
   flush_report_tally();  // the stall watch reads the delivered counts (a flush polls for long)
-  if (auto stats = parse_statistics(json)) static_cast<Producer*>(opaque)->observe(std::move(*stats));
+  if (auto stats = parse_statistics(json)) {
+    static_cast<Producer*>(opaque)->observe(std::move(*stats));
+  } else if (auto note = limiter_for("statistics unread").next()) {
+    // Not seen so far; but a watch gone blind must say so.
+    spdlog::warn(
+        "kafka producer: a statistics report of librdkafka could not be read: the stall watch and the "
+        "broker metrics skip it ({} bytes){}",
+        length, *note);
+  }
   return 0;  // librdkafka frees the JSON
 }
 
@@ -130,10 +138,23 @@ rd_kafka_conf_t* build_conf(const ProducerSettings& settings) {
 
 uint64_t client_errors() { return g_client_errors.load(std::memory_order_relaxed); }
 
+std::chrono::milliseconds reconnect_grace(const ProducerSettings& settings) {
+  const auto milliseconds = [&](const char* name, int64_t otherwise) {
+    const auto it = settings.find(name);
+    if (it == settings.end()) return otherwise;
+    const std::string& value = it->second.value;
+    int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    return error == std::errc{} && end == value.data() + value.size() && parsed >= 0 ? parsed : otherwise;
+  };
+  return std::chrono::milliseconds(milliseconds("reconnect.backoff.max.ms", 10'000) +
+                                   milliseconds("socket.connection.setup.timeout.ms", 30'000));
+}
+
 void Producer::validate(const ProducerSettings& settings) { rd_kafka_conf_destroy(build_conf(settings)); }
 
 Producer::Producer(const ProducerSettings& settings, std::chrono::milliseconds stall_limit, ClusterView::Options view)
-    : stall_watch_(stall_limit), view_(*this, view) {
+    : stall_watch_(stall_limit, reconnect_grace(settings)), view_(*this, view) {
   if (const auto it = settings.find("partitioner"); it != settings.end()) partitioner_ = it->second.value;
   if (const auto it = settings.find("acks"); it != settings.end()) acks_zero_ = it->second.value == "0";
   ProducerSettings producing = settings;

@@ -40,6 +40,11 @@ using ProducerSettings = std::map<std::string, ProducerSetting>;
 // Errors librdkafka reported about the cluster (unreachable brokers, authentication, ...), all producers.
 uint64_t client_errors();
 
+// How long librdkafka may take to reconnect by itself once a broker is back: its longest wait
+// between attempts (reconnect.backoff.max.ms) and its longest attempt
+// (socket.connection.setup.timeout.ms), as set or by librdkafka's defaults (10 s and 30 s).
+std::chrono::milliseconds reconnect_grace(const ProducerSettings& settings);
+
 // Told when librdkafka reports that a connection to a broker went down (acks=0: what was written to
 // it last may be gone: recent_writes.h), on whichever thread polled.
 class ConnectionWatcher {

@@ -93,6 +93,55 @@ TEST_CASE("cluster view: a served partition is not asked again while its leader 
   CHECK(cluster.asked_leaders == 2);
 }
 
+TEST_CASE(
+    "cluster view: a served partition asked to be confirmed is asked once more: an answer says when, silence or a "
+    "refusal leaves it served",
+    "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1, 2}};
+  ClusterView view(cluster, {});
+  view.topic("logs");
+  const auto before = Clock::now();
+  view.refresh();
+  CHECK(cluster.asked_leaders == 2);
+  const auto first = view.topic("logs").leader_answered(0), other = view.topic("logs").leader_answered(1);
+  CHECK(first >= before);
+  view.confirm("logs", 0);
+  view.confirm("logs", 7);   // no such partition: nothing
+  view.confirm("audit", 0);  // no such topic: nothing
+  view.refresh();
+  CHECK(cluster.asked_leaders == 3);                      // partition 0 only
+  CHECK(view.topic("logs").leader_answered(0) > first);   // asked again, answered again
+  CHECK(view.topic("logs").leader_answered(1) == other);  // not asked again
+  view.refresh();
+  CHECK(cluster.asked_leaders == 3);  // asked once per confirm()
+  // Leader 1 silent, then refusing: the partition stays served (the producer sees its own outage), and
+  // the time of the last answer stays.
+  const auto answered = view.topic("logs").leader_answered(0);
+  cluster.silent_leaders = {1};
+  view.confirm("logs", 0);
+  view.refresh();
+  CHECK(cluster.asked_leaders == 4);
+  CHECK(view.topic("logs").served(0));
+  CHECK(view.topic("logs").leader_answered(0) == answered);
+  cluster.silent_leaders.clear();
+  cluster.leader_refuses[{"logs", 0}] = "Broker: Not leader for partition";
+  view.confirm("logs", 0);
+  view.refresh();
+  CHECK(view.topic("logs").served(0));
+  CHECK(view.topic("logs").leader_answered(0) == answered);
+  CHECK(view.topic("logs").problem.empty());
+  // A new leader: the confirmation goes with the old one; the new one is asked as any new leader is.
+  cluster.leader_refuses.clear();
+  view.confirm("logs", 0);
+  cluster.topics["logs"].leaders = {3, 2};
+  view.refresh();
+  CHECK(view.topic("logs").leader(0) == 3);
+  CHECK(view.topic("logs").served(0));
+  CHECK(view.topic("logs").leader_answered(0) > answered);
+  CHECK(cluster.asked_leaders == 6);
+}
+
 TEST_CASE("cluster view: a missing topic, a refused one, and a cluster that does not answer", "[kafka][view]") {
   FakeCluster cluster;
   cluster.topics["bad"] = {.topic = "bad", .error = 17};

@@ -108,6 +108,20 @@ TEST_CASE("the outcome decides retry, discard or a new producer, by where the de
   CHECK(classify(DeliveryError::producer_fatal, configured) == ErrorClass::recreate);
 }
 
+TEST_CASE("librdkafka's time to reconnect: its longest backoff and its longest attempt, as set or by default",
+          "[kafka][producer]") {
+  const auto grace = [](std::map<std::string, std::string> values) {
+    ProducerSettings settings;
+    for (const auto& [name, value] : values) settings[name] = ProducerSetting{value, {}, name};
+    return reconnect_grace(settings);
+  };
+  CHECK(grace({}) == 40s);
+  CHECK(grace({{"reconnect.backoff.max.ms", "60000"}}) == 90s);
+  CHECK(grace({{"reconnect.backoff.max.ms", "1000"}, {"socket.connection.setup.timeout.ms", "5000"}}) == 6s);
+  CHECK(grace({{"reconnect.backoff.max.ms", "ten"}, {"socket.connection.setup.timeout.ms", "-1"}}) == 40s);
+  CHECK(grace({{"reconnect.backoff.max.ms", "100 ms"}}) == 40s);
+}
+
 TEST_CASE("a setting librdkafka refuses is named with the key as written and its line", "[kafka][producer]") {
   ProducerSettings s;
   s["linger.ms"] = {"soon", {"f.properties", 7}, "a.sinks.k.kafka.producer.linger.ms"};

@@ -273,6 +273,93 @@ TEST_CASE("stall watch: not while messages are delivered, none wait, no leader a
   }
 }
 
+TEST_CASE(
+    "stall watch: librdkafka not back to the cluster that its own view has reached since is a stall after the limit, "
+    "never before librdkafka's time to reconnect",
+    "[kafka][stall]") {
+  const auto t0 = Clock::now();
+  // Partition 3's leader 2 as librdkafka sees it: connected to it, or not (and to no broker at all
+  // when `any_up` is false); leader 2 last answered the cluster view for it at `answered`.
+  const auto at = [&](bool reached, Clock::time_point answered, int32_t client_leader = 2, bool any_up = true) {
+    PartitionProgress p = partition(10, 5, client_leader, 2);
+    p.leader_down = !reached;
+    p.leader_answered = answered;
+    return report(p, any_up);
+  };
+  SECTION("an outage: the leader's last answer is from before librdkafka lost it") {
+    StallWatch watch(30s, 15s);
+    for (int s = 0; s <= 120; s += 5)
+      CHECK_FALSE(watch.observe(t0 + std::chrono::seconds(s), at(false, t0 - 1s, 2, s % 10 == 0)));
+  }
+  SECTION("the broker back: librdkafka reconnects within its grace, no verdict") {
+    StallWatch watch(5s, 15s);  // a limit below the grace: the grace rules
+    CHECK_FALSE(watch.observe(t0, at(false, t0 - 1s)));
+    for (int s = 37; s < 51; ++s) {
+      const auto now = t0 + std::chrono::seconds(s);
+      CHECK_FALSE(watch.observe(now, at(false, now, -1)));  // the leader answers; librdkafka not back, nor its leader
+    }
+    // Back at 51 s, its leader not known yet: judged from then, as is the wait (the limit, 5 s).
+    CHECK_FALSE(watch.observe(t0 + 51s, at(true, t0 + 51s, -1)));
+    CHECK_FALSE(watch.observe(t0 + 55s, at(true, t0 + 55s, -1)));
+    const auto verdict = watch.observe(t0 + 56s, at(true, t0 + 56s, -1));
+    REQUIRE(verdict);
+    CHECK_THAT(*verdict,
+               Catch::StartsWith("logs [3]: librdkafka sends it to leader none while the cluster's leader 2"));
+  }
+  SECTION("librdkafka never back to the leader: a stall once both the limit and the grace passed") {
+    StallWatch watch(30s, 15s);
+    CHECK_FALSE(watch.observe(t0, at(false, t0 - 1s)));
+    CHECK_FALSE(watch.observe(t0 + 37s, at(false, t0 + 37s, -1)));
+    CHECK_FALSE(watch.observe(t0 + 66s, at(false, t0 + 66s, -1)));  // its leader not judged meanwhile
+    CHECK_FALSE(watch.take_wait_note());  // the watch's own to judge: no "no new producer" note
+    const auto verdict = watch.observe(t0 + 67s, at(false, t0 + 67s, -1));
+    REQUIRE(verdict);
+    CHECK(*verdict ==
+          "logs [3]: 10 messages waiting, none delivered; librdkafka has not reconnected to leader 2 for 67 s while "
+          "that leader answers for it");
+  }
+  SECTION("librdkafka connected to no broker at all while the leader answers") {
+    StallWatch watch(10s, 15s);
+    CHECK_FALSE(watch.observe(t0, at(false, t0 - 1s, 2, false)));
+    CHECK_FALSE(watch.observe(t0 + 1s, at(false, t0 + 1s, 2, false)));
+    CHECK_FALSE(watch.observe(t0 + 15s, at(false, t0 + 15s, 2, false)));  // the limit passed, not the grace
+    const auto verdict = watch.observe(t0 + 16s, at(false, t0 + 16s, 2, false));
+    REQUIRE(verdict);
+    CHECK(*verdict ==
+          "logs [3]: 10 messages waiting, none delivered; librdkafka has been connected to no broker for 16 s while "
+          "leader 2 answers for it");
+  }
+  SECTION("a longer grace (librdkafka's reconnect settings) is waited out") {
+    StallWatch watch(10s, 65s);
+    CHECK_FALSE(watch.observe(t0, at(false, t0 - 1s)));
+    CHECK_FALSE(watch.observe(t0 + 1s, at(false, t0 + 1s)));
+    CHECK_FALSE(watch.observe(t0 + 65s, at(false, t0 + 65s)));
+    CHECK(watch.observe(t0 + 66s, at(false, t0 + 66s)));
+  }
+  SECTION("the leader's answer since the loss, but not lately (it went again): no verdict") {
+    StallWatch watch(40s, 15s);  // an answer counts for 25 s: the count stops at 30 s
+    CHECK_FALSE(watch.observe(t0, at(false, t0 - 1s)));
+    for (int s = 5; s <= 120; s += 5)
+      CHECK_FALSE(watch.observe(t0 + std::chrono::seconds(s), at(false, t0 + 5s)));  // answered once, at 5 s
+  }
+  SECTION("the leader's answer at the very report that saw the loss is no answer since") {
+    StallWatch watch(10s, 15s);
+    for (int s = 0; s <= 60; s += 5) CHECK_FALSE(watch.observe(t0 + std::chrono::seconds(s), at(false, t0)));
+  }
+  SECTION("the view silent again (an outage after all): the count starts over") {
+    StallWatch watch(10s, 15s);
+    CHECK_FALSE(watch.observe(t0, at(false, t0 - 1s)));
+    CHECK_FALSE(watch.observe(t0 + 1s, at(false, t0 + 1s)));
+    CHECK_FALSE(watch.observe(t0 + 14s, at(false, t0 + 1s)));  // no answer since 1 s: still recent, still counts
+    ProgressReport stale = at(false, t0 + 1s, 2, false);       // connected to no broker, and the view silent
+    stale.cluster_answered = false;
+    CHECK_FALSE(watch.observe(t0 + 17s, stale));
+    CHECK_FALSE(watch.observe(t0 + 20s, at(false, t0 + 20s)));
+    CHECK_FALSE(watch.observe(t0 + 34s, at(false, t0 + 34s)));
+    CHECK(watch.observe(t0 + 35s, at(false, t0 + 35s)));
+  }
+}
+
 TEST_CASE("stall watch: a delivery starts the count again", "[kafka][stall]") {
   StallWatch watch(10s);
   const auto t0 = Clock::now();
