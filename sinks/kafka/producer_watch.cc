@@ -60,7 +60,6 @@ void Producer::observe(ProducerStatistics stats) {
   const auto now = Clock::now();
   ProgressReport report{.any_broker_up = stats.any_broker_up(),
                         .cluster_answered = now - view_.answered_at() < kViewFreshness};
-  std::vector<std::pair<std::string, int32_t>> to_confirm;
   bool leader_lost = false;
   {
     std::lock_guard lock(topics_mutex_);
@@ -80,10 +79,6 @@ void Producer::observe(ProducerStatistics stats) {
         // librdkafka lost the partition's leader: the view asks the cluster at once (the sink keeps
         // events of a partition without a leader aside; librdkafka's may be wrong, issue 5430).
         leader_lost |= client_leader < 0 && produced > reported;
-        const bool leader_down = stats.broker_down(cluster_leader);
-        // librdkafka cannot reach the leader while messages wait: the view asks the leader itself
-        // whether it is there (the stall watch's evidence that this is no outage).
-        if (produced > reported && (leader_down || !report.any_broker_up)) to_confirm.emplace_back(name, p);
         report.partitions.push_back({.topic = name,
                                      .partition = p,
                                      .outstanding = produced > reported ? produced - reported : 0,
@@ -91,12 +86,15 @@ void Producer::observe(ProducerStatistics stats) {
                                      .client_leader = client_leader,
                                      .cluster_leader = cluster_leader,
                                      .served = view.served(p),
-                                     .leader_down = leader_down,
+                                     .leader_down = stats.broker_down(cluster_leader),
                                      .leader_answered = view.leader_answered(p)});
       }
     }
   }
-  for (const auto& [topic, partition] : to_confirm) view_.confirm(topic, partition);
+  // librdkafka cannot reach the leader while messages wait: the view asks the leader itself whether
+  // it is there (the stall watch's evidence that this is no outage).
+  for (const PartitionProgress& p : report.partitions)
+    if (p.outstanding > 0 && report.unreached(p)) view_.confirm(p.topic, p.partition);
   if (leader_lost) view_.wake();
   let_go_of_unused_topics();  // those released while something of them was still in librdkafka
   std::lock_guard lock(stats_mutex_);

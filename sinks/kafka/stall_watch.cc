@@ -15,11 +15,6 @@ constexpr std::chrono::milliseconds kLeaderAnswerFreshness{25'000};
 
 std::string leader_name(int32_t id) { return id >= 0 ? std::to_string(id) : "none"; }
 
-// librdkafka connected to no broker, or not to the partition's leader.
-bool librdkafka_unreached(const ProgressReport& report, const PartitionProgress& p) {
-  return !report.any_broker_up || p.leader_down;
-}
-
 // The partition's leader answered the cluster view (its own client, the same settings) for it since
 // librdkafka lost the cluster, and lately: not an outage, librdkafka has not come back to it. (Any
 // broker's metadata answer would not do: the others may still name a leader this host cannot reach.)
@@ -50,7 +45,7 @@ StallWatch::StallWatch(std::chrono::milliseconds limit, std::chrono::millisecond
 void StallWatch::note_unreached(Clock::time_point now, const ProgressReport& report) {
   std::map<std::pair<std::string, int32_t>, Clock::time_point> seen;
   for (const PartitionProgress& p : report.partitions) {
-    if (!librdkafka_unreached(report, p)) continue;
+    if (!report.unreached(p)) continue;
     const auto before = unreached_since_.find({p.topic, p.partition});
     seen.emplace(std::pair{p.topic, p.partition}, before != unreached_since_.end() ? before->second : now);
   }

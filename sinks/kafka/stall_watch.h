@@ -48,6 +48,9 @@ struct ProgressReport {
   bool any_broker_up = false;     // librdkafka is connected to some broker
   bool cluster_answered = false;  // the cluster view's last answer is recent (else the watch holds what it knows)
   std::vector<PartitionProgress> partitions;
+
+  // librdkafka connected to no broker, or not to the partition's leader.
+  bool unreached(const PartitionProgress& p) const { return !any_broker_up || p.leader_down; }
 };
 
 class StallWatch {
