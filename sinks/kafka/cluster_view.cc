@@ -48,6 +48,20 @@ void ClusterView::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void ClusterView::finish_by(Clock::time_point deadline) {
+  std::lock_guard lock(mutex_);
+  finish_by_ = std::min(finish_by_, deadline);
+}
+
+std::optional<std::chrono::milliseconds> ClusterView::next_question_timeout() const {
+  std::lock_guard lock(mutex_);
+  if (stopping_) return std::nullopt;  // the producer goes: no more questions
+  if (finish_by_ == Clock::time_point::max()) return options_.timeout;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(finish_by_ - Clock::now());
+  if (left < kShortestQuestion) return std::nullopt;
+  return std::min(options_.timeout, left);
+}
+
 TopicView ClusterView::topic(const std::string& name) {
   std::lock_guard lock(mutex_);
   auto [it, added] = topics_.try_emplace(name);
@@ -130,7 +144,9 @@ void ClusterView::refresh() {
     for (const auto& [name, view] : topics_) names.push_back(name);
   }
   if (names.empty()) return;
-  const ClusterMetadata md = query_.metadata(names, options_.timeout);
+  const auto timeout = next_question_timeout();
+  if (!timeout) return;
+  const ClusterMetadata md = query_.metadata(names, *timeout);
   const auto now = Clock::now();
   struct Question {
     std::string topic;
@@ -193,11 +209,9 @@ void ClusterView::refresh() {
   std::vector<int32_t> silent;
   for (const Question& q : questions) {
     if (std::find(silent.begin(), silent.end(), q.leader) != silent.end()) continue;
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;  // the producer goes: no more questions
-    }
-    const ClusterQuery::LeaderAnswer answer = query_.ask_leader(q.topic, q.partition, options_.timeout);
+    const auto question_timeout = next_question_timeout();
+    if (!question_timeout) return;
+    const ClusterQuery::LeaderAnswer answer = query_.ask_leader(q.topic, q.partition, *question_timeout);
     std::lock_guard lock(mutex_);
     if (answer.silent) silent.push_back(q.leader);
     auto it = topics_.find(q.topic);

@@ -114,6 +114,11 @@ class ClusterView {
   // a 2 s metadata call while no broker is up, wind down side by side before they are joined.
   void request_stop();
   void stop();  // joins its thread; a question under way ends within its timeout
+  // The stop comes at `deadline` (the sink's shutdown deadline): no question outlasts it, so that
+  // joining the view adds nothing to the stop. Each question's bound shrinks to the time left, and
+  // none is asked once less than kShortestQuestion is left.
+  void finish_by(Clock::time_point deadline);
+  static constexpr std::chrono::milliseconds kShortestQuestion{100};
 
   // What the view holds of `topic` now; the first call adds it to the topics asked about (soon).
   TopicView topic(const std::string& name);
@@ -136,12 +141,15 @@ class ClusterView {
  private:
   void run();
   bool in_trouble_locked() const;
+  // The bound for the next question; none while stopping or too close to finish_by's deadline.
+  std::optional<std::chrono::milliseconds> next_question_timeout() const;
 
   ClusterQuery& query_;
   const Options options_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool woken_ = false, stopping_ = false;
+  Clock::time_point finish_by_ = Clock::time_point::max();
   std::map<std::string, TopicView> topics_;
   std::vector<int32_t> brokers_;
   Clock::time_point answered_at_{};

@@ -137,6 +137,10 @@ void KafkaSink::start() {
 // goes on. Past the stop deadline no new take starts and the window is settled or given up.
 void KafkaSink::run() {
   while (true) {
+    // Stopping: the view's questions end by the deadline, not up to a question's time after it (a
+    // shared producer's view, only when every sink sharing it stops: a reload's other sinks go on).
+    if (draining_.load() && !(config_.share_producer && retiring_.load()))
+      producer_->finish_asking_by(stop_deadline_.get());
     look_at_tls_files();
     settle_finished();
     if (producer_->stalled() && !stop_deadline_.passed()) release_stalled_producer();  // its takes settle...

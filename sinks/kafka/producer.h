@@ -172,6 +172,8 @@ class Producer final : private ClusterQuery {
   bool handed_over_to() const { return handing_over_.load(std::memory_order_relaxed) > 0; }
   // The sinks are done with the cluster view (stopping): it winds down now, joined at destruction.
   void stop_asking() { view_.request_stop(); }
+  // The sinks stop at `deadline`: the view's questions end by then (their bound shrinks to the time left).
+  void finish_asking_by(Clock::time_point deadline) { view_.finish_by(deadline); }
 
   // What the producer holds of each partition of a topic: counted by produce() and the delivery
   // reports (on whichever thread polls), read by the stall watch. The handle's opaque points here.

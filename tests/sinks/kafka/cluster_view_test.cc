@@ -25,10 +25,12 @@ struct FakeCluster final : ClusterQuery {
   std::set<int32_t> silent_leaders;                                       // time out
   int asked_leaders = 0;
   int asked_metadata = 0;
+  std::vector<std::chrono::milliseconds> timeouts;  // each question's bound, in the order asked
 
-  ClusterMetadata metadata(const std::vector<std::string>& wanted, std::chrono::milliseconds) override {
+  ClusterMetadata metadata(const std::vector<std::string>& wanted, std::chrono::milliseconds timeout) override {
     std::lock_guard lock(mutex);
     ++asked_metadata;
+    timeouts.push_back(timeout);
     ClusterMetadata md;
     if (!up) {
       md.error = "Local: Broker transport failure";
@@ -42,9 +44,10 @@ struct FakeCluster final : ClusterQuery {
     }
     return md;
   }
-  LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds) override {
+  LeaderAnswer ask_leader(const std::string& topic, int32_t partition, std::chrono::milliseconds timeout) override {
     std::lock_guard lock(mutex);
     ++asked_leaders;
+    timeouts.push_back(timeout);
     const auto t = topics.find(topic);
     if (t != topics.end() && silent_leaders.count(t->second.leaders.at(static_cast<size_t>(partition))))
       return {"Local: Timed out", true};
@@ -216,6 +219,37 @@ TEST_CASE("cluster view: its thread asks at once for a new topic and stops withi
   const auto t0 = Clock::now();
   view.stop();
   CHECK(Clock::now() - t0 < 2s);
+}
+
+TEST_CASE(
+    "cluster view: a stop's deadline bounds its questions: each waits at most the time left, none is asked once too "
+    "little is left",
+    "[kafka][view]") {
+  FakeCluster cluster;
+  cluster.topics["logs"] = {.topic = "logs", .leaders = {1, 2}};
+  ClusterView view(cluster, {.timeout = 2s});
+  view.topic("logs");
+  view.refresh();
+  CHECK(cluster.timeouts == std::vector<std::chrono::milliseconds>{2s, 2s, 2s});  // no stop coming: the full bound
+  cluster.timeouts.clear();
+  cluster.topics["logs"].leaders = {2, 1};  // new leaders: both asked again
+  view.finish_by(Clock::now() + 1s);
+  view.finish_by(Clock::now() + 10s);  // a later deadline does not undo an earlier one
+  view.refresh();
+  REQUIRE(cluster.timeouts.size() == 3);  // the metadata, then each partition's new leader
+  for (const auto timeout : cluster.timeouts) {
+    CHECK(timeout <= 1s);
+    CHECK(timeout >= ClusterView::kShortestQuestion);
+  }
+  CHECK(view.topic("logs").served(0));
+  // Too little left for a question: none is asked, and what was known stays.
+  cluster.timeouts.clear();
+  cluster.topics["logs"].leaders = {1, 2};
+  view.finish_by(Clock::now() + ClusterView::kShortestQuestion / 2);
+  view.refresh();
+  CHECK(cluster.timeouts.empty());
+  CHECK(view.topic("logs").leader(0) == 2);
+  CHECK(view.topic("logs").served(0));
 }
 
 TEST_CASE("cluster view: a topic the cluster lacks is asked about often only for a while, then as steadily as the rest",

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,25 @@ TEST_CASE("with the broker down, what the producer holds is purged and each trac
       10s));
   CHECK(outcomes.last_error == static_cast<int>(DeliveryError::purged));
   CHECK(outcomes.delivered == 0);
+}
+
+// A stop waits for the view's question under way: one asked just before the stop's deadline
+// once held a SIGTERMed agent up to a question's time past it (a chaos test's stop: 5.29 s for
+// --shutdown-timeout 3s). Told the deadline, the view asks nothing that outlasts it.
+TEST_CASE("with no broker up, the producer's view asks nothing that outlasts a stop's deadline", "[kafka][producer]") {
+  MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_broker_down(1, true);
+  ClusterView::Options view;
+  view.timeout = 10s;  // a question not bounded by the deadline waits this long for a broker
+  auto producer = std::make_unique<Producer>(settings_for(cluster), 60s, view);
+  const auto deadline = Clock::now() + 1s;
+  producer->finish_asking_by(deadline);
+  producer->topic_view("t");  // asked at once; no broker answers
+  REQUIRE(eventually([&] { return !producer->topic_view("t").problem.empty(); }, 5s));
+  CHECK_THAT(producer->topic_view("t").problem, Catch::Contains("no broker answered"));
+  producer.reset();  // joins the view: it asks nothing more
+  CHECK(Clock::now() < deadline + 2s);
 }
 
 namespace {
