@@ -129,8 +129,14 @@ TEST_CASE(
   CHECK(before_kill < kLines);  // killed mid-stream
   CHECK(complete);
   CHECK_THAT(report, Catch::Contains("unique " + std::to_string(kLines)));
-  // Duplicates only where the kill came between a put and its reply reaching rsyslog: a window.
-  CHECK(duplicates_in(report) <= 8 * 128);
+  // Duplicates only (1) where the kill came between a put and its reply reaching rsyslog: one window,
+  // resent once on the reconnect; and (2) the sinks' takes in flight, delivered but not committed at
+  // the kill, which the restarted channel replays: within what it recovered (ten sinks, each with a
+  // take of one 128-event record in flight, made 1,280 in an optimised build).
+  const double recovered = p.metric("sluice_channel_events_recovered_total");
+  INFO("recovered by the restarted channel: " << recovered);
+  CHECK(recovered < kLines);
+  CHECK(duplicates_in(report) <= recovered + 128);
   rsyslog.stop();
   CHECK(p.stop_agent(60s) == std::optional<int>(0));
 }
