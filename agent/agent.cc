@@ -126,6 +126,7 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
     all_channels.push_back(r.channel.get());
     for (auto& sink : r.sinks) all_sinks.push_back(sink.get());
   }
+  for (Sink* sink : all_sinks) sink->agent_stopping(deadline);
   for (Sink* sink : all_sinks) sink->request_stop(deadline);  // all drain at once
   for (Sink* sink : all_sinks) sink->stop(deadline);
   hand_over_retired_disk_channels();

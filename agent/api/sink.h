@@ -54,6 +54,9 @@ class Sink {
   // Begins stopping without waiting: the agent tells every sink first, so that their drains
   // (and their graces for Kafka's answers) run side by side, then stop()s each.
   virtual void request_stop(Deadline) {}
+  // The whole agent stops by the deadline (SIGTERM), not a reload: what the sinks share may wind
+  // down by then too (a shared Kafka producer's questions). Told to every sink before request_stop.
+  virtual void agent_stopping(Deadline) {}
   virtual void stop(Deadline deadline) = 0;
   // At a reload that replaces or removes this sink while its channel stays: begins stopping
   // without waiting — it takes nothing more (the channel's other sinks go on) and settles what it

@@ -34,8 +34,16 @@ std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& set
   std::lock_guard lock(mutex_);
   if (auto existing = producers_[key].lock(); existing && !existing->needs_replacing()) return existing;
   auto created = std::make_shared<Producer>(settings, stall_limit);
+  if (finish_asking_by_ != Clock::time_point::max()) created->finish_asking_by(finish_asking_by_);
   producers_[key] = created;
   return created;
+}
+
+void KafkaEnvironment::finish_asking_by(Clock::time_point deadline) {
+  std::lock_guard lock(mutex_);
+  finish_asking_by_ = std::min(finish_asking_by_, deadline);
+  for (auto& [key, producer] : producers_)
+    if (auto shared = producer.lock()) shared->finish_asking_by(finish_asking_by_);
 }
 
 }  // namespace sluice::kafka

@@ -36,11 +36,18 @@ class KafkaEnvironment {
 
   MockCluster* embedded() const { return embedded_.get(); }
 
+  // The agent stops by `deadline`: the shared producers' cluster views, and those of shared
+  // producers made from now on (a stalled one replaced while draining), ask nothing past it. A
+  // sink's own producer is told by its sink; a shared one only here, since a reload's other sinks
+  // go on using it.
+  void finish_asking_by(Clock::time_point deadline);
+
  private:
   std::map<std::string, int> embedded_topics_;  // topic → partitions
   std::unique_ptr<MockCluster> embedded_;
   std::mutex mutex_;  // guards producers_
   std::map<std::string, std::weak_ptr<Producer>> producers_;
+  Clock::time_point finish_asking_by_ = Clock::time_point::max();  // guarded by mutex_
 };
 
 }  // namespace sluice::kafka

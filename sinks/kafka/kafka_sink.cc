@@ -137,10 +137,7 @@ void KafkaSink::start() {
 // goes on. Past the stop deadline no new take starts and the window is settled or given up.
 void KafkaSink::run() {
   while (true) {
-    // Stopping: the view's questions end by the deadline, not up to a question's time after it (a
-    // shared producer's view, only when every sink sharing it stops: a reload's other sinks go on).
-    if (draining_.load() && !(config_.share_producer && retiring_.load()))
-      producer_->finish_asking_by(stop_deadline_.get());
+    if (draining_.load()) bound_questions(*producer_);  // a producer made meanwhile too
     look_at_tls_files();
     settle_finished();
     if (producer_->stalled() && !stop_deadline_.passed()) release_stalled_producer();  // its takes settle...
@@ -275,6 +272,18 @@ void KafkaSink::send(Take take) {
 void KafkaSink::request_stop(Deadline deadline) {
   if (draining_.exchange(true)) return;
   stop_deadline_.set(deadline);
+  // Now, not at the sink's next turn: its thread may be waiting in produce() (acks=0, a full queue)
+  // until the deadline, and a question asked meanwhile would outlast it.
+  if (auto producer = std::atomic_load(&producer_)) bound_questions(*producer);
+}
+
+void KafkaSink::agent_stopping(Deadline deadline) { env_->finish_asking_by(deadline); }
+
+// Stopping: the cluster view's questions end by the deadline, not up to a question's time after
+// it, which the stop would wait out. A shared producer's view is bounded only when the agent stops
+// (agent_stopping): a reload's other sinks go on using it.
+void KafkaSink::bound_questions(Producer& producer) {
+  if (!config_.share_producer) producer.finish_asking_by(stop_deadline_.get());
 }
 
 void KafkaSink::stop(Deadline deadline) {

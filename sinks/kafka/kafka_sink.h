@@ -56,6 +56,7 @@ class KafkaSink final : public Sink {
   const std::string& name() const override { return name_; }
   void start() override;
   void request_stop(Deadline deadline) override;
+  void agent_stopping(Deadline deadline) override;
   void stop(Deadline deadline) override;
   void retire(Deadline deadline) override;
   SinkCounters counters() const override;
@@ -97,6 +98,7 @@ class KafkaSink final : public Sink {
   void use_producer();
   void leave_producer();
   void replace_producer();
+  void bound_questions(Producer& producer);
   void lengthen_stall_limit();
   void count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text, uint64_t discarded,
                       uint64_t rolled_back, uint64_t dead_lettered = 0);

@@ -102,6 +102,7 @@ void KafkaSink::replace_producer() {
   next_producer_at_ = Clock::now() + producer_backoff_;
   producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
   if (!fresh) return;
+  if (draining_.load()) bound_questions(*fresh);  // before use_producer() has its view ask
   leave_producer();
   std::atomic_store(&producer_, std::move(fresh));
   use_producer();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sinks/kafka/delivery_outcome.h"
+#include "sinks/kafka/kafka_environment.h"
 #include "sinks/kafka/mock_cluster.h"
 #include "sinks/kafka/producer.h"
 #include "sinks/kafka/topic_reader.h"
@@ -273,6 +274,26 @@ TEST_CASE("with no broker up, the producer's view asks nothing that outlasts a s
   CHECK_THAT(producer->topic_view("t").problem, Catch::Contains("no broker answered"));
   producer.reset();  // joins the view: it asks nothing more
   CHECK(Clock::now() < deadline + 2s);
+}
+
+TEST_CASE("the agent's stop bounds its shared producers' questions, and those of shared producers made afterwards",
+          "[kafka][producer]") {
+  MockCluster cluster;
+  cluster.create_topic("t", 1);
+  cluster.set_broker_down(1, true);
+  KafkaEnvironment environment;
+  const auto before = environment.producer(settings_for(cluster), true, 0ms);
+  const auto deadline = Clock::now() + 200ms;
+  environment.finish_asking_by(deadline);
+  // Other settings: another shared producer, made while the agent stops (a stalled one replaced).
+  const auto after = environment.producer(settings_for(cluster, {{"acks", "0"}}), true, 0ms);
+  REQUIRE(after != before);
+  before->topic_view("t");
+  after->topic_view("t");
+  // Each one's first question (no broker up) ends by the deadline, not after its 2 s.
+  REQUIRE(eventually(
+      [&] { return !before->topic_view("t").problem.empty() && !after->topic_view("t").problem.empty(); }, 5s));
+  CHECK(Clock::now() < deadline + 1200ms);
 }
 
 namespace {
