@@ -89,7 +89,13 @@ void Agent::check_delivered_commits(const config::AgentConfig& config, const con
 }
 
 Agent::~Agent() {
-  if (running_) stop(std::chrono::milliseconds(0));
+  if (running_) {
+    stop(std::chrono::milliseconds(0));
+    return;
+  }
+  // A start that failed half way: the sinks it started stop as they are destroyed, and what they
+  // share winds down with them, not after.
+  for (auto& sink : sinks_) sink->agent_stopping(Clock::now());
 }
 
 void Agent::start() {
@@ -106,6 +112,10 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   const Deadline deadline = Clock::now() + timeout;
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
+  // Before the sources' stop, which may itself last until the deadline (channels that stay full).
+  for (auto& sink : sinks_) sink->agent_stopping(deadline);
+  for (Retired& r : retired_)
+    for (auto& sink : r.sinks) sink->agent_stopping(deadline);
   // Counted from what reloads stopped before, then from what stops now (sources a reload
   // retired that still drain included: now they have a deadline).
   SourceCounters sources = departed_.sources;
@@ -126,7 +136,6 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
     all_channels.push_back(r.channel.get());
     for (auto& sink : r.sinks) all_sinks.push_back(sink.get());
   }
-  for (Sink* sink : all_sinks) sink->agent_stopping(deadline);
   for (Sink* sink : all_sinks) sink->request_stop(deadline);  // all drain at once
   for (Sink* sink : all_sinks) sink->stop(deadline);
   hand_over_retired_disk_channels();

@@ -54,8 +54,9 @@ class Sink {
   // Begins stopping without waiting: the agent tells every sink first, so that their drains
   // (and their graces for Kafka's answers) run side by side, then stop()s each.
   virtual void request_stop(Deadline) {}
-  // The whole agent stops by the deadline (SIGTERM), not a reload: what the sinks share may wind
-  // down by then too (a shared Kafka producer's questions). Told to every sink before request_stop.
+  // The whole agent stops by the deadline (SIGTERM), not a reload: what the sinks share, and what
+  // asks on their behalf, may wind down by then too (a Kafka producer's questions). Told to every
+  // sink as the stop begins, before the sources stop (which may take until the deadline).
   virtual void agent_stopping(Deadline) {}
   virtual void stop(Deadline deadline) = 0;
   // At a reload that replaces or removes this sink while its channel stays: begins stopping

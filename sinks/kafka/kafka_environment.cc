@@ -1,5 +1,7 @@
 #include "sinks/kafka/kafka_environment.h"
 
+#include <vector>
+
 #include <spdlog/spdlog.h>
 
 namespace sluice::kafka {
@@ -40,10 +42,14 @@ std::shared_ptr<Producer> KafkaEnvironment::producer(const ProducerSettings& set
 }
 
 void KafkaEnvironment::finish_asking_by(Clock::time_point deadline) {
-  std::lock_guard lock(mutex_);
-  finish_asking_by_ = std::min(finish_asking_by_, deadline);
-  for (auto& [key, producer] : producers_)
-    if (auto shared = producer.lock()) shared->finish_asking_by(finish_asking_by_);
+  std::vector<std::shared_ptr<Producer>> live;  // released after the lock: the last may be destroyed
+  {
+    std::lock_guard lock(mutex_);
+    finish_asking_by_ = std::min(finish_asking_by_, deadline);
+    for (auto& [key, producer] : producers_)
+      if (auto shared = producer.lock()) live.push_back(std::move(shared));
+  }
+  for (const auto& producer : live) producer->finish_asking_by(deadline);
 }
 
 }  // namespace sluice::kafka

@@ -137,7 +137,7 @@ void KafkaSink::start() {
 // goes on. Past the stop deadline no new take starts and the window is settled or given up.
 void KafkaSink::run() {
   while (true) {
-    if (draining_.load()) bound_questions(*producer_);  // a producer made meanwhile too
+    bound_questions(*producer_);  // a producer made meanwhile too
     look_at_tls_files();
     settle_finished();
     if (producer_->stalled() && !stop_deadline_.passed()) release_stalled_producer();  // its takes settle...
@@ -277,13 +277,18 @@ void KafkaSink::request_stop(Deadline deadline) {
   if (auto producer = std::atomic_load(&producer_)) bound_questions(*producer);
 }
 
-void KafkaSink::agent_stopping(Deadline deadline) { env_->finish_asking_by(deadline); }
+void KafkaSink::agent_stopping(Deadline deadline) {
+  agent_deadline_.set(deadline);
+  env_->finish_asking_by(deadline);
+  if (auto producer = std::atomic_load(&producer_)) bound_questions(*producer);
+}
 
 // Stopping: the cluster view's questions end by the deadline, not up to a question's time after
 // it, which the stop would wait out. A shared producer's view is bounded only when the agent stops
-// (agent_stopping): a reload's other sinks go on using it.
+// (the environment's, from agent_stopping): a reload's other sinks go on using it.
 void KafkaSink::bound_questions(Producer& producer) {
-  if (!config_.share_producer) producer.finish_asking_by(stop_deadline_.get());
+  const Deadline by = std::min(stop_deadline_.get(), agent_deadline_.get());
+  if (!config_.share_producer && by != Deadline::max()) producer.finish_asking_by(by);
 }
 
 void KafkaSink::stop(Deadline deadline) {

@@ -115,6 +115,7 @@ class KafkaSink final : public Sink {
   std::thread thread_;
   std::atomic<bool> draining_{false};            // stop() was called: end once the channel is empty
   std::atomic<bool> retiring_{false};            // retire() was called: take nothing more
+  StopDeadline agent_deadline_;                  // agent_stopping(): the whole agent's stop
   StopDeadline stop_deadline_;                   // ...or at this deadline, whatever is left
   const std::shared_ptr<KafkaSinkProbe> probe_;  // shared with the delivery trackers
   std::vector<Fate> fates_;                      // per message of the take being routed

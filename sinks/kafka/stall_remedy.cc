@@ -102,9 +102,11 @@ void KafkaSink::replace_producer() {
   next_producer_at_ = Clock::now() + producer_backoff_;
   producer_backoff_ = std::min(producer_backoff_ * 2, kProducerBackoffMax);
   if (!fresh) return;
-  if (draining_.load()) bound_questions(*fresh);  // before use_producer() has its view ask
   leave_producer();
   std::atomic_store(&producer_, std::move(fresh));
+  // Before use_producer() has its view ask; after the store, so that a stop that comes meanwhile
+  // either finds this producer or is seen here.
+  bound_questions(*producer_);
   use_producer();
   probe_->producer_replaced(reason);
 }
