@@ -93,8 +93,9 @@ Agent::~Agent() {
     stop(std::chrono::milliseconds(0));
     return;
   }
-  // A start that failed half way: the sinks it started stop as they are destroyed, and what they
-  // share winds down with them, not after.
+  // Not running: stopped already (its sinks hold no producer any more), never started (the reload's
+  // check of a candidate, --check), or a start that failed half way: the sinks it started stop as
+  // they are destroyed, and what they share winds down with them, not after.
   for (auto& sink : sinks_) sink->agent_stopping(Clock::now());
 }
 

@@ -277,6 +277,9 @@ void KafkaSink::request_stop(Deadline deadline) {
   if (auto producer = std::atomic_load(&producer_)) bound_questions(*producer);
 }
 
+// (If the sink's thread replaces its producer meanwhile, the copy taken here may be the old one's last
+// reference: it is then destroyed on the agent's thread, joining its view's question under way.
+// Rare, and a delay, not a loss.)
 void KafkaSink::agent_stopping(Deadline deadline) {
   agent_deadline_.set(deadline);
   env_->finish_asking_by(deadline);
