@@ -113,10 +113,17 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   const Deadline deadline = Clock::now() + timeout;
   spdlog::info("stopping: sources first, then draining {} channel(s) into {} sink(s) (deadline {} ms)",
                channels_.size(), sinks_.size(), timeout.count());
+  // Channels and sinks a reload removed drain with the others (their sinks still run).
+  std::vector<Sink*> all_sinks;
+  std::vector<Channel*> all_channels;
+  for (auto& sink : sinks_) all_sinks.push_back(sink.get());
+  for (auto& channel : channels_) all_channels.push_back(channel.get());
+  for (Retired& r : retired_) {
+    all_channels.push_back(r.channel.get());
+    for (auto& sink : r.sinks) all_sinks.push_back(sink.get());
+  }
   // Before the sources' stop, which may itself last until the deadline (channels that stay full).
-  for (auto& sink : sinks_) sink->agent_stopping(deadline);
-  for (Retired& r : retired_)
-    for (auto& sink : r.sinks) sink->agent_stopping(deadline);
+  for (Sink* sink : all_sinks) sink->agent_stopping(deadline);
   // Counted from what reloads stopped before, then from what stops now (sources a reload
   // retired that still drain included: now they have a deadline).
   SourceCounters sources = departed_.sources;
@@ -127,15 +134,6 @@ uint64_t Agent::stop(std::chrono::milliseconds timeout) {
   for (Source* source : all_sources) {
     source->stop(deadline);
     sources += source->counters();
-  }
-  // Channels a reload removed drain with the others (their sinks still run).
-  std::vector<Sink*> all_sinks;
-  std::vector<Channel*> all_channels;
-  for (auto& sink : sinks_) all_sinks.push_back(sink.get());
-  for (auto& channel : channels_) all_channels.push_back(channel.get());
-  for (Retired& r : retired_) {
-    all_channels.push_back(r.channel.get());
-    for (auto& sink : r.sinks) all_sinks.push_back(sink.get());
   }
   for (Sink* sink : all_sinks) sink->request_stop(deadline);  // all drain at once
   for (Sink* sink : all_sinks) sink->stop(deadline);

@@ -274,15 +274,20 @@ void KafkaSink::request_stop(Deadline deadline) {
   stop_deadline_.set(deadline);
   // Now, not at the sink's next turn: its thread may be waiting in produce() (acks=0, a full queue)
   // until the deadline, and a question asked meanwhile would outlast it.
-  if (auto producer = std::atomic_load(&producer_)) bound_questions(*producer);
+  bound_current_producer();
 }
 
-// (If the sink's thread replaces its producer meanwhile, the copy taken here may be the old one's last
-// reference: it is then destroyed on the agent's thread, joining its view's question under way.
-// Rare, and a delay, not a loss.)
 void KafkaSink::agent_stopping(Deadline deadline) {
   agent_deadline_.set(deadline);
   env_->finish_asking_by(deadline);
+  bound_current_producer();
+}
+
+// From a thread other than the sink's: the producer it uses now, read as it may be replaced. (If
+// the sink's thread replaces it meanwhile, the copy taken here may be the old one's last reference:
+// it is then destroyed on this thread, joining its view's question under way. Rare, and a delay,
+// not a loss.)
+void KafkaSink::bound_current_producer() {
   if (auto producer = std::atomic_load(&producer_)) bound_questions(*producer);
 }
 

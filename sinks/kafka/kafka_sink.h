@@ -99,6 +99,7 @@ class KafkaSink final : public Sink {
   void leave_producer();
   void replace_producer();
   void bound_questions(Producer& producer);
+  void bound_current_producer();
   void lengthen_stall_limit();
   void count_failures(const uint64_t (&by_reason)[kDeliveryErrorKinds], const std::string& text, uint64_t discarded,
                       uint64_t rolled_back, uint64_t dead_lettered = 0);
