@@ -261,13 +261,21 @@ int Pipeline::send(const std::vector<std::string>& args, std::chrono::millisecon
   argv.insert(argv.end(), args.begin(), args.end());
   // The loadgen's own bound (10 s) is sized for a person at a terminal. A test that names a
   // count means the whole count: on a slow machine (a sanitizer build, acks=all, RELP's
-  // windows) it may need longer, so its bound is half of this call's, unless the test says.
-  const auto names = [&](const char* a, const char* b) {
-    return std::any_of(args.begin(), args.end(), [&](const std::string& arg) { return arg == a || arg == b; });
+  // windows) it may need longer. Its bound is then a quarter of this call's, and so is a blocked
+  // write's after it, so that the loadgen ends by itself (RELP then waits up to 30 s for its last
+  // answers) and writes its summary before the call's own bound kills it.
+  const auto names = [&](const std::string& short_name, const std::string& long_name) {
+    return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
+      return arg == short_name || arg == long_name || arg.rfind(long_name + "=", 0) == 0 ||
+             (arg.size() > short_name.size() && arg.rfind(short_name, 0) == 0);  // -n5, -d30s
+    });
   };
-  if (names("-n", "--count") && !names("-d", "--duration"))
-    argv.insert(argv.end(),
-                {"-d", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout / 2).count()) + "s"});
+  if (names("-n", "--count") && !names("-d", "--duration")) {
+    const auto quarter =
+        std::to_string(std::max<long>(1, std::chrono::duration_cast<std::chrono::seconds>(timeout / 4).count())) + "s";
+    argv.insert(argv.end(), {"-d", quarter});
+    if (!names("--write-timeout", "--write-timeout")) argv.insert(argv.end(), {"--write-timeout", quarter});
+  }
   const int code = run(argv, dir_.file("loadgen.log"), timeout);
   if (code != 0)
     std::fprintf(stderr, "sluice-loadgen exited %d:\n%s\nthe agent's log:\n%s\n", code,

@@ -88,7 +88,7 @@ class Pipeline {
   void send_to(const std::vector<uint16_t>& ports);
 
   // sluice-loadgen against the agent's ports with `args`; the summary goes to sent.json. A send
-  // that names a count (-n) and no duration (-d) is bounded by half of `timeout`.
+  // that names a count (-n) and no duration (-d) is bounded by a quarter of `timeout`.
   int send(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(120));
   // send(args) while the broker goes down `after` the start and comes back `outage` later.
   int send_through_outage(std::chrono::milliseconds after, std::chrono::milliseconds outage,
