@@ -23,27 +23,29 @@ constexpr int kServerThreads = 4;
 constexpr std::chrono::milliseconds kRequestTimeout{2000};  // to read a request, and per write of the answer
 constexpr int kRequestMax = 8192;                           // bytes of request line and headers
 
-class TextHandler : public CivetHandler {
- public:
-  TextHandler(std::string (*render)(const Agent&), const Agent& agent, const char* content_type)
-      : render_(render), agent_(agent), content_type_(content_type) {}
-  bool handleGet(CivetServer*, mg_connection* conn) override {
-    const std::string body = render_(agent_);
-    mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-              content_type_, body.size());
-    mg_write(conn, body.data(), body.size());
-    return true;
-  }
-
- private:
-  std::string (*render_)(const Agent&);
-  const Agent& agent_;
-  const char* content_type_;
-};
-
 }  // namespace
 
 struct MetricsEndpoint::Server {
+  // A page rendered from the agent's counters on each GET. (A member, not in the anonymous
+  // namespace: Server's fields may not have a type of narrower linkage than Server's own.)
+  class TextHandler : public CivetHandler {
+   public:
+    TextHandler(std::string (*render)(const Agent&), const Agent& agent, const char* content_type)
+        : render_(render), agent_(agent), content_type_(content_type) {}
+    bool handleGet(CivetServer*, mg_connection* conn) override {
+      const std::string body = render_(agent_);
+      mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                content_type_, body.size());
+      mg_write(conn, body.data(), body.size());
+      return true;
+    }
+
+   private:
+    std::string (*render_)(const Agent&);
+    const Agent& agent_;
+    const char* content_type_;
+  };
+
   TextHandler prometheus;
   TextHandler json;
   CivetServer civet;

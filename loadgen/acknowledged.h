@@ -12,6 +12,11 @@
 
 namespace sluice::loadgen {
 
+// How long a connection waits at the end of its run for its last answers (docs/load-generator.md).
+inline constexpr auto kFinalWait = std::chrono::seconds(30);
+// The pause before a connection that failed is made again.
+inline constexpr auto kReconnectBackoff = std::chrono::milliseconds(200);
+
 // Events [first, first + count) of `result`'s connection never answered: possibly lost.
 void declare_unanswered(ConnectionResult& result, uint64_t first, uint64_t count);
 

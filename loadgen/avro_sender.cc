@@ -17,8 +17,6 @@ namespace sluice::loadgen {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kFinalWait = std::chrono::seconds(30);
-constexpr auto kReconnectBackoff = std::chrono::milliseconds(200);
 constexpr size_t kRequestBuffer = 8192;  // Java's clients send a request in buffers of this size
 
 // A call sent and not answered yet: its events, to be sent again if it fails.

@@ -17,8 +17,6 @@ namespace sluice::loadgen {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kFinalWait = std::chrono::seconds(30);
-constexpr auto kReconnectBackoff = std::chrono::milliseconds(200);
 
 struct Unanswered {
   uint32_t txnr;

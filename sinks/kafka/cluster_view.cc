@@ -4,22 +4,19 @@
 
 #include <spdlog/spdlog.h>  // fmt::format
 
+#include "sinks/kafka/delivery_outcome.h"  // Kafka's error codes
+
 namespace sluice::kafka {
 namespace {
 
-// Kafka's error codes that say what a topic is (librdkafka passes the broker's codes through).
-constexpr int kUnknownTopicOrPartition = 3;
-constexpr int kTopicException = 17;  // an invalid topic name
-constexpr int kTopicAuthorizationFailed = 29;
-constexpr int kUnknownTopicId = 100;
-
+// What a topic's metadata error says of it (librdkafka passes the broker's codes through).
 TopicView::Known known_from(int error) {
   switch (error) {
     case 0: return TopicView::Known::exists;
-    case kUnknownTopicOrPartition:
-    case kUnknownTopicId: return TopicView::Known::missing;
-    case kTopicException:
-    case kTopicAuthorizationFailed: return TopicView::Known::refused;
+    case kErrUnknownTopicOrPart:
+    case kErrUnknownTopicId: return TopicView::Known::missing;
+    case kErrTopicException:
+    case kErrTopicAuthorizationFailed: return TopicView::Known::refused;
     default:  // LEADER_NOT_AVAILABLE while it is being created, and the like: ask again
       return TopicView::Known::not_yet;
   }

@@ -5,15 +5,13 @@
 namespace sluice::kafka {
 namespace {
 
-// UNKNOWN_TOPIC_ID (KIP-516): a topic deleted (and perhaps made again) under a producer that
-// addresses it by id. By number: Debian 12's librdkafka 2.0.2 (SLUICE_SYSTEM_RDKAFKA) has no name for it.
-constexpr int kUnknownTopicId = 100;
 static_assert(kErrUnknownTopicOrPart == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
 static_assert(kErrTopicException == RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION);
+static_assert(kErrTopicAuthorizationFailed == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
 static_assert(kErrUnknownPartition == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION);
 
 DeliveryError kind_of(rd_kafka_resp_err_t err) {
-  if (err == kUnknownTopicId) return DeliveryError::unknown_topic;
+  if (err == kErrUnknownTopicId) return DeliveryError::unknown_topic;
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR: return DeliveryError::none;
     case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:

@@ -35,10 +35,14 @@ struct DeliveryReport {
   int32_t broker = -1;  // the broker it was sent to, if librdkafka says (acks=0: written to it)
   int64_t tick = 0;     // when (write_tick(), recent_writes.h)
 };
-// librdkafka's codes for what the sink decides itself, before asking librdkafka (checked against
-// rdkafka.h where it is included).
-inline constexpr int kErrUnknownTopicOrPart = 3;   // RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
-inline constexpr int kErrTopicException = 17;      // RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION: an invalid name
+// librdkafka's codes for what the sink decides itself, before asking librdkafka, and for what a
+// topic's metadata says of it (checked against rdkafka.h where it is included).
+inline constexpr int kErrUnknownTopicOrPart = 3;         // RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+inline constexpr int kErrTopicException = 17;            // RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION: an invalid name
+inline constexpr int kErrTopicAuthorizationFailed = 29;  // RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED
+// UNKNOWN_TOPIC_ID (KIP-516): a topic deleted (and perhaps made again) under a producer that
+// addresses it by id. By number: Debian 12's librdkafka 2.0.2 (SLUICE_SYSTEM_RDKAFKA) has no name for it.
+inline constexpr int kErrUnknownTopicId = 100;
 inline constexpr int kErrUnknownPartition = -190;  // RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
 
 // A report for librdkafka error `code` (0: delivered).

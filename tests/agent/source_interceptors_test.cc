@@ -45,7 +45,7 @@ Made intercept(std::map<std::string, std::string> properties, const std::vector<
   return made;
 }
 
-std::string refusal(std::map<std::string, std::string> properties) {
+std::string interceptors_refusal(std::map<std::string, std::string> properties) {
   config::ComponentConfig source = test::component(config::Kind::source, "r", "syslogtcp", properties);
   try {
     take_interceptors(source);
@@ -277,28 +277,33 @@ TEST_CASE("regex_extractor puts the first match's groups into headers, times in 
 }
 
 TEST_CASE("what an interceptor cannot be is refused at --check naming the key", "[interceptors]") {
-  CHECK_THAT(refusal({{"interceptors", "i"}}), Contains("r.interceptors.i.type: is missing"));
-  CHECK_THAT(refusal({{"interceptors", "i"}, {"interceptors.i.type", "com.example.MyInterceptor$Builder"}}),
-             Contains("custom interceptor classes are not supported"));
-  CHECK_THAT(refusal({{"interceptors", "i"},
-                      {"interceptors.i.type", "org.apache.flume.sink.solr.morphline.MorphlineInterceptor$Builder"}}),
+  CHECK_THAT(interceptors_refusal({{"interceptors", "i"}}), Contains("r.interceptors.i.type: is missing"));
+  CHECK_THAT(
+      interceptors_refusal({{"interceptors", "i"}, {"interceptors.i.type", "com.example.MyInterceptor$Builder"}}),
+      Contains("custom interceptor classes are not supported"));
+  CHECK_THAT(interceptors_refusal(
+                 {{"interceptors", "i"},
+                  {"interceptors.i.type", "org.apache.flume.sink.solr.morphline.MorphlineInterceptor$Builder"}}),
              Contains("morphline"));
-  CHECK_THAT(refusal({{"interceptors", "i"}, {"interceptors.j.type", "static"}, {"interceptors.i.type", "static"}}),
+  CHECK_THAT(interceptors_refusal(
+                 {{"interceptors", "i"}, {"interceptors.j.type", "static"}, {"interceptors.i.type", "static"}}),
              Contains("r.interceptors.j.type: configures an interceptor not listed"));
-  CHECK_THAT(refusal({{"interceptors", "i"}, {"interceptors.i.type", "regex_filter"}, {"interceptors.i.regex", "(x"}}),
+  CHECK_THAT(interceptors_refusal(
+                 {{"interceptors", "i"}, {"interceptors.i.type", "regex_filter"}, {"interceptors.i.regex", "(x"}}),
              Contains("r.interceptors.i.regex: \"(x\" is not a regular expression"));
-  CHECK_THAT(refusal({{"interceptors", "i"}, {"interceptors.i.type", "search_replace"}}),
+  CHECK_THAT(interceptors_refusal({{"interceptors", "i"}, {"interceptors.i.type", "search_replace"}}),
              Contains("searchPattern: is missing"));
-  CHECK_THAT(refusal({{"interceptors", "i"},
-                      {"interceptors.i.type", "search_replace"},
-                      {"interceptors.i.searchPattern", "a"},
-                      {"interceptors.i.replaceString", "$1"}}),
+  CHECK_THAT(interceptors_refusal({{"interceptors", "i"},
+                                   {"interceptors.i.type", "search_replace"},
+                                   {"interceptors.i.searchPattern", "a"},
+                                   {"interceptors.i.replaceString", "$1"}}),
              Contains("no group 1"));
-  CHECK_THAT(refusal({{"interceptors", "i"}, {"interceptors.i.type", "static"}, {"interceptors.i.colour", "red"}}),
+  CHECK_THAT(interceptors_refusal(
+                 {{"interceptors", "i"}, {"interceptors.i.type", "static"}, {"interceptors.i.colour", "red"}}),
              Contains("colour"));
-  CHECK_THAT(refusal({{"interceptors", "i"},
-                      {"interceptors.i.type", "regex_extractor"},
-                      {"interceptors.i.regex", "(a)"},
-                      {"interceptors.i.serializers", "s"}}),
+  CHECK_THAT(interceptors_refusal({{"interceptors", "i"},
+                                   {"interceptors.i.type", "regex_extractor"},
+                                   {"interceptors.i.regex", "(a)"},
+                                   {"interceptors.i.serializers", "s"}}),
              Contains("serializers.s.name: is missing"));
 }

@@ -27,7 +27,7 @@ std::shared_ptr<const ChannelSelector> selector_of(std::map<std::string, std::st
   return selector;
 }
 
-std::string refusal(std::map<std::string, std::string> properties) {
+std::string selector_refusal(std::map<std::string, std::string> properties) {
   config::ComponentConfig source = source_with(std::move(properties));
   try {
     take_selector(source);
@@ -202,21 +202,21 @@ TEST_CASE("load_balancing: one required channel per event, in turn or at random"
 }
 
 TEST_CASE("a selector's impossible settings are refused at --check, naming the key", "[selectors]") {
-  CHECK_THAT(refusal({{"selector.type", "com.example.MySelector"}}),
+  CHECK_THAT(selector_refusal({{"selector.type", "com.example.MySelector"}}),
              Contains("a.sources.r.selector.type") && Contains("custom selector classes are not supported"));
-  CHECK_THAT(refusal({{"selector.optional", "c9"}}),
+  CHECK_THAT(selector_refusal({{"selector.optional", "c9"}}),
              Contains("a.sources.r.selector.optional") && Contains("channel 'c9' is not one of the source's channels"));
-  CHECK_THAT(refusal({{"selector.type", "multiplexing"}, {"selector.mapping.3", ""}}),
+  CHECK_THAT(selector_refusal({{"selector.type", "multiplexing"}, {"selector.mapping.3", ""}}),
              Contains("a.sources.r.selector.mapping.3") && Contains("lists no channel"));
-  CHECK_THAT(refusal({{"selector.type", "multiplexing"}, {"selector.default", "c1 nope"}}),
+  CHECK_THAT(selector_refusal({{"selector.type", "multiplexing"}, {"selector.default", "c1 nope"}}),
              Contains("a.sources.r.selector.default") && Contains("'nope'"));
-  CHECK_THAT(refusal({{"selector.type", "multiplexing"}, {"selector.headr", "Severity"}}),
+  CHECK_THAT(selector_refusal({{"selector.type", "multiplexing"}, {"selector.headr", "Severity"}}),
              Contains("a.sources.r.selector.headr"));
-  CHECK_THAT(refusal({{"selector.type", "load_balancing"}, {"selector.policy", "least_busy"}}),
+  CHECK_THAT(selector_refusal({{"selector.type", "load_balancing"}, {"selector.policy", "least_busy"}}),
              Contains("a.sources.r.selector.policy") && Contains("round_robin or random"));
   std::map<std::string, std::string> many{{"selector.type", "multiplexing"}};
   for (int i = 0; i < 256; ++i) many["selector.mapping.v" + std::to_string(i)] = "c1";
-  CHECK_THAT(refusal(many), Contains("at most 255"));
+  CHECK_THAT(selector_refusal(many), Contains("at most 255"));
 }
 
 TEST_CASE("selector.header reads a parsed field by the names a sink does: app, severity, any case", "[selectors]") {

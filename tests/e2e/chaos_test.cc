@@ -21,6 +21,7 @@
 
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/summary_json.h"
 #include "tests/support/test_thread.h"
 
 using namespace sluice::test;
@@ -31,11 +32,6 @@ namespace {
 uint64_t env_or(const char* name, uint64_t fallback) {
   const char* value = std::getenv(name);
   return value && *value ? std::stoull(value) : fallback;
-}
-
-uint64_t json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  return std::regex_search(json, m, std::regex("\"" + key + "\":(\\d+)")) ? std::stoull(m[1]) : UINT64_MAX;
 }
 
 }  // namespace
@@ -137,7 +133,7 @@ TEST_CASE("chaos: broker outages and agent restarts under load lose nothing and 
   // What the verifier would excuse, and what the agent counted as not read, must be nothing: the
   // sender saw each stop's FIN and closed once all it wrote was acknowledged, and each stop read
   // every connection to its sender's close within the grace.
-  CHECK(json_number(summary, "possibly_lost") == 0);
+  CHECK(json_count(summary, "possibly_lost") == 0);
   CHECK(unread_bytes == 0);
   CHECK(frames_cut == 0);
   CHECK(connections_cut == 0);

@@ -8,20 +8,11 @@
 
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/summary_json.h"
 #include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-double json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  if (!std::regex_search(json, m, std::regex("\"" + key + "\":([0-9.eE+-]+)"))) return -1;
-  return std::stod(m[1].str());
-}
-
-}  // namespace
 
 TEST_CASE(
     "maxEventsPerSecondPerClient: a sender at 10x its limit is held to it, ten at 1/10 beside it are not, "

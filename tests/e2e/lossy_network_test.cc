@@ -16,20 +16,11 @@
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
 #include "tests/support/private_network.h"
+#include "tests/support/summary_json.h"
 #include "tests/support/test_thread.h"
 
 using namespace sluice::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-uint64_t json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  const std::regex pattern("\"" + key + "\":(\\d+)");
-  return std::regex_search(json, m, pattern) ? std::stoull(m[1]) : UINT64_MAX;
-}
-
-}  // namespace
 
 TEST_CASE("on a link that drops 3% of segments, SIGTERM and restart under load lose nothing and cut no connection",
           "[e2e][shutdown][lossy]") {
@@ -73,7 +64,7 @@ TEST_CASE("on a link that drops 3% of segments, SIGTERM and restart under load l
     CHECK(a.unread_bytes == 0);
     CHECK(a.connections_cut == 0);
   }
-  CHECK(json_number(summary, "possibly_lost") == 0);  // everything written was acknowledged...
-  CHECK(missing_in(report) == 0);                     // ...and stored
+  CHECK(json_count(summary, "possibly_lost") == 0);  // everything written was acknowledged...
+  CHECK(missing_in(report) == 0);                    // ...and stored
   CHECK(duplicates_in(report) <= possibly_duplicated);
 }

@@ -14,6 +14,7 @@
 #include "sinks/kafka/topic_reader.h"
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
+#include "tests/support/summary_json.h"
 #include "tests/support/test_thread.h"
 
 using namespace sluice::test;
@@ -54,11 +55,6 @@ void check_every_event_once(Pipeline& p, uint64_t events, const std::vector<std:
   INFO(report);
   CHECK(verified == 0);
   CHECK_THAT(report, Catch::Contains("unique " + std::to_string(events) + ", duplicates 0, missing 0"));
-}
-
-uint64_t json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  return std::regex_search(json, m, std::regex("\"" + key + "\":(\\d+)")) ? std::stoull(m[1]) : UINT64_MAX;
 }
 
 }  // namespace
@@ -270,7 +266,7 @@ TEST_CASE(
   const std::string summary = read_file(p.dir().file("sent.json"));
   INFO(report << "\nsender: " << summary.substr(0, 300));
   CHECK_THAT(report, Catch::Contains("unique 100000, duplicates 0, missing 0"));
-  CHECK(json_number(summary, "possibly_lost") == 0);
+  CHECK(json_count(summary, "possibly_lost") == 0);
   const ShutdownAccount account = shutdown_account(p.agent_log());
   CHECK(account.balances());
   CHECK(account.lost == 0);
@@ -489,8 +485,8 @@ TEST_CASE(
   CHECK(reloads(p, "failed") == 0);
   const std::string summary = read_file(p.dir().file("sent.json"));
   INFO("sender: " << summary.substr(0, 300));
-  CHECK(json_number(summary, "connects_failed") == 0);  // the port listened throughout
-  CHECK(json_number(summary, "possibly_lost") == 0);
+  CHECK(json_count(summary, "connects_failed") == 0);  // the port listened throughout
+  CHECK(json_count(summary, "possibly_lost") == 0);
   REQUIRE(eventually([&] { return p.stored() == 150000; }, 60s));
   CHECK(p.stop_agent(30s) == 0);
   check_every_event_once(p, 150000);

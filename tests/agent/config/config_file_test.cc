@@ -25,15 +25,15 @@ std::string describe(const AgentConfig& c) {
   return out;
 }
 
-AgentConfig load(const std::string& path, const std::string& agent) {
+AgentConfig load_file(const std::string& path, const std::string& agent) {
   return assemble(load_config_file(path), agent, path);
 }
 
 }  // namespace
 
 TEST_CASE("conf/agent.yaml and conf/agent.properties give the same model", "[config][yaml]") {
-  const AgentConfig from_yaml = load(test::source_path("conf/agent.yaml"), "tier2");
-  const AgentConfig from_properties = load(test::source_path("conf/agent.properties"), "tier2");
+  const AgentConfig from_yaml = load_file(test::source_path("conf/agent.yaml"), "tier2");
+  const AgentConfig from_properties = load_file(test::source_path("conf/agent.properties"), "tier2");
   CHECK(from_yaml.sinks.size() == 10);
   CHECK(describe(from_yaml) == describe(from_properties));
 }
@@ -43,8 +43,8 @@ TEST_CASE("converting properties to YAML and back keeps the model", "[config][ya
   const std::string seed = test::source_path("tests/data/seed.properties");
   std::ofstream(dir.file("seed.yaml")) << to_yaml(load_config_file(seed));
   std::ofstream(dir.file("back.properties")) << to_properties(load_config_file(dir.file("seed.yaml")));
-  CHECK(describe(load(dir.file("seed.yaml"), "tier2")) == describe(load(seed, "tier2")));
-  CHECK(describe(load(dir.file("back.properties"), "tier2")) == describe(load(seed, "tier2")));
+  CHECK(describe(load_file(dir.file("seed.yaml"), "tier2")) == describe(load_file(seed, "tier2")));
+  CHECK(describe(load_file(dir.file("back.properties"), "tier2")) == describe(load_file(seed, "tier2")));
 }
 
 TEST_CASE("YAML may nest property names and write lists as sequences", "[config][yaml]") {

@@ -17,9 +17,11 @@
 #include "sources/syslog/syslog_parser.h"
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
+#include "tests/support/parsed_batch.h"
 #include "tests/support/test_thread.h"
 
 using namespace sluice;
+using sluice::test::parsed_batch;
 using namespace std::chrono_literals;
 using sluice::test::eventually;
 
@@ -49,12 +51,6 @@ struct SinkUnderTest {
 void wait_until_served(SinkUnderTest& t) {
   REQUIRE(eventually([&] { return static_cast<const kafka::KafkaSink&>(*t.sink).kafka_counters().destination_served; },
                      10s));
-}
-
-EventBatch parsed_batch(const std::vector<std::string>& lines) {
-  EventBatchBuilder builder;
-  for (const std::string& line : lines) syslog::parse_syslog(line, syslog::ParseClock::now(), builder.append(line));
-  return builder.seal();
 }
 
 // Puts the lines through a sink built from `properties`; returns payload → partition per topic.

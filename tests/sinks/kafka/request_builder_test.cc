@@ -4,16 +4,12 @@
 #include "sinks/kafka/request_builder.h"
 #include "sources/syslog/syslog_parser.h"
 #include "tests/support/component.h"
+#include "tests/support/parsed_batch.h"
 
 using namespace sluice;
+using sluice::test::parsed_batch;
 
 namespace {
-
-EventBatch parsed_batch(const std::vector<std::string>& lines) {
-  EventBatchBuilder builder;
-  for (const std::string& line : lines) syslog::parse_syslog(line, syslog::ParseClock::now(), builder.append(line));
-  return builder.seal();
-}
 
 // What the builder makes of a take of `batches` with the sink's `properties`: each message's
 // payload, key and partition, in order.

@@ -50,10 +50,10 @@ struct RelpSource {
 };
 
 // A RELP client of our own: frames commands, reads what the server answers.
-class Client {
+class RelpClient {
  public:
-  explicit Client(uint16_t port) : fd_(test::connect_loopback(port)) {}
-  ~Client() { ::close(fd_); }
+  explicit RelpClient(uint16_t port) : fd_(test::connect_loopback(port)) {}
+  ~RelpClient() { ::close(fd_); }
   // "TXNR COMMAND DATALEN[ DATA]\n"
   static std::string frame(uint32_t txnr, std::string_view command, std::string_view data) {
     std::string out = std::to_string(txnr) + " " + std::string(command) + " " + std::to_string(data.size());
@@ -103,7 +103,7 @@ bool accepts_connections(uint16_t port) {
 
 const std::string kOffers = "relp_version=0\nrelp_software=test\ncommands=syslog";
 
-void Client::open() {
+void RelpClient::open() {
   send(1, "open", kOffers);
   read(std::chrono::seconds(5), "commands=syslog\n");
 }
@@ -113,7 +113,7 @@ void Client::open() {
 TEST_CASE("RELP: a message is answered only once its event is committed, in order, and close after", "[source][relp]") {
   RelpSource r;
   r.start();
-  Client client(r.port());
+  RelpClient client(r.port());
   client.send(1, "open", kOffers);
   CHECK_THAT(client.read(5s, "commands=syslog\n"),
              Catch::StartsWith("1 rsp ") && Catch::Contains("200 OK\nrelp_version=0"));
@@ -135,7 +135,7 @@ TEST_CASE("RELP: a message is answered only once its event is committed, in orde
 TEST_CASE("RELP keeps a long message whole: eventSize defaults to maxDataSize", "[source][relp]") {
   RelpSource r;
   r.start();
-  Client client(r.port());
+  RelpClient client(r.port());
   client.open();
   const std::string message = "<13>app: " + std::string(20000, 'x');
   client.send(2, "syslog", message);
@@ -148,7 +148,7 @@ TEST_CASE("RELP keeps a long message whole: eventSize defaults to maxDataSize", 
 TEST_CASE("RELP at stop: replies still go out while the drain lasts, then serverclose", "[source][relp]") {
   RelpSource r;
   r.start();
-  Client client(r.port());
+  RelpClient client(r.port());
   client.open();
   client.send(2, "syslog", "<13>app: before the stop");
   REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
@@ -166,7 +166,7 @@ TEST_CASE("RELP at stop: replies still go out while the drain lasts, then server
 TEST_CASE("RELP past maxConnectionAge: read no more, its replies go out, then serverclose", "[source][relp]") {
   RelpSource r;
   r.start({{"maxConnectionAge", "300ms"}, {"maxConnectionAgeJitter", "1ms"}});
-  Client client(r.port());
+  RelpClient client(r.port());
   client.open();
   client.send(2, "syslog", "<13>app: before its age");
   REQUIRE(eventually([&] { return r.counters().events_received == 1; }, 5s));
@@ -186,7 +186,7 @@ TEST_CASE("RELP: a broken stream is counted and ended with serverclose, ackAfter
           "[source][relp][config]") {
   RelpSource r;
   r.start();
-  Client client(r.port());
+  RelpClient client(r.port());
   client.open();
   const std::string garbage = "<13>this is plain syslog\n";
   const int plain = test::connect_loopback(r.port());
@@ -213,7 +213,7 @@ TEST_CASE("RELP over TLS (ssl = true): openssl s_client's session is answered af
   const test::CertificateFiles certs = test::make_certificates(dir.path());
   RelpSource r;
   r.start({{"ssl", "true"}, {"ssl.certificate", certs.server_cert}, {"ssl.key", certs.server_key}});
-  const auto frame = &Client::frame;
+  const auto frame = &RelpClient::frame;
   std::ofstream(dir.file("session.txt")) << frame(1, "open", kOffers) << frame(2, "syslog", "<13>app: over TLS")
                                          << frame(3, "close", "");
   // -ign_eof: s_client reads on after its input ends, until the server closes the session.
@@ -248,10 +248,10 @@ TEST_CASE("RELP: a client that floods us and never reads its replies is no longe
   const int fd = test::connect_loopback(r.port());
   const timeval blocked_for{2, 0};  // a send blocked this long: the agent stopped reading us
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &blocked_for, sizeof blocked_for);
-  const std::string open = Client::frame(1, "open", kOffers);
+  const std::string open = RelpClient::frame(1, "open", kOffers);
   REQUIRE(::send(fd, open.data(), open.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(open.size()));
   std::string chunk;
-  for (uint32_t txnr = 2; chunk.size() < 64 * 1024; ++txnr) chunk += Client::frame(txnr, "syslog", "");
+  for (uint32_t txnr = 2; chunk.size() < 64 * 1024; ++txnr) chunk += RelpClient::frame(txnr, "syslog", "");
   constexpr uint64_t kCap = 256ull << 20;  // far beyond what kernel buffers and the bound hold
   uint64_t written = 0;
   while (written < kCap) {

@@ -20,6 +20,7 @@
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
+#include "tests/support/socket_io.h"
 
 using namespace sluice;
 using namespace sluice::syslog_tcp;
@@ -27,13 +28,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-void send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    REQUIRE(n > 0);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-}
+// A write the test cannot go on without.
+void send_whole(int fd, std::string_view bytes) { REQUIRE(test::send_all(fd, bytes)); }
 
 struct Received {
   std::vector<EventBatch> batches;
@@ -65,7 +61,7 @@ Received run_source(const std::map<std::string, std::string>& properties, const 
   source.start();
   for (const std::string& chunk : chunks) {
     const int fd = test::connect_loopback(source.listening_ports()[0]);
-    send_all(fd, chunk);
+    send_whole(fd, chunk);
     ::close(fd);
   }
   // The source has read everything once it has counted every byte.
@@ -142,7 +138,7 @@ TEST_CASE("charset.default validates UTF-8 and charset.port converts ISO-8859-1"
     SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
     source.start();
     const int fd = test::connect_loopback(source.listening_ports()[0]);
-    send_all(fd, "<13>h a: caf\xE9 \xFC\n");
+    send_whole(fd, "<13>h a: caf\xE9 \xFC\n");
     ::close(fd);
     REQUIRE(test::eventually([&] { return source.tcp_counters().events_received >= 1; }, 5s));
     source.stop(Clock::now() + 5s);
@@ -186,7 +182,7 @@ TEST_CASE("idleTimeout closes a silent connection and keeps its unterminated las
   SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
   source.start();
   const int fd = test::connect_loopback(source.listening_ports()[0]);
-  send_all(fd, "<13>h a: complete\n<13>h a: no newline yet");
+  send_whole(fd, "<13>h a: complete\n<13>h a: no newline yet");
   pollfd p{fd, POLLIN, 0};
   const auto started = Clock::now();
   REQUIRE(::poll(&p, 1, 5000) == 1);
@@ -208,7 +204,7 @@ TEST_CASE("maxConnectionAge asks a connection to reconnect with our FIN and read
   source.start();
   const int fd = test::connect_loopback(source.listening_ports()[0]);
   const auto started = Clock::now();
-  send_all(fd, "<13>h a: before\n");
+  send_whole(fd, "<13>h a: before\n");
   pollfd p{fd, POLLIN, 0};
   REQUIRE(::poll(&p, 1, 5000) == 1);
   char byte;
@@ -217,7 +213,7 @@ TEST_CASE("maxConnectionAge asks a connection to reconnect with our FIN and read
   // Counted once the worker has asked every aged connection (our FIN may arrive first).
   CHECK(test::eventually([&] { return source.tcp_counters().connections_aged == 1; }, 5s));
   // Half-closed, not cut: what its sender writes before it closes is read, its last line whole.
-  send_all(fd, "<13>h a: after the FIN\n<13>h a: unterminated");
+  send_whole(fd, "<13>h a: after the FIN\n<13>h a: unterminated");
   ::close(fd);
   REQUIRE(test::eventually([&] { return source.tcp_counters().connections_closed == 1; }, 5s));
   source.stop(Clock::now() + 5s);
@@ -235,17 +231,17 @@ TEST_CASE(
   SyslogTcpSource source(component, parse_syslog_tcp_config(component), {&channel});
   source.start();
   const int fd = test::connect_loopback(source.listening_ports()[0]);
-  send_all(fd, "<13>h a: before\n");
+  send_whole(fd, "<13>h a: before\n");
   pollfd p{fd, POLLIN, 0};
   REQUIRE(::poll(&p, 1, 5000) == 1);
   char byte;
   REQUIRE(::recv(fd, &byte, 1, 0) == 0);  // our FIN: the farewell has begun
   // The sender goes on and never closes (a sender that ignores the FIN); SIGTERM comes meanwhile,
   // and what it sends during the stop's drain is read too.
-  send_all(fd, "<13>h a: after the FIN\n");
+  send_whole(fd, "<13>h a: after the FIN\n");
   REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 2; }, 5s));
   source.request_stop(Clock::now() + 2s);
-  send_all(fd, "<13>h a: during the stop\n");
+  send_whole(fd, "<13>h a: during the stop\n");
   REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 3; }, 5s));
   source.stop(Clock::now() + 2s);  // returns (a stop that hung would fail at the test's timeout)
   const auto c = source.tcp_counters();
@@ -267,12 +263,12 @@ TEST_CASE("maxEventsPerSecondPerClient holds a client's connection, and a stop l
   std::string lines;
   for (int i = 0; i < 1000; ++i) lines += "<13>h a: line " + std::to_string(i) + "\n";
   // The first read takes all 1,000 (a read is charged whole): ten seconds' worth of debt.
-  send_all(fd, lines);
+  send_whole(fd, lines);
   REQUIRE(test::eventually([&] { return source.tcp_counters().clients_held == 1; }, 5s));
   REQUIRE(test::eventually([&] { return source.tcp_counters().events_received == 1000; }, 5s));
   CHECK(source.tcp_counters().client_holds == 1);
   // What comes while it is held waits unread; the stop reads it all.
-  send_all(fd, lines);
+  send_whole(fd, lines);
   ::shutdown(fd, SHUT_WR);
   CHECK(source.tcp_counters().events_received == 1000);
   source.stop(Clock::now() + 5s);

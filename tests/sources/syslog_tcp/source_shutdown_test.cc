@@ -17,6 +17,7 @@
 #include "tests/support/component.h"
 #include "tests/support/eventually.h"
 #include "tests/support/process.h"
+#include "tests/support/socket_io.h"
 #include "tests/support/test_thread.h"
 
 using namespace sluice;
@@ -25,15 +26,6 @@ using namespace std::chrono_literals;
 using sluice::test::eventually;
 
 namespace {
-
-bool send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 // True once the peer has half-closed (our FIN arrived): what rsyslog checks before a send.
 bool peer_closed(int fd) {
@@ -76,7 +68,7 @@ TEST_CASE("a sender that closes when it sees our FIN at shutdown loses nothing i
     while (Clock::now() < give_up && !peer_closed(fd) && written < 200'000) {
       std::string chunk;
       for (int i = 0; i < 10; ++i) chunk += "<13>app: event " + std::to_string(written + i) + "\n";
-      if (!send_all(fd, chunk)) break;
+      if (!test::send_all(fd, chunk)) break;
       written += 10;
     }
     eventually([&] { return peer_closed(fd); },
@@ -105,11 +97,11 @@ TEST_CASE(
   const int fd = test::connect_loopback(t.port());
   std::string first;
   for (int i = 0; i < 20; ++i) first += "<13>app: first " + std::to_string(i) + "\n";
-  REQUIRE(send_all(fd, first));
+  REQUIRE(test::send_all(fd, first));
   REQUIRE(eventually([&] { return t.channel.counters().put_blocked > 0ns; }, 10s));
   std::string later;
   for (int i = 0; i < 100; ++i) later += "<13>app: later " + std::to_string(i) + "\n";
-  REQUIRE(send_all(fd, later));
+  REQUIRE(test::send_all(fd, later));
   // Nobody takes from the channel: only the deadline ends the stop, and what it cut is counted.
   // The stop is waited for 5 s, ten times its deadline.
   auto stopped = std::async(std::launch::async, [&] { t.source.stop(Clock::now() + 500ms); });
@@ -132,7 +124,7 @@ TEST_CASE("a sender that pauses after our FIN before its last bytes and its clos
   // is merely quiet for a while is not closed: only its sender's FIN, or the grace's end, ends it.
   SourceUnderTest t(1000, {});
   const int fd = test::connect_loopback(t.port());
-  REQUIRE(send_all(fd, "<13>app: before\n"));
+  REQUIRE(test::send_all(fd, "<13>app: before\n"));
   REQUIRE(eventually([&] { return t.source.tcp_counters().events_received == 1; }, 10s));
   // What the sender saw, asserted after the join (Catch2 is not thread-safe).
   bool saw_fin = false, sent_after_pause = false;
@@ -141,7 +133,7 @@ TEST_CASE("a sender that pauses after our FIN before its last bytes and its clos
     if (saw_fin) {
       // The scenario, not a synchronisation: a gap longer than any "quiet" rule would allow.
       std::this_thread::sleep_for(600ms);
-      sent_after_pause = send_all(fd, "<13>app: after the pause\n");
+      sent_after_pause = test::send_all(fd, "<13>app: after the pause\n");
     }
     ::close(fd);
   });
@@ -159,7 +151,7 @@ TEST_CASE("a partial frame cut off at shutdown is kept as Incomplete and counted
   SourceUnderTest t(1000, {});
   const int fd = test::connect_loopback(t.port());
   const std::string bytes = "<13>app: whole\n<13>app: half a li";
-  REQUIRE(send_all(fd, bytes));
+  REQUIRE(test::send_all(fd, bytes));
   REQUIRE(eventually([&] { return t.source.tcp_counters().bytes_received == bytes.size(); }, 10s));
   t.source.stop(Clock::now() + 5s);  // the sender never finishes its line, nor closes
   const SyslogTcpCounters c = t.source.tcp_counters();
@@ -185,11 +177,11 @@ TEST_CASE("a connection handed to a busy io thread just before the stop is drain
   const int b = test::connect_loopback(t.port());  // thread 1
   std::string twenty;
   for (int i = 0; i < 20; ++i) twenty += "<13>app: b " + std::to_string(i) + "\n";
-  REQUIRE(send_all(b, twenty));
+  REQUIRE(test::send_all(b, twenty));
   REQUIRE(eventually([&] { return t.channel.counters().put_blocked > 0ns; }, 10s));
   const int c = test::connect_loopback(t.port());  // thread 0
   const int d = test::connect_loopback(t.port());  // thread 1, which is blocked: it waits in its hand-over queue
-  REQUIRE(send_all(d, "<13>app: from d\n"));
+  REQUIRE(test::send_all(d, "<13>app: from d\n"));
   REQUIRE(eventually([&] { return t.source.tcp_counters().connections_accepted == 4; }, 10s));
   test::TestThread stopper([&] { t.source.stop(Clock::now() + 10s); });
   // Once the listeners are closed, make room: thread 1 goes on and finds d among its
