@@ -27,7 +27,8 @@ constexpr int kRequestMax = 8192;                           // bytes of request 
 
 struct MetricsEndpoint::Server {
   // A page rendered from the agent's counters on each GET. (A member, not in the anonymous
-  // namespace: Server's fields may not have a type of narrower linkage than Server's own.)
+  // namespace: where this file is compiled joined with others, a unity build, GCC warns of a class
+  // whose fields have an anonymous namespace's type, -Wsubobject-linkage.)
   class TextHandler : public CivetHandler {
    public:
     TextHandler(std::string (*render)(const Agent&), const Agent& agent, const char* content_type)

@@ -25,7 +25,7 @@ struct Unanswered {
   std::string message;
 };
 
-std::string frame(uint32_t txnr, std::string_view command, std::string_view data) {
+std::string relp_frame(uint32_t txnr, std::string_view command, std::string_view data) {
   std::string out = std::to_string(txnr) + ' ' + std::string(command) + ' ' + std::to_string(data.size());
   if (!data.empty()) (out += ' ') += data;
   return out += '\n';
@@ -87,7 +87,7 @@ class RelpConnection {
       read_responses(20);
     }
     if (fd_ >= 0) {
-      const std::string close = frame(next_txnr_, "close", "");
+      const std::string close = relp_frame(next_txnr_, "close", "");
       write_all(close);
       ::close(fd_);
       fd_ = -1;
@@ -118,7 +118,7 @@ class RelpConnection {
     input_.clear();
     next_txnr_ = 1;
     open_txnr_ = next_txnr_++;
-    if (!write_all(frame(open_txnr_, "open", "relp_version=0\nrelp_software=sluice-loadgen\ncommands=syslog")))
+    if (!write_all(relp_frame(open_txnr_, "open", "relp_version=0\nrelp_software=sluice-loadgen\ncommands=syslog")))
       return false;
     open_answered_ = false;
     const auto deadline = Clock::now() + std::chrono::seconds(10);
@@ -132,7 +132,7 @@ class RelpConnection {
     for (Unanswered& u : unanswered_) {
       u.txnr = next_txnr();
       u.written = Clock::now();
-      out += frame(u.txnr, "syslog", u.message);
+      out += relp_frame(u.txnr, "syslog", u.message);
     }
     return write_all(out);
   }
@@ -155,7 +155,7 @@ class RelpConnection {
       std::string message = messages_.substr(begin, ends_[i] - begin);
       begin = ends_[i];
       const uint32_t txnr = next_txnr();
-      out += frame(txnr, "syslog", message);
+      out += relp_frame(txnr, "syslog", message);
       unanswered_.push_back({txnr, first + i, now, std::move(message)});
     }
     result.sent += n;

@@ -30,7 +30,7 @@ std::optional<std::string> quoted(std::string_view& in) {
   return std::nullopt;
 }
 
-std::optional<double> number(std::string_view text) {
+std::optional<double> parse_number(std::string_view text) {
   if (text == "+Inf" || text == "Inf") return HUGE_VAL;
   if (text == "-Inf") return -HUGE_VAL;
   if (text == "NaN") return std::nan("");
@@ -68,7 +68,7 @@ std::optional<Sample> parse_line(std::string_view line) {
   }
   while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
   const size_t end = line.find(' ');  // an optional timestamp follows
-  const std::optional<double> value = number(line.substr(0, end));
+  const std::optional<double> value = parse_number(line.substr(0, end));
   if (!value) return std::nullopt;
   s.value = *value;
   return s;

@@ -113,7 +113,7 @@ std::vector<FailureRow> failures_of(const Scrape& before, const Scrape& now, dou
 }
 
 // 3,312,004; with decimals below 10 (0.52).
-std::string number(double v) {
+std::string format_number(double v) {
   if (v < 0 || !std::isfinite(v)) return "-";
   if (v < 10 && v != std::floor(v)) {
     char buffer[32];
@@ -237,39 +237,41 @@ TopView compute_view(const Scrape& before, const Scrape& now) {
 std::vector<std::string> render_view(const TopView& v, const std::string& title) {
   std::vector<std::string> lines;
   const bool rates = v.seconds > 0;
-  const auto rate = [&](double r) { return rates ? number(r) : std::string("..."); };
+  const auto rate = [&](double r) { return rates ? format_number(r) : std::string("..."); };
   lines.push_back(title);
-  lines.push_back(rates ? "in " + number(v.events_in_per_s) + " events/s, out " + number(v.events_out_per_s) +
-                              " events/s (over the last " + fixed(v.seconds, 1) + " s)"
+  lines.push_back(rates ? "in " + format_number(v.events_in_per_s) + " events/s, out " +
+                              format_number(v.events_out_per_s) + " events/s (over the last " + fixed(v.seconds, 1) +
+                              " s)"
                         : "rates after the next refresh");
   lines.emplace_back();
   lines.push_back(row("SOURCES", {"events/s", "MB/s", "connections"}));
   for (const SourceRow& r : v.sources)
-    lines.push_back(
-        row(r.name, {rate(r.events_per_s), rates ? fixed(r.bytes_per_s / 1e6, 1) : "...", number(r.connections)}));
+    lines.push_back(row(
+        r.name, {rate(r.events_per_s), rates ? fixed(r.bytes_per_s / 1e6, 1) : "...", format_number(r.connections)}));
   lines.emplace_back();
   lines.push_back(row("CHANNELS", {"events", "capacity", "fill %", "put/s", "taken/s", "blocked %", "on disk"}));
   for (const ChannelRow& r : v.channels)
-    lines.push_back(row(
-        r.name,
-        {number(r.events), number(r.capacity), r.capacity > 0 ? fixed(100 * r.events / r.capacity, 1) : "-",
-         rate(r.put_per_s), rate(r.taken_per_s), rates ? fixed(r.blocked_percent, 1) : "...", number(r.disk_events)}));
+    lines.push_back(
+        row(r.name, {format_number(r.events), format_number(r.capacity),
+                     r.capacity > 0 ? fixed(100 * r.events / r.capacity, 1) : "-", rate(r.put_per_s),
+                     rate(r.taken_per_s), rates ? fixed(r.blocked_percent, 1) : "...", format_number(r.disk_events)}));
   lines.emplace_back();
   lines.push_back(
       row("SINKS", {"sent/s", "kafka queue", "rtt avg ms", "rtt p99 ms", "brokers up", "lat p50 ms", "lat p99 ms"}));
   for (const SinkRow& r : v.sinks)
     lines.push_back(
-        row(r.name, {rate(r.sent_per_s), number(r.kafka_queue), fixed(r.rtt_avg_ms, 2), fixed(r.rtt_p99_ms, 2),
-                     r.brokers > 0 ? number(r.brokers_up) + "/" + number(r.brokers) : "-", fixed(r.latency_p50_ms, 1),
-                     fixed(r.latency_p99_ms, 1)}));
+        row(r.name, {rate(r.sent_per_s), format_number(r.kafka_queue), fixed(r.rtt_avg_ms, 2), fixed(r.rtt_p99_ms, 2),
+                     r.brokers > 0 ? format_number(r.brokers_up) + "/" + format_number(r.brokers) : "-",
+                     fixed(r.latency_p50_ms, 1), fixed(r.latency_p99_ms, 1)}));
   lines.emplace_back();
   if (v.failures.empty()) {
     lines.push_back("FAILURES  none counted since the agent started");
   } else {
     lines.push_back("FAILURES (since the agent started)");
     for (const FailureRow& f : v.failures)
-      lines.push_back(row("  " + f.component, {number(f.total), rates ? number(f.per_s) + "/s" : "..."}, 24, 14) +
-                      "  " + f.what + (f.reason.empty() ? "" : " (" + f.reason + ")"));
+      lines.push_back(
+          row("  " + f.component, {format_number(f.total), rates ? format_number(f.per_s) + "/s" : "..."}, 24, 14) +
+          "  " + f.what + (f.reason.empty() ? "" : " (" + f.reason + ")"));
   }
   // Names and reasons are the agent's text: no byte of theirs moves the cursor or sends an escape.
   for (std::string& line : lines)
@@ -285,7 +287,7 @@ std::vector<std::string> fit_to_screen(std::vector<std::string> lines, size_t co
     const size_t shown = rows - 1;
     const size_t hidden = lines.size() - shown;
     lines.resize(shown);
-    lines.push_back("... " + number(static_cast<double>(hidden)) + " more lines (a taller terminal shows them)");
+    lines.push_back("... " + format_number(static_cast<double>(hidden)) + " more lines (a taller terminal shows them)");
   }
   // One column short of the width: a line that filled it would leave the cursor waiting to wrap,
   // where the erase after it takes the last character (xterm) or the next row is used (others).

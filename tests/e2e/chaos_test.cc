@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <regex>
 #include <thread>
 
 #include "tests/support/eventually.h"

@@ -4,8 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <regex>
-
 #include "tests/support/eventually.h"
 #include "tests/support/pipeline.h"
 #include "tests/support/summary_json.h"

@@ -10,7 +10,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <regex>
 #include <thread>
 
 #include "tests/support/eventually.h"

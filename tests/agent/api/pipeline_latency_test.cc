@@ -12,7 +12,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-EventBatch batch_of(int events) {
+EventBatch batch_of_count(int events) {
   EventBatchBuilder builder;
   for (int i = 0; i < events; ++i) builder.append("<13>x app: e" + std::to_string(i));
   return builder.seal();
@@ -52,8 +52,8 @@ TEST_CASE("a batch arrives when its first event is appended, not when it is seal
 TEST_CASE("the latency of a committed take is observed once per event: arrival to take, take to commit, and the whole",
           "[latency]") {
   PipelineLatency latency;
-  EventBatch older = batch_of(3);
-  EventBatch newer = batch_of(7);
+  EventBatch older = batch_of_count(3);
+  EventBatch newer = batch_of_count(7);
   const Clock::time_point taken_at = newer.arrived_at() + 3ms;
   const Clock::time_point committed_at = taken_at + 37ms;
   const double older_total = std::chrono::duration<double>(committed_at - older.arrived_at()).count();
@@ -78,7 +78,7 @@ TEST_CASE("batches of unknown arrival (replayed from disk after a restart) are l
   REQUIRE(replayed.arrived_at() == Clock::time_point{});
   PipelineLatency latency;
   const Clock::time_point now = Clock::now();
-  latency.committed(take_of({replayed, batch_of(2)}), now, now + 1ms);
+  latency.committed(take_of({replayed, batch_of_count(2)}), now, now + 1ms);
   CHECK(latency.snapshot().arrival_to_commit.count == 2);
 }
 

@@ -2,7 +2,6 @@
 
 #include "sinks/kafka/kafka_sink_probe.h"
 #include "sinks/kafka/request_builder.h"
-#include "sources/syslog/syslog_parser.h"
 #include "tests/support/component.h"
 #include "tests/support/parsed_batch.h"
 

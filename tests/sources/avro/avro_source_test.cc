@@ -22,10 +22,10 @@ namespace {
 using test::AvroSource;
 
 // Flume's sink's side of a connection: one call at a time, each answer read whole.
-class AvroClient {
+class AvroCaller {
  public:
-  explicit AvroClient(uint16_t port) : fd_(test::connect_loopback(port)) {}
-  ~AvroClient() { ::close(fd_); }
+  explicit AvroCaller(uint16_t port) : fd_(test::connect_loopback(port)) {}
+  ~AvroCaller() { ::close(fd_); }
   void send_raw(const std::string& bytes) {
     REQUIRE(::write(fd_, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
   }
@@ -80,7 +80,7 @@ class AvroClient {
 TEST_CASE("an Avro call is answered OK only once its events are committed, with their headers and bodies",
           "[avro][source]") {
   AvroSource s;
-  AvroClient client(s.port());
+  AvroCaller client(s.port());
   client.call({avro::encode_event({{"host", "web01"}, {"topic", "logs"}}, "first"), avro::encode_event({}, "second")});
   REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 2; }, 10s));
   CHECK_FALSE(client.answer(300ms));  // in the channel, not delivered: no answer yet
@@ -121,14 +121,14 @@ TEST_CASE("ipFilterRules: a client they deny is closed at connect, one they allo
   using Properties = AvroSource::Properties;
   SECTION("denied") {
     AvroSource s(Properties{{"ipFilter", "true"}, {"ipFilterRules", "allow:ip:10.*,deny:ip:127.*"}});
-    AvroClient client(s.port());
+    AvroCaller client(s.port());
     client.call({avro::encode_event({}, "refused")});
     CHECK_FALSE(client.answer(5s));  // closed, unanswered
     CHECK(s.channel.counters().events_put == 0);
   }
   SECTION("allowed by the user guide's example") {
     AvroSource s(Properties{{"ipFilter", "true"}, {"ipFilterRules", "allow:ip:127.*,allow:name:localhost,deny:ip:*"}});
-    AvroClient client(s.port());
+    AvroCaller client(s.port());
     client.call({avro::encode_event({}, "in")});
     REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 1; }, 10s));
     test::take_all_bodies(s.channel);
@@ -147,7 +147,7 @@ TEST_CASE(
     "the others go on",
     "[avro][source]") {
   AvroSource s;
-  AvroClient good(s.port());
+  AvroCaller good(s.port());
   good.call({avro::encode_event({}, "before")});
   REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 1; }, 10s));
   test::take_all_bodies(s.channel);
@@ -160,7 +160,7 @@ TEST_CASE(
                                          std::string("\0\0\0\1\x7f\xff\xff\xff", 8),  // serial 1, 2^31 - 1 buffers
                                          avro::encode_frame(1, unknown) + avro::encode_frame(2, unknown)};
   for (const std::string& bytes : hostile) {
-    AvroClient bad(s.port());
+    AvroCaller bad(s.port());
     bad.send_raw(bytes);
     CHECK(bad.closed_within(10s));  // ended by the source (the unknown hash: after one NONE)
   }
@@ -182,7 +182,7 @@ TEST_CASE(
   for (int i = 0; i < 50; ++i) events.push_back(avro::encode_event({}, "e" + std::to_string(i)));
   {
     AvroSource s(Properties{{"batchSize", "10"}});
-    AvroClient client(s.port());
+    AvroCaller client(s.port());
     client.call(events);
     REQUIRE(test::eventually([&] { return s.channel.counters().events_held == 50; }, 10s));
     const Take take = s.channel.take(1000, Clock::now() + 1s);
@@ -194,7 +194,7 @@ TEST_CASE(
     CHECK(answer->status == avro::Status::ok);
   }
   AvroSource small(Properties{{"batchSize", "10"}}, 30);  // transactionCapacity 30
-  AvroClient client(small.port());
+  AvroCaller client(small.port());
   client.call(events);
   const auto answer = client.answer(10s);
   REQUIRE(answer);

@@ -28,14 +28,14 @@ struct Acks : CommitTracker {
   }
 };
 
-struct Rig {
+struct DeliveryRig {
   std::vector<std::unique_ptr<MemoryChannel>> channels;
   std::shared_ptr<const ChannelSelector> selector;
   std::unique_ptr<pipeline::RouteCounters> counters;
   std::unique_ptr<pipeline::ChannelDelivery> delivery;
   std::vector<std::string> dropped_at_deadline, given_up;
-  Rig(std::vector<size_t> capacities, std::vector<ChannelRoute> routes, Deadline deadline = Deadline::max(),
-      std::chrono::milliseconds give_up_after = 0ms) {
+  DeliveryRig(std::vector<size_t> capacities, std::vector<ChannelRoute> routes, Deadline deadline = Deadline::max(),
+              std::chrono::milliseconds give_up_after = 0ms) {
     std::vector<Channel*> raw;
     for (size_t i = 0; i < capacities.size(); ++i) {
       channels.push_back(std::make_unique<MemoryChannel>("c" + std::to_string(i + 1),
@@ -77,7 +77,7 @@ struct Rig {
 }  // namespace
 
 TEST_CASE("each route's events go into its channels only, in their order", "[delivery]") {
-  Rig rig({100, 100, 100}, {{{0}, {}}, {{1, 2}, {}}});
+  DeliveryRig rig({100, 100, 100}, {{{0}, {}}, {{1, 2}, {}}});
   CHECK(rig.delivery->deliver(rig.batch("01011")));
   CHECK(rig.drain(0) == std::vector<std::string>{"<13>0 event 0", "<13>0 event 2"});
   const std::vector<std::string> route1{"<13>1 event 1", "<13>1 event 3", "<13>1 event 4"};
@@ -88,7 +88,7 @@ TEST_CASE("each route's events go into its channels only, in their order", "[del
 }
 
 TEST_CASE("an optional channel without room drops its copy only, counted, and nothing waits for it", "[delivery]") {
-  Rig rig({100, 3}, {{{0}, {1}}});
+  DeliveryRig rig({100, 3}, {{{0}, {1}}});
   const auto acks = std::make_shared<Acks>();
   CHECK(rig.delivery->deliver(rig.batch("00", acks)));
   CHECK(rig.delivery->deliver(rig.batch("00", acks)));  // c2 holds 2 of 3: this copy does not fit
@@ -117,7 +117,7 @@ TEST_CASE("an optional channel without room drops its copy only, counted, and no
 }
 
 TEST_CASE("a route with no required channel is answered once delivered, one with no channel is counted", "[delivery]") {
-  Rig rig({100, 100}, {{{}, {}}, {{}, {1}}, {{0}, {}}});
+  DeliveryRig rig({100, 100}, {{{}, {}}, {{}, {1}}, {{0}, {}}});
   const auto acks = std::make_shared<Acks>();
   CHECK(rig.delivery->deliver(rig.batch("0122", acks)));
   // Sealed in route order: [0], [1], [2, 2]. The first two were answered by the delivery itself.
@@ -132,7 +132,7 @@ TEST_CASE("a route with no required channel is answered once delivered, one with
 
 TEST_CASE("a required channel still full at the deadline drops its part, the other routes are delivered",
           "[delivery]") {
-  Rig rig({1, 100}, {{{0}, {}}, {{1}, {}}}, Clock::now() + 50ms);
+  DeliveryRig rig({1, 100}, {{{0}, {}}, {{1}, {}}}, Clock::now() + 50ms);
   CHECK(!rig.delivery->deliver(rig.batch("0011")));
   CHECK(rig.dropped_at_deadline == std::vector<std::string>{"c1"});
   CHECK(rig.drain(1).size() == 2);
@@ -141,7 +141,7 @@ TEST_CASE("a required channel still full at the deadline drops its part, the oth
 TEST_CASE("a full channel past give_up_after: the rest of the batch is not tried, what was taken before is said",
           "[delivery]") {
   // Route 0 into c1; route 1 into c2 (full) then c3; route 2 into c3.
-  Rig rig({100, 1, 100}, {{{0}, {}}, {{1, 2}, {}}, {{2}, {}}}, Deadline::max(), 50ms);
+  DeliveryRig rig({100, 1, 100}, {{{0}, {}}, {{1, 2}, {}}, {{2}, {}}}, Deadline::max(), 50ms);
   REQUIRE(rig.delivery->deliver(rig.batch("1")));  // c2 full now
   rig.drain(2);
   CHECK_FALSE(rig.delivery->deliver(rig.batch("0112")));

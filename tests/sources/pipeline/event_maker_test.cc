@@ -52,12 +52,12 @@ class ByLastDigit final : public ChannelSelector {
   }
 };
 
-struct Rig {
+struct MakerRig {
   std::vector<std::unique_ptr<MemoryChannel>> channels;
   std::shared_ptr<const ChannelSelector> selector;
   std::unique_ptr<pipeline::RouteCounters> counters;
   std::unique_ptr<pipeline::EventMaker> maker;
-  explicit Rig(size_t batch_size) {
+  explicit MakerRig(size_t batch_size) {
     std::vector<Channel*> raw;
     for (int i = 0; i < 2; ++i) {
       channels.push_back(
@@ -99,7 +99,7 @@ struct Rig {
 
 TEST_CASE("an event is made, stamped with its origin, intercepted, routed, and put at batch size",
           "[pipeline][event_maker]") {
-  Rig rig(3);
+  MakerRig rig(3);
   pipeline::MadeTally tally;
   const pipeline::MessageOrigin origin{5140, 0, "10.0.0.1web01", 8};
   rig.maker->begin_read();
@@ -117,7 +117,7 @@ TEST_CASE("an event is made, stamped with its origin, intercepted, routed, and p
 }
 
 TEST_CASE("an event the interceptors filter out is counted and not in the batch", "[pipeline][event_maker]") {
-  Rig rig(10);
+  MakerRig rig(10);
   pipeline::MadeTally tally;
   rig.maker->begin_read();
   rig.maker->begin_read();  // the second read's time stamps what follows
