@@ -7,12 +7,12 @@
 
 namespace sluice::net {
 
-using C = StreamSettings;
 using pipeline::kNetwork;
 using pipeline::parse_cidr;
 using pipeline::parse_port;
 
 const config::PropertyTable<StreamSettings>& stream_properties() {
+  using C = StreamSettings;  // in here: the library's other settings file has its own C (a unity build joins them)
   // A table, one row per property, laid out for reading rather than by clang-format.
   // clang-format off
   static const config::PropertyTable<C> table{

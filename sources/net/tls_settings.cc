@@ -6,11 +6,10 @@
 
 namespace sluice::net {
 
-using C = TlsSettings;
-
 static std::optional<std::string> any_word(std::string_view word) { return std::string(word); }
 
 const config::PropertyTable<TlsSettings>& tls_properties() {
+  using C = TlsSettings;  // in here: the library's other settings file has its own C (a unity build joins them)
   // Made on first use, everything it needs with it: the sources' tables, initialised in other
   // files (in an order of their own), take these rows.
   // TLS versions by their OpenSSL and Java names; SSLv3, TLSv1 and TLSv1.1 are accepted in a list

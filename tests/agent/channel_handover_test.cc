@@ -33,7 +33,7 @@ std::vector<std::string> deliver_all(Channel& channel) {
   return seen;
 }
 
-std::vector<std::string> numbered(int first, int n) {
+std::vector<std::string> numbered_lines(int first, int n) {
   std::vector<std::string> out;
   for (int i = first; i < first + n; ++i) out.push_back("<13>x app: e" + std::to_string(i));
   return out;
@@ -53,10 +53,10 @@ TEST_CASE("moved events are acknowledged once, by the channel that delivers them
   CHECK(acknowledger->times().empty());  // moved, not yet delivered: the sender must not hear of it
   CHECK(from->counters().events_held == 4);
 
-  CHECK(deliver_all(*to) == numbered(0, 6));
+  CHECK(deliver_all(*to) == numbered_lines(0, 6));
   std::map<size_t, int> first_six = test::each_once(6);
   CHECK(acknowledger->times() == first_six);
-  CHECK(deliver_all(*from) == numbered(6, 4));
+  CHECK(deliver_all(*from) == numbered_lines(6, 4));
   CHECK(acknowledger->times() == test::each_once(10));
 }
 
@@ -78,7 +78,7 @@ TEST_CASE("events read back from a spillable channel's disk move into its succes
   CHECK(from->counters().events_held == 0);
   CHECK(from->counters().events_on_disk == 0);
   CHECK(acknowledger->times().empty());
-  CHECK(deliver_all(*to) == numbered(0, 8));
+  CHECK(deliver_all(*to) == numbered_lines(0, 8));
   CHECK(acknowledger->times() == test::each_once(8));
   from->close();
 }
@@ -89,8 +89,8 @@ TEST_CASE("no more than the limit moves, and the rest stays in order", "[agent][
   EventBatch batch = test::acknowledged_batch(0, 10, std::make_shared<test::RecordingAcknowledger>());
   REQUIRE(from->put(batch, Clock::now() + 1s));
   CHECK(move_events(*from, *to, 3) == 3);
-  CHECK(deliver_all(*to) == numbered(0, 3));
-  CHECK(deliver_all(*from) == numbered(3, 7));
+  CHECK(deliver_all(*to) == numbered_lines(0, 3));
+  CHECK(deliver_all(*from) == numbered_lines(3, 7));
 }
 
 namespace {
@@ -134,6 +134,6 @@ TEST_CASE("at a stop no more moves into a disk channel than its close can keep o
   to.reset();  // closed: all it took reaches its disk, nothing lost at close
   auto reopened = spillable(dir.path() + "/cp", dir.path() + "/data", {{"minimumRequiredSpace", "0"}});
   reopened->open();
-  CHECK(deliver_all(*reopened) == numbered(0, static_cast<int>(moved)));
-  CHECK(deliver_all(*from) == numbered(static_cast<int>(moved), 50 - static_cast<int>(moved)));
+  CHECK(deliver_all(*reopened) == numbered_lines(0, static_cast<int>(moved)));
+  CHECK(deliver_all(*from) == numbered_lines(static_cast<int>(moved), 50 - static_cast<int>(moved)));
 }

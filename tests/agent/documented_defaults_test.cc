@@ -112,7 +112,7 @@ std::string agent_with(const ComponentSpec& spec, const std::string& properties)
 }
 
 // The memory bound the agent states for `text`, or the refusal.
-std::string built(const std::string& text) {
+std::string built_agent(const std::string& text) {
   try {
     const Agent agent(config::assemble(config::parse_properties(text, "test.properties"), "a", "test.properties"));
     return agent.memory_bound().describe();
@@ -135,10 +135,10 @@ TEST_CASE("every documented default is what the component uses", "[config][defau
         continue;
       explicit_defaults += row.name + " = " + row.default_value + "\n";
     }
-    const std::string implicit = built(agent_with(*spec, required));
+    const std::string implicit = built_agent(agent_with(*spec, required));
     INFO("given: " << explicit_defaults);
     INFO(implicit);
     CHECK_FALSE(implicit.starts_with("refused"));
-    CHECK(built(agent_with(*spec, explicit_defaults)) == implicit);
+    CHECK(built_agent(agent_with(*spec, explicit_defaults)) == implicit);
   }
 }

@@ -10,7 +10,7 @@ using namespace sluice;
 
 namespace {
 
-config::AgentConfig parse(const std::string& text) {
+config::AgentConfig parse_agent(const std::string& text) {
   return config::assemble(config::parse_properties(text, "test.properties"), "a", "test.properties");
 }
 
@@ -24,7 +24,7 @@ const std::string kRunning =
     "a.sinks.k1.type = kafka\na.sinks.k1.channel = mem\na.sinks.k1.topic = t\n"
     "a.sinks.k2.type = kafka\na.sinks.k2.channel = disk\na.sinks.k2.topic = t\n";
 
-ReloadPlan plan_to(const std::string& next) { return plan_reload(parse(kRunning), parse(next)); }
+ReloadPlan plan_to(const std::string& next) { return plan_reload(parse_agent(kRunning), parse_agent(next)); }
 
 std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
   std::string out = text;
@@ -108,13 +108,15 @@ TEST_CASE("reload plan: a sink group added, changed or removed rebuilds its sink
   ReloadPlan added = plan_to(grouped);
   CHECK(added.keep_sink == std::vector<bool>{false, false});
   CHECK(added.keep_source == std::vector<bool>{true, true});
-  CHECK(plan_reload(parse(grouped), parse(grouped)).unchanged);
-  ReloadPlan changed = plan_reload(parse(grouped), parse(replaced(grouped, "priority.k1 = 5", "priority.k1 = 1")));
+  CHECK(plan_reload(parse_agent(grouped), parse_agent(grouped)).unchanged);
+  ReloadPlan changed =
+      plan_reload(parse_agent(grouped), parse_agent(replaced(grouped, "priority.k1 = 5", "priority.k1 = 1")));
   CHECK(changed.keep_sink == std::vector<bool>{false, false});
   CHECK(changed.keep_channel == std::vector<bool>{true, true});
-  ReloadPlan smaller = plan_reload(parse(grouped), parse(replaced(grouped, "g.sinks = k1 k2", "g.sinks = k1")));
+  ReloadPlan smaller =
+      plan_reload(parse_agent(grouped), parse_agent(replaced(grouped, "g.sinks = k1 k2", "g.sinks = k1")));
   CHECK(smaller.keep_sink == std::vector<bool>{false, false});  // k2 leaves the group: it runs alone now
-  ReloadPlan removed = plan_reload(parse(grouped), parse(kRunning));
+  ReloadPlan removed = plan_reload(parse_agent(grouped), parse_agent(kRunning));
   CHECK(removed.keep_sink == std::vector<bool>{false, false});
 }
 
@@ -122,7 +124,8 @@ TEST_CASE("reload plan: one sink of a group changed rebuilds every sink of the g
   const std::string grouped = kRunning +
                               "a.sinkgroups = g\na.sinkgroups.g.sinks = k1 k2\n"
                               "a.sinkgroups.g.processor.type = load_balance\n";
-  const ReloadPlan plan = plan_reload(parse(grouped), parse(replaced(grouped, "k1.topic = t", "k1.topic = u")));
+  const ReloadPlan plan =
+      plan_reload(parse_agent(grouped), parse_agent(replaced(grouped, "k1.topic = t", "k1.topic = u")));
   CHECK(plan.keep_sink == std::vector<bool>{false, false});
 }
 
@@ -167,19 +170,19 @@ TEST_CASE("reload plan: a new sink that did not start falls back alone, or takes
   const std::string grouped = kRunning +
                               "a.sinkgroups = g\na.sinkgroups.g.sinks = k1 k2\n"
                               "a.sinkgroups.g.processor.type = failover\n";
-  const config::AgentConfig running = parse(grouped);
+  const config::AgentConfig running = parse_agent(grouped);
   SECTION("a sink alone: its predecessor goes on, nothing else changes") {
-    const config::AgentConfig next = parse(replaced(kRunning, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
-    const ReloadPlan plan = plan_reload(parse(kRunning), next);
-    const SinkFallback f = plan_sink_fallback(plan, parse(kRunning), next, {0});
+    const config::AgentConfig next = parse_agent(replaced(kRunning, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
+    const ReloadPlan plan = plan_reload(parse_agent(kRunning), next);
+    const SinkFallback f = plan_sink_fallback(plan, parse_agent(kRunning), next, {0});
     CHECK(f.fall_back == std::set<size_t>{0});
     CHECK(f.stop_again.empty());
     CHECK(f.groups.empty());
     CHECK(f.keep_sink == std::vector<bool>{true, true});
-    CHECK(plan_sink_fallback(plan, parse(kRunning), next, {}).keep_sink == std::vector<bool>{false, true});
+    CHECK(plan_sink_fallback(plan, parse_agent(kRunning), next, {}).keep_sink == std::vector<bool>{false, true});
   }
   SECTION("a group changed: its other new sink stops again, the group runs as it was") {
-    const config::AgentConfig next = parse(replaced(grouped, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
+    const config::AgentConfig next = parse_agent(replaced(grouped, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u"));
     const ReloadPlan plan = plan_reload(running, next);
     CHECK(plan.rebuilt_groups == std::set<std::string>{"g"});
     const SinkFallback f = plan_sink_fallback(plan, running, next, {0});
@@ -195,16 +198,16 @@ TEST_CASE("reload plan: a new sink that did not start falls back alone, or takes
     // k2 moves to mem: its running self drains disk, not what the group now sends it.
     std::string next_text = replaced(grouped, "a.sinks.k1.topic = t", "a.sinks.k1.topic = u");
     next_text = replaced(next_text, "a.sinks.k2.channel = disk", "a.sinks.k2.channel = mem");
-    const config::AgentConfig next = parse(next_text);
+    const config::AgentConfig next = parse_agent(next_text);
     const SinkFallback f = plan_sink_fallback(plan_reload(running, next), running, next, {0});
     CHECK(f.keep_sink == std::vector<bool>{true, false});
     REQUIRE(f.groups.size() == 1);
     CHECK(f.groups[0].leaving == std::vector<size_t>{1});
   }
   SECTION("a group new in this reload is left out") {
-    const config::AgentConfig next = parse(grouped);
-    const ReloadPlan plan = plan_reload(parse(kRunning), next);
-    const SinkFallback f = plan_sink_fallback(plan, parse(kRunning), next, {1});
+    const config::AgentConfig next = parse_agent(grouped);
+    const ReloadPlan plan = plan_reload(parse_agent(kRunning), next);
+    const SinkFallback f = plan_sink_fallback(plan, parse_agent(kRunning), next, {1});
     REQUIRE(f.groups.size() == 1);
     CHECK(f.groups[0].previous == std::nullopt);
     CHECK(f.stop_again == std::set<size_t>{0});
@@ -221,7 +224,7 @@ TEST_CASE("reload plan: a sink moved between two groups that both fall back is c
                                    "a.sinkgroups.gb.processor.type = failover\n";
   std::string next_text = replaced(running_text, "ga.sinks = k1 k2", "ga.sinks = k1");
   next_text = replaced(next_text, "gb.sinks = k3", "gb.sinks = k2 k3");
-  const config::AgentConfig running = parse(running_text), next = parse(next_text);
+  const config::AgentConfig running = parse_agent(running_text), next = parse_agent(next_text);
   const ReloadPlan plan = plan_reload(running, next);
   CHECK(plan.rebuilt_groups == std::set<std::string>{"ga", "gb"});
   // k1 and k3 do not start: both groups keep their previous settings, and k2 goes on as it ran,

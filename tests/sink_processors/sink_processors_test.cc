@@ -25,8 +25,8 @@ std::shared_ptr<SinkGroup> make(const ComponentSpec& spec, std::map<std::string,
   return spec.make_sink_group(group(std::string(spec.type), std::move(properties), std::move(sinks)));
 }
 
-std::string refusal(const ComponentSpec& spec, std::map<std::string, std::string> properties,
-                    std::vector<std::string> sinks = {"k1", "k2", "k3"}) {
+std::string processor_refusal(const ComponentSpec& spec, std::map<std::string, std::string> properties,
+                              std::vector<std::string> sinks = {"k1", "k2", "k3"}) {
   try {
     make(spec, std::move(properties), std::move(sinks));
   } catch (const config::ConfigError& e) {
@@ -111,18 +111,19 @@ TEST_CASE("load_balance: every sink takes, and with backoff a failing one is set
 }
 
 TEST_CASE("what a sink group's processor refuses, naming the key", "[sink_processors]") {
-  CHECK_THAT(refusal(sink_processors::kFailoverProcessorSpec, {{"priority.k1", "5"}, {"priority.k2", "5"}}),
+  CHECK_THAT(processor_refusal(sink_processors::kFailoverProcessorSpec, {{"priority.k1", "5"}, {"priority.k2", "5"}}),
              Contains("a.sinkgroups.g.processor.priority.k2") && Contains("share priority 5"));
-  CHECK_THAT(refusal(sink_processors::kFailoverProcessorSpec, {{"priority.k9", "5"}}),
+  CHECK_THAT(processor_refusal(sink_processors::kFailoverProcessorSpec, {{"priority.k9", "5"}}),
              Contains("a.sinkgroups.g.processor.priority.k9") && Contains("not one of the group's sinks"));
-  CHECK_THAT(refusal(sink_processors::kFailoverProcessorSpec, {{"priority.k1", "high"}}),
+  CHECK_THAT(processor_refusal(sink_processors::kFailoverProcessorSpec, {{"priority.k1", "high"}}),
              Contains("a.sinkgroups.g.processor.priority.k1"));
-  CHECK_THAT(refusal(sink_processors::kFailoverProcessorSpec, {{"maxPenalty", "5"}}),
+  CHECK_THAT(processor_refusal(sink_processors::kFailoverProcessorSpec, {{"maxPenalty", "5"}}),
              Contains("a.sinkgroups.g.processor.maxPenalty"));
-  CHECK_THAT(refusal(sink_processors::kLoadBalanceProcessorSpec, {{"selector", "com.example.Mine"}}),
+  CHECK_THAT(processor_refusal(sink_processors::kLoadBalanceProcessorSpec, {{"selector", "com.example.Mine"}}),
              Contains("a.sinkgroups.g.processor.selector") && Contains("custom selector classes"));
-  CHECK_THAT(refusal(sink_processors::kDefaultProcessorSpec, {}), Contains("choose failover or load_balance"));
-  CHECK(refusal(sink_processors::kDefaultProcessorSpec, {}, {"k1"}).empty());
+  CHECK_THAT(processor_refusal(sink_processors::kDefaultProcessorSpec, {}),
+             Contains("choose failover or load_balance"));
+  CHECK(processor_refusal(sink_processors::kDefaultProcessorSpec, {}, {"k1"}).empty());
   CHECK(make(sink_processors::kDefaultProcessorSpec, {}, {"k1"}) == nullptr);  // a sink alone
 }
 

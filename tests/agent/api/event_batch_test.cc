@@ -12,7 +12,7 @@ using namespace sluice;
 
 namespace {
 
-EventBatch batch_of(const std::vector<std::string>& frames) {
+EventBatch batch_of_frames(const std::vector<std::string>& frames) {
   EventBatchBuilder builder;
   for (const std::string& f : frames) builder.append(f);
   return builder.seal();
@@ -46,7 +46,7 @@ TEST_CASE("a sealed batch holds every appended frame, counts their bytes, and th
 
 TEST_CASE("split_front and slice cut a batch into parts that share its storage and keep their bytes right",
           "[event_batch]") {
-  EventBatch batch = batch_of({"a", "bb", "ccc", "dddd", "eeeee"});
+  EventBatch batch = batch_of_frames({"a", "bb", "ccc", "dddd", "eeeee"});
   const EventStorage* storage = batch.storage();
   EventBatch front = batch.split_front(2);
   CHECK(raws(front) == std::vector<std::string>{"a", "bb"});
@@ -72,7 +72,7 @@ TEST_CASE("split_front and slice cut a batch into parts that share its storage a
 }
 
 TEST_CASE("a moved-from batch is empty", "[event_batch]") {
-  EventBatch batch = batch_of({"x", "y"});
+  EventBatch batch = batch_of_frames({"x", "y"});
   EventBatch moved = std::move(batch);
   CHECK(moved.size() == 2);
   CHECK(batch.empty());  // NOLINT(bugprone-use-after-move): what the move promises

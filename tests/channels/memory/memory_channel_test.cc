@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-EventBatch batch_of(int n, const std::string& prefix = "e") {
+EventBatch batch_of_n(int n, const std::string& prefix = "e") {
   EventBatchBuilder builder;
   for (int i = 0; i < n; ++i) builder.append(prefix + std::to_string(i));
   return builder.seal();
@@ -38,7 +38,7 @@ std::vector<std::string> texts(const Take& take) {
 
 TEST_CASE("a take returns events in put order and splits batches at max_events", "[channel]") {
   MemoryChannel c = channel(100, 10);
-  EventBatch a = batch_of(4, "a"), b = batch_of(4, "b");
+  EventBatch a = batch_of_n(4, "a"), b = batch_of_n(4, "b");
   REQUIRE(c.put(a, Clock::now()));
   REQUIRE(c.put(b, Clock::now()));
   CHECK(a.empty());
@@ -51,10 +51,10 @@ TEST_CASE("a take returns events in put order and splits batches at max_events",
 
 TEST_CASE("capacity counts taken events until commit", "[channel]") {
   MemoryChannel c = channel(10, 10);
-  EventBatch a = batch_of(8);
+  EventBatch a = batch_of_n(8);
   REQUIRE(c.put(a, Clock::now()));
   Take t = c.take(8, Clock::now());
-  EventBatch more = batch_of(5);
+  EventBatch more = batch_of_n(5);
   CHECK_FALSE(c.put(more, Clock::now() + 10ms));  // the 8 taken still occupy the channel
   CHECK(more.size() == 5);                        // a refused put leaves the batch with the caller
   c.commit(t);
@@ -64,7 +64,7 @@ TEST_CASE("capacity counts taken events until commit", "[channel]") {
 
 TEST_CASE("rollback puts events back at the front in their order", "[channel]") {
   MemoryChannel c = channel(100, 10);
-  EventBatch a = batch_of(3, "a"), b = batch_of(2, "b");
+  EventBatch a = batch_of_n(3, "a"), b = batch_of_n(2, "b");
   REQUIRE(c.put(a, Clock::now()));
   Take t = c.take(3, Clock::now());
   REQUIRE(c.put(b, Clock::now()));
@@ -75,9 +75,9 @@ TEST_CASE("rollback puts events back at the front in their order", "[channel]") 
 
 TEST_CASE("a put on a full channel waits until its deadline and leaves the batch untouched", "[channel]") {
   MemoryChannel c = channel(4, 4);
-  EventBatch full = batch_of(4);
+  EventBatch full = batch_of_n(4);
   REQUIRE(c.put(full, Clock::now()));
-  EventBatch next = batch_of(2);
+  EventBatch next = batch_of_n(2);
   const auto start = Clock::now();
   CHECK_FALSE(c.put(next, start + 50ms));
   CHECK(Clock::now() - start >= 50ms);
@@ -91,7 +91,7 @@ TEST_CASE("a put on a full channel waits until its deadline and leaves the batch
 
 TEST_CASE("a waiting put goes on once a sink commits, and a waiting take once a source puts", "[channel]") {
   MemoryChannel c = channel(4, 4);
-  EventBatch full = batch_of(4);
+  EventBatch full = batch_of_n(4);
   REQUIRE(c.put(full, Clock::now()));
   // Whether the commit comes before or during the put, the put must succeed by its deadline
   // (the previous test shows that it waits while the channel is full).
@@ -99,14 +99,14 @@ TEST_CASE("a waiting put goes on once a sink commits, and a waiting take once a 
     Take t = c.take(4, Clock::now() + 5s);
     c.commit(t);
   });
-  EventBatch next = batch_of(2);
+  EventBatch next = batch_of_n(2);
   CHECK(c.put(next, Clock::now() + 10s));
   sink.join();
   CHECK(c.counters().events_held == 2);
 
   MemoryChannel empty = channel(4, 4);
   test::TestThread source([&] {
-    EventBatch b = batch_of(1);
+    EventBatch b = batch_of_n(1);
     empty.put(b, Clock::now() + 5s);
   });
   Take t = empty.take(4, Clock::now() + 10s);
@@ -124,7 +124,7 @@ TEST_CASE("many producers and consumers move every event exactly once", "[channe
     threads.emplace_back([&, p] {
       for (int i = 0; i < kBatches; ++i) {
         // Every event its own payload, so that a duplicate and a loss cannot cancel out.
-        EventBatch b = batch_of(kPerBatch, "p" + std::to_string(p) + "b" + std::to_string(i) + "e");
+        EventBatch b = batch_of_n(kPerBatch, "p" + std::to_string(p) + "b" + std::to_string(i) + "e");
         if (!c.put(b, Clock::now() + 10s)) ++refused;  // Catch's assertions are not thread-safe: counted here
       }
     });
@@ -175,8 +175,8 @@ TEST_CASE("byteCapacity bounds the bytes held, 256m unless configured, a lone ba
   // Batches of 10 events of 12 bytes (120 bytes); byteCapacity 400 holds 320 after the 20% kept
   // for headers: two batches, not three.
   MemoryChannel small("c", MemoryChannelConfig{1000, 1000, config::ByteSize{400}, 20});
-  EventBatch first = batch_of(10, "0123456789-"), second = batch_of(10, "0123456789-"),
-             third = batch_of(10, "0123456789-");
+  EventBatch first = batch_of_n(10, "0123456789-"), second = batch_of_n(10, "0123456789-"),
+             third = batch_of_n(10, "0123456789-");
   REQUIRE(first.bytes() == 120);
   REQUIRE(small.put(first, Clock::now()));
   REQUIRE(small.put(second, Clock::now()));
@@ -184,7 +184,7 @@ TEST_CASE("byteCapacity bounds the bytes held, 256m unless configured, a lone ba
   CHECK(third.size() == 10);                           // untouched
   CHECK(small.counters().bytes_held == 240);
   MemoryChannel tiny("c", MemoryChannelConfig{1000, 1000, config::ByteSize{10}, 20});
-  EventBatch big = batch_of(10, "0123456789-");
+  EventBatch big = batch_of_n(10, "0123456789-");
   CHECK(tiny.put(big, Clock::now()));  // larger than the bound, into an empty channel: let in
   const auto component = test::component(config::Kind::channel, "c", "memory", {});
   CHECK(parse_memory_channel_config(component).byte_capacity.bytes == 256 << 20);

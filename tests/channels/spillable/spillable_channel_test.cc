@@ -39,19 +39,19 @@ std::unique_ptr<Channel> open_channel(const std::string& type, const TempDir& di
 }
 
 // Events "e<first>" .. "e<first + n - 1>".
-EventBatch numbered(int first, int n) {
+EventBatch numbered_batch(int first, int n) {
   EventBatchBuilder builder;
   for (int i = first; i < first + n; ++i) builder.append("<13>x app: e" + std::to_string(i));
   return builder.seal();
 }
 
 void put(Channel& channel, int first, int n) {
-  EventBatch batch = numbered(first, n);
+  EventBatch batch = numbered_batch(first, n);
   REQUIRE(channel.put(batch, Clock::now() + 1s));
 }
 
 // Takes everything (several takes of at most `max` events) and returns the numbers in order.
-std::vector<int> drain(Channel& channel, size_t max = 1000, bool commit = true) {
+std::vector<int> drain_numbers(Channel& channel, size_t max = 1000, bool commit = true) {
   std::vector<int> seen;
   for (Take take = channel.take(max, Clock::now()); !take.empty(); take = channel.take(max, Clock::now())) {
     for (const EventBatch& b : take.batches)
@@ -79,7 +79,7 @@ TEST_CASE("spillable channel keeps order across memory and disk and frees the di
   CHECK(disk.events_spilled == 50);
   CHECK(c.events_on_disk == 50);
   CHECK(disk.bytes_on_disk > 0);
-  CHECK(drain(*channel, 7) == range(0, 60));
+  CHECK(drain_numbers(*channel, 7) == range(0, 60));
   c = channel->counters();
   CHECK(c.events_held == 0);
   CHECK(c.events_on_disk == 0);
@@ -98,7 +98,7 @@ TEST_CASE("spillable channel pushes back when memory and disk are both full", "[
                               {{"memoryCapacity", "5"}, {"overflowCapacity", "10"}, {"transactionCapacity", "10"}});
   put(*channel, 0, 5);   // memory
   put(*channel, 5, 10);  // disk
-  EventBatch more = numbered(15, 5);
+  EventBatch more = numbered_batch(15, 5);
   const auto started = Clock::now();
   CHECK_FALSE(channel->put(more, Clock::now() + 300ms));
   CHECK(Clock::now() - started >= 250ms);
@@ -107,7 +107,7 @@ TEST_CASE("spillable channel pushes back when memory and disk are both full", "[
   Take take = channel->take(5, Clock::now());
   channel->commit(take);
   CHECK(channel->put(more, Clock::now() + 1s));
-  CHECK(drain(*channel) == range(5, 15));
+  CHECK(drain_numbers(*channel) == range(5, 15));
 }
 
 TEST_CASE("the memory part spills beyond byteCapacity as beyond memoryCapacity, and byteCapacity has a default",
@@ -122,7 +122,7 @@ TEST_CASE("the memory part spills beyond byteCapacity as beyond memoryCapacity, 
   CHECK(channel->counters().bytes_held <= 800);
   std::vector<int> expected(100);
   std::iota(expected.begin(), expected.end(), 0);
-  CHECK(drain(*channel) == expected);
+  CHECK(drain_numbers(*channel) == expected);
   const auto defaults = parse_spillable_channel_config(channel_component("spillablememory", dir, {}), false);
   CHECK(defaults.byte_capacity.bytes == 256 << 20);
 }
@@ -131,9 +131,9 @@ TEST_CASE("maxBytesOnDisk bounds the segment files", "[spill][channel]") {
   TempDir dir;
   auto channel = open_channel("file", dir, {{"maxBytesOnDisk", "1k"}});
   put(*channel, 0, 10);
-  EventBatch big = numbered(10, 100);
+  EventBatch big = numbered_batch(10, 100);
   CHECK_FALSE(channel->put(big, Clock::now() + 200ms));
-  CHECK(drain(*channel) == range(0, 10));
+  CHECK(drain_numbers(*channel) == range(0, 10));
   CHECK(channel->put(big, Clock::now() + 1s));
 }
 
@@ -149,7 +149,7 @@ TEST_CASE("a record split across takes and rolled back is released only when all
   REQUIRE(second.events == 3);
   channel->commit(second);
   CHECK(channel->counters().events_on_disk == 7);  // still to deliver; the record stays until then
-  CHECK(drain(*channel) == range(3, 7));
+  CHECK(drain_numbers(*channel) == range(3, 7));
   CHECK(channel->counters().events_on_disk == 0);
 }
 
@@ -163,7 +163,7 @@ TEST_CASE("a clean close writes memory to disk and a reopened channel delivers i
   }
   auto reopened = open_channel("spillablememory", dir, {{"memoryCapacity", "20"}});
   CHECK(reopened->counters().events_recovered == 30);
-  std::vector<int> seen = drain(*reopened);
+  std::vector<int> seen = drain_numbers(*reopened);
   std::sort(seen.begin(), seen.end());  // what was on disk first, then what memory held
   CHECK(seen == range(0, 30));
 }
@@ -181,7 +181,7 @@ TEST_CASE("events taken but never committed are delivered again after a restart"
     // The agent dies here with the first take in flight: it was never committed.
   }
   auto reopened = open_channel("file", dir, {});
-  CHECK(drain(*reopened) == range(0, 10));
+  CHECK(drain_numbers(*reopened) == range(0, 10));
 }
 
 TEST_CASE("a record partly delivered and partly rolled back replays only its undelivered events after a restart",
@@ -201,7 +201,7 @@ TEST_CASE("a record partly delivered and partly rolled back replays only its und
   }
   auto reopened = open_channel("file", dir, {});
   CHECK(reopened->counters().events_recovered == 3);
-  CHECK(drain(*reopened) == std::vector<int>{4, 5, 6});  // not 0-9: the delivered part is not sent twice
+  CHECK(drain_numbers(*reopened) == std::vector<int>{4, 5, 6});  // not 0-9: the delivered part is not sent twice
   CHECK(reopened->counters().events_on_disk == 0);
 }
 
@@ -219,7 +219,7 @@ TEST_CASE("a record split across takes and killed half way replays only the even
     // The agent dies with the second take in flight (no commit, no close: the store is simply dropped).
   }
   auto reopened = open_channel("file", dir, {});
-  CHECK(drain(*reopened) == range(4, 6));
+  CHECK(drain_numbers(*reopened) == range(4, 6));
 }
 
 namespace {
@@ -252,7 +252,7 @@ TEST_CASE("a record that fails its CRC in a take smaller than the record is coun
   CHECK(in_batches == 50);
   CHECK(channel->counters().events_unreadable == 100);
   channel->commit(take);
-  CHECK(drain(*channel) == range(150, 50));
+  CHECK(drain_numbers(*channel) == range(150, 50));
   CHECK(channel->counters().events_on_disk == 0);
 }
 
@@ -279,11 +279,11 @@ TEST_CASE("a commit log write error (disk full) is logged and counted and the ch
     CHECK(static_cast<SpillableChannel&>(*channel).spill_counters().disk_write_errors >= 2);
     CHECK(channel->counters().events_held == 0);
     put(*channel, 20, 5);  // and it goes on
-    CHECK(drain(*channel) == range(20, 5));
+    CHECK(drain_numbers(*channel) == range(20, 5));
   }
   // At least once: what the log could not record is delivered again after the restart.
   auto reopened = open_channel("file", dir, {});
-  CHECK(drain(*reopened) == range(0, 20));
+  CHECK(drain_numbers(*reopened) == range(0, 20));
 }
 
 TEST_CASE("spillable channel configuration errors name the key", "[spill][channel]") {
@@ -314,7 +314,7 @@ TEST_CASE("a source's acknowledger hears of each event's commit once, in memory,
   Take first = channel->take(15, Clock::now());  // all of memory and 5 of the record
   CHECK(acknowledger->times().empty());
   channel->rollback(std::move(first));
-  CHECK(drain(*channel, 7) == range(0, 20));
+  CHECK(drain_numbers(*channel, 7) == range(0, 20));
   CHECK(acknowledger->times() == test::each_once(10));
   CHECK(spilled_acknowledger->times() == test::each_once(10));
 }
@@ -327,7 +327,7 @@ TEST_CASE("a spilled record taken whole (read after the take's lock) keeps its a
   REQUIRE(channel->put(in_memory, Clock::now() + 1s));
   EventBatch spilled = test::acknowledged_batch(10, 10, acknowledger);
   REQUIRE(channel->put(spilled, Clock::now() + 1s));
-  CHECK(drain(*channel, 100) == range(0, 20));  // one take: memory, then the whole record
+  CHECK(drain_numbers(*channel, 100) == range(0, 20));  // one take: memory, then the whole record
   CHECK(acknowledger->times() == test::each_once(10));
 }
 
@@ -338,7 +338,7 @@ TEST_CASE("the file channel's puts reach the disk, its acknowledger hears of com
   const auto acknowledger = std::make_shared<test::RecordingAcknowledger>();
   EventBatch batch = test::acknowledged_batch(0, 10, acknowledger);
   REQUIRE(channel->put(batch, Clock::now() + 1s));
-  CHECK(drain(*channel, 4) == range(0, 10));
+  CHECK(drain_numbers(*channel, 4) == range(0, 10));
   CHECK(acknowledger->times() == test::each_once(10));
 }
 
@@ -349,7 +349,7 @@ TEST_CASE("a batch spilled to disk and read back keeps its arrival, one replayed
   {
     auto channel = open_channel("spillablememory", dir, {{"memoryCapacity", "10"}});
     put(*channel, 0, 10);
-    EventBatch spilled = numbered(10, 10);  // memory is full: to disk
+    EventBatch spilled = numbered_batch(10, 10);  // memory is full: to disk
     spilled_arrival = spilled.arrived_at();
     REQUIRE(channel->put(spilled, Clock::now() + 1s));
     REQUIRE(static_cast<SpillableChannel&>(*channel).spill_counters().events_spilled == 10);

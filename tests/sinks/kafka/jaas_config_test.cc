@@ -12,7 +12,7 @@ using Catch::Contains;
 
 namespace {
 
-std::string refusal(std::string_view line) {
+std::string jaas_refusal(std::string_view line) {
   try {
     parse_jaas_config(line);
   } catch (const std::invalid_argument& e) {
@@ -49,23 +49,24 @@ TEST_CASE("OAuthBearerLoginModule's client credentials give librdkafka's OIDC se
 }
 
 TEST_CASE("other login modules, options and malformed lines are refused saying why", "[kafka][config][jaas]") {
-  CHECK_THAT(refusal("com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"),
+  CHECK_THAT(jaas_refusal("com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"),
              Contains("sasl.kerberos"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"),
+  CHECK_THAT(jaas_refusal("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"),
              Contains("needs clientId"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                     "unsecuredLoginStringClaim_sub=\"alice\";"),
+  CHECK_THAT(jaas_refusal("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                          "unsecuredLoginStringClaim_sub=\"alice\";"),
              Contains("unsecure.jwt"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"a\" "
-                     "password=\"b\" tokenauth=\"true\";"),
+  CHECK_THAT(jaas_refusal("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"a\" "
+                          "password=\"b\" tokenauth=\"true\";"),
              Contains("an option other than username and password"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\""),
-             Contains("end with ';'"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule username=\"a\" password=\"b\";"),
+  CHECK_THAT(
+      jaas_refusal("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\""),
+      Contains("end with ';'"));
+  CHECK_THAT(jaas_refusal("org.apache.kafka.common.security.plain.PlainLoginModule username=\"a\" password=\"b\";"),
              Contains("flag"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";"),
+  CHECK_THAT(jaas_refusal("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";"),
              Contains("password"));
-  CHECK_THAT(refusal("org.apache.kafka.common.security.plain.PlainLoginModule required password=\"b"),
+  CHECK_THAT(jaas_refusal("org.apache.kafka.common.security.plain.PlainLoginModule required password=\"b"),
              Contains("closing"));
 }
 
@@ -75,7 +76,7 @@ TEST_CASE("an unquoted password with a space in it is refused without a word of 
        {std::string("org.apache.kafka.common.security.plain.PlainLoginModule required username=a password=se cret;"),
         std::string("org.apache.kafka.common.security.plain.PlainLoginModule required username=a password=se cr=et;"),
         std::string("org.apache.kafka.common.security.plain.PlainLoginModule secret password=x;")}) {
-    const std::string error = refusal(line);
+    const std::string error = jaas_refusal(line);
     INFO(error);
     CHECK_FALSE(error.empty());
     CHECK(error.find("cret") == std::string::npos);

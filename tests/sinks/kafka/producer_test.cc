@@ -51,7 +51,7 @@ std::vector<OutgoingMessage> messages(const std::vector<std::string>& payloads, 
   return out;
 }
 
-std::vector<std::string> numbered(int n) {
+std::vector<std::string> numbered_payloads(int n) {
   std::vector<std::string> out;
   for (int i = 0; i < n; ++i) out.push_back("event " + std::to_string(i));
   return out;
@@ -62,7 +62,7 @@ struct FlushedRun {
   Outcomes outcomes;                  // told by the producer's reports: outlives it
   std::vector<std::string> payloads;  // read by librdkafka in place: outlives it
   Producer producer;
-  FlushedRun(const ProducerSettings& settings, int n) : payloads(numbered(n)), producer(settings) {
+  FlushedRun(const ProducerSettings& settings, int n) : payloads(numbered_payloads(n)), producer(settings) {
     std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
     StopDeadline never;
     REQUIRE(producer.produce("t", 0, batch, never) == 0);
@@ -194,7 +194,7 @@ TEST_CASE(
                                            {"topic.metadata.refresh.interval.ms", "100"}}));
   const auto deliver = [&](int count) {
     Sent& batch_sent = sent.emplace_back();
-    batch_sent.payloads = numbered(count);
+    batch_sent.payloads = numbered_payloads(count);
     Outcomes& outcomes = batch_sent.outcomes;
     std::vector<OutgoingMessage> batch = messages(batch_sent.payloads, &outcomes);
     StopDeadline never;
@@ -239,7 +239,7 @@ TEST_CASE("with the broker down, what the producer holds is purged and each trac
   Producer producer(settings_for(cluster, {{"acks", "all"}, {"message.timeout.ms", "0"}}));
   cluster.set_broker_down(1, true);
   Outcomes outcomes;
-  const std::vector<std::string> payloads = numbered(5);
+  const std::vector<std::string> payloads = numbered_payloads(5);
   std::vector<OutgoingMessage> batch = messages(payloads, &outcomes);
   StopDeadline never;
   REQUIRE(producer.produce("t", 0, batch, never) == 0);
@@ -318,7 +318,7 @@ TEST_CASE("a question a leader answers late does not cut the producer's connecti
   producer.add_watcher(watcher);
   producer.use_topic("u", true);
   Outcomes outcomes;
-  const std::vector<std::string> payloads = numbered(20);
+  const std::vector<std::string> payloads = numbered_payloads(20);
   std::vector<OutgoingMessage> first = messages(payloads, &outcomes);
   StopDeadline never;
   REQUIRE(producer.produce("u", 0, first, never) == 0);

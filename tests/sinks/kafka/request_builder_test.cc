@@ -12,8 +12,8 @@ namespace {
 
 // What the builder makes of a take of `batches` with the sink's `properties`: each message's
 // payload, key and partition, in order.
-std::vector<std::tuple<std::string, std::string, int32_t>> built(std::map<std::string, std::string> properties,
-                                                                 std::vector<EventBatch> batches) {
+std::vector<std::tuple<std::string, std::string, int32_t>> built_messages(std::map<std::string, std::string> properties,
+                                                                          std::vector<EventBatch> batches) {
   properties.emplace("brokerList", "127.0.0.1:1");
   properties.emplace("topic", "t");
   const kafka::KafkaSinkConfig config =
@@ -35,23 +35,24 @@ std::vector<std::tuple<std::string, std::string, int32_t>> built(std::map<std::s
   return made;
 }
 
-const std::vector<std::string> kFirst = {"<13>Dec  6 19:48:11 web01 app[1]: one", "<13>Dec  6 19:48:11 web02 app: two"};
-const std::vector<std::string> kSecond = {"<13>Dec  6 19:48:12 web03 three"};
+const std::vector<std::string> kFirstLines = {"<13>Dec  6 19:48:11 web01 app[1]: one",
+                                              "<13>Dec  6 19:48:11 web02 app: two"};
+const std::vector<std::string> kSecondLines = {"<13>Dec  6 19:48:12 web03 three"};
 
 }  // namespace
 
 TEST_CASE("a plain take's messages are the events' bodies, in order, to the sink's partition", "[kafka][sink]") {
-  CHECK(built({{"key", "4"}}, {parsed_batch(kFirst), parsed_batch(kSecond)}) ==
+  CHECK(built_messages({{"key", "4"}}, {parsed_batch(kFirstLines), parsed_batch(kSecondLines)}) ==
         std::vector<std::tuple<std::string, std::string, int32_t>>{
             {"app[1]: one", "<none>", 4}, {"app: two", "<none>", 4}, {"three", "<none>", 4}});
   // format = raw: the frames as they came; no key set: the partitioner's (-1).
-  CHECK(
-      built({{"format", "raw"}}, {parsed_batch(kFirst)}) ==
-      std::vector<std::tuple<std::string, std::string, int32_t>>{{kFirst[0], "<none>", -1}, {kFirst[1], "<none>", -1}});
+  CHECK(built_messages({{"format", "raw"}}, {parsed_batch(kFirstLines)}) ==
+        std::vector<std::tuple<std::string, std::string, int32_t>>{{kFirstLines[0], "<none>", -1},
+                                                                   {kFirstLines[1], "<none>", -1}});
 }
 
 TEST_CASE("a take whose events carry a key gets each message its key, the plain path not taken", "[kafka][sink]") {
-  CHECK(built({{"key", "2"}, {"keyField", "host"}}, {parsed_batch(kFirst), parsed_batch(kSecond)}) ==
+  CHECK(built_messages({{"key", "2"}, {"keyField", "host"}}, {parsed_batch(kFirstLines), parsed_batch(kSecondLines)}) ==
         std::vector<std::tuple<std::string, std::string, int32_t>>{
             {"app[1]: one", "web01", 2}, {"app: two", "web02", 2}, {"three", "web03", 2}});
 }

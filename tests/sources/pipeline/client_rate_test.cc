@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kNanosPerSecond = 1'000'000'000;
 
 sockaddr_storage ipv4(const char* text) {
   sockaddr_storage address{};
@@ -38,8 +38,8 @@ TEST_CASE("a client's budget: a second's worth at once, then what a read overspe
   CHECK(budget.charge(1000, 0, 0) == 0ms);  // the burst
   CHECK(budget.held(0));
   CHECK(budget.charge(500, 0, 0) == 500ms);  // in debt by half a second's worth
-  CHECK(budget.held(kSecond / 4));
-  CHECK_FALSE(budget.held(kSecond / 2 + kSecond / 100));  // paid back (and a bit) half a second later
+  CHECK(budget.held(kNanosPerSecond / 4));
+  CHECK_FALSE(budget.held(kNanosPerSecond / 2 + kNanosPerSecond / 100));  // paid back (and a bit) half a second later
   // Over ten seconds at the limit nothing waits; faster, the waits add up to the excess.
   ClientBudget steady({.events_per_second = 1000}, 0);
   for (int64_t ms = 0; ms < 10'000; ms += 10) CHECK(steady.charge(10, 0, ms * 1'000'000) == 0ms);
@@ -58,8 +58,8 @@ TEST_CASE("UDP: a datagram fits the budget or is refused, never taken on credit"
   for (int i = 0; i < 100; ++i) admitted += budget.admit(100, 0);
   CHECK(admitted == 10);
   CHECK(budget.held(0));
-  CHECK(budget.admit(100, kSecond / 10));  // a tenth of a second later: one more
-  CHECK_FALSE(budget.admit(100, kSecond / 10));
+  CHECK(budget.admit(100, kNanosPerSecond / 10));  // a tenth of a second later: one more
+  CHECK_FALSE(budget.admit(100, kNanosPerSecond / 10));
   ClientBudget bytes({.bytes_per_second = 1000}, 0);
   CHECK(bytes.admit(600, 0));
   CHECK_FALSE(bytes.admit(600, 0));  // 400 left: the whole datagram or nothing
@@ -78,7 +78,7 @@ TEST_CASE("budgets by client address: one per address whatever the port or dual-
   CHECK(budgets.held(0) == 0);
   first->charge(150, 0, 0);
   CHECK(budgets.held(0) == 1);
-  CHECK(budgets.held(kSecond) == 0);
+  CHECK(budgets.held(kNanosPerSecond) == 0);
 }
 
 TEST_CASE("budgets: past the clients kept apart the new ones share one, and rested ones are forgotten", "[budget]") {
@@ -98,8 +98,8 @@ TEST_CASE("budgets: past the clients kept apart the new ones share one, and rest
   // Once let go and rested, they are forgotten: a new client has a budget of its own again.
   held.clear();
   v4.sin_addr.s_addr = htonl(0x0c000001);
-  const auto later = budgets.of(address, 2 * kSecond);
+  const auto later = budgets.of(address, 2 * kNanosPerSecond);
   CHECK(later != beyond);
   v4.sin_addr.s_addr = htonl(0x0c000002);
-  CHECK(budgets.of(address, 2 * kSecond) != later);
+  CHECK(budgets.of(address, 2 * kNanosPerSecond) != later);
 }

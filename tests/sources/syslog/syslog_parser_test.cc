@@ -27,7 +27,7 @@ int64_t utc_ms(const std::string& text) {
   return ms;
 }
 
-struct Expected {
+struct ExpectedParse {
   std::string line;
   int facility, severity;
   std::string timestamp;  // UTC "YYYY-MM-DDThh:mm:ss.mmm"; empty: none in the header (arrival time)
@@ -41,16 +41,16 @@ struct Parsed {
   std::string text(Span s) const { return line.substr(s.offset, s.length); }
 };
 
-Parsed parse(const std::string& line, const ParseClock& clock = ParseClock::at(kNowMs)) {
+Parsed parse_line(const std::string& line, const ParseClock& clock = ParseClock::at(kNowMs)) {
   Parsed p{{}, line};
   p.e.length = static_cast<uint32_t>(line.size());
   parse_syslog(line, clock, p.e);
   return p;
 }
 
-void check(const Expected& x) {
+void check_parsed(const ExpectedParse& x) {
   INFO(x.line);
-  const Parsed p = parse(x.line);
+  const Parsed p = parse_line(x.line);
   CHECK(int{p.e.facility} == x.facility);
   CHECK(int{p.e.severity} == x.severity);
   CHECK(p.e.status == x.status);
@@ -72,7 +72,7 @@ void check(const Expected& x) {
 TEST_CASE("parser reads the RFC 5424 examples", "[parser]") {
   const std::string sd1 = R"([exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"])";
   const std::string sd2 = sd1 + R"([examplePriority@32473 class="high"])";
-  for (const Expected& x : std::vector<Expected>{
+  for (const ExpectedParse& x : std::vector<ExpectedParse>{
            {"<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - \xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8",
             4, 2, "2003-10-11T22:14:15.003", "mymachine.example.com", "su", "", "ID47", "",
             "'su root' failed for lonvick on /dev/pts/8", "su - ID47 - \xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8"},
@@ -86,11 +86,11 @@ TEST_CASE("parser reads the RFC 5424 examples", "[parser]") {
             20, 5, "2003-10-11T22:14:15.003", "mymachine.example.com", "evntslog", "", "ID47", sd2, "",
             "evntslog - ID47 " + sd2},
        })
-    check(x);
+    check_parsed(x);
 }
 
 TEST_CASE("parser reads the RFC 3164 examples", "[parser]") {
-  for (const Expected& x : std::vector<Expected>{
+  for (const ExpectedParse& x : std::vector<ExpectedParse>{
            {"<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8", 4, 2, "2026-10-11T22:14:15",
             "mymachine", "su", "", "", "", "'su root' failed for lonvick on /dev/pts/8",
             "su: 'su root' failed for lonvick on /dev/pts/8"},
@@ -104,11 +104,11 @@ TEST_CASE("parser reads the RFC 3164 examples", "[parser]") {
             "", "", "", "1990 Oct 22 10:52:01 TZ-6 scapegoat.dmz.example.org 10.1.2.3 sched[0]: That's All Folks!",
             "1990 Oct 22 10:52:01 TZ-6 scapegoat.dmz.example.org 10.1.2.3 sched[0]: That's All Folks!"},
        })
-    check(x);
+    check_parsed(x);
 }
 
 TEST_CASE("parser reads real-world lines from Linux daemons network gear and appliances", "[parser]") {
-  for (const Expected& x : std::vector<Expected>{
+  for (const ExpectedParse& x : std::vector<ExpectedParse>{
            // rsyslog RSYSLOG_TraditionalForwardFormat
            {"<86>Nov 30 11:07:06 web-01 sshd[2514]: Accepted publickey for deploy from 10.1.2.3 port 52144 ssh2", 10, 6,
             "2026-11-30T11:07:06", "web-01", "sshd", "2514", "", "", "Accepted publickey for deploy from 10.1.2.3 port 52144 ssh2",
@@ -225,34 +225,34 @@ TEST_CASE("parser reads real-world lines from Linux daemons network gear and app
             "2026-11-30T11:07:06", "web-07", "apache", "4242", "", "", "10.1.2.3 - - \"GET /lg/00001/0000000042 HTTP/1.1\" 200 512",
             "apache[4242]: 10.1.2.3 - - \"GET /lg/00001/0000000042 HTTP/1.1\" 200 512"},
        })
-    check(x);
+    check_parsed(x);
 }
 
 // clang-format on
 TEST_CASE("parser marks a line without a valid PRI invalid with priority 13 and keeps it whole", "[parser]") {
   for (const std::string line : {"no pri here", "<192>too big", "<01>leading zero", "<>empty", "<1234>long", "<13"}) {
     INFO(line);
-    const Parsed p = parse(line);
+    const Parsed p = parse_line(line);
     CHECK(p.e.status == EventStatus::invalid);
     CHECK(line.substr(p.e.body_offset, p.e.body_length) == line);
     CHECK(int{p.e.facility} == 1);
     CHECK(int{p.e.severity} == 5);
   }
-  CHECK(int{parse("<0>x").e.facility} == 0);
-  CHECK(int{parse("<191>x").e.facility} == 23);
+  CHECK(int{parse_line("<0>x").e.facility} == 0);
+  CHECK(int{parse_line("<191>x").e.facility} == 23);
 }
 
 TEST_CASE("parser infers the year of an RFC 3164 timestamp around New Year", "[parser]") {
   const ParseClock new_year = ParseClock::at(utc_ms("2027-01-01T00:00:10"));
-  CHECK(parse("<13>Dec 31 23:59:59 h a: late", new_year).e.timestamp_ms == utc_ms("2026-12-31T23:59:59"));
-  CHECK(parse("<13>Jan  1 00:00:05 h a: on time", new_year).e.timestamp_ms == utc_ms("2027-01-01T00:00:05"));
+  CHECK(parse_line("<13>Dec 31 23:59:59 h a: late", new_year).e.timestamp_ms == utc_ms("2026-12-31T23:59:59"));
+  CHECK(parse_line("<13>Jan  1 00:00:05 h a: on time", new_year).e.timestamp_ms == utc_ms("2027-01-01T00:00:05"));
   const ParseClock old_year = ParseClock::at(utc_ms("2026-12-31T23:59:50"));
-  CHECK(parse("<13>Jan  1 00:00:05 h a: a fast clock", old_year).e.timestamp_ms == utc_ms("2027-01-01T00:00:05"));
-  CHECK(parse("<13>Dec 31 23:59:49 h a: just now", old_year).e.timestamp_ms == utc_ms("2026-12-31T23:59:49"));
+  CHECK(parse_line("<13>Jan  1 00:00:05 h a: a fast clock", old_year).e.timestamp_ms == utc_ms("2027-01-01T00:00:05"));
+  CHECK(parse_line("<13>Dec 31 23:59:49 h a: just now", old_year).e.timestamp_ms == utc_ms("2026-12-31T23:59:49"));
   // A device that lost its clock (Cisco's "*Mar  1") stays in the current year.
-  CHECK(parse("<13>Mar  1 00:00:00 h a: x").e.timestamp_ms == utc_ms("2026-03-01T00:00:00"));
+  CHECK(parse_line("<13>Mar  1 00:00:00 h a: x").e.timestamp_ms == utc_ms("2026-03-01T00:00:00"));
   // Feb 29 of a leap year, parsed in that year
-  CHECK(parse("<13>Feb 29 12:00:00 h a: x", ParseClock::at(utc_ms("2028-03-01T00:00:00"))).e.timestamp_ms ==
+  CHECK(parse_line("<13>Feb 29 12:00:00 h a: x", ParseClock::at(utc_ms("2028-03-01T00:00:00"))).e.timestamp_ms ==
         utc_ms("2028-02-29T12:00:00"));
 }
 
@@ -272,32 +272,34 @@ TEST_CASE("parser reads a BSD time it read just before as it reads it fresh, und
   for (const std::string& time : times)
     for (const ParseClock& warm : clocks)
       for (const ParseClock& clock : clocks) {
-        parse("<13>" + time + " h a: warm", warm);  // remembered with another clock
-        const Parsed again = parse("<13>" + time + " h a: x", clock);
-        const Parsed fresh = parse("<13>" + time + ".000 h a: x", clock);
+        parse_line("<13>" + time + " h a: warm", warm);  // remembered with another clock
+        const Parsed again = parse_line("<13>" + time + " h a: x", clock);
+        const Parsed fresh = parse_line("<13>" + time + ".000 h a: x", clock);
         INFO(time << " at " << clock.now_ms << " (zone " << clock.local_offset_s << "), warmed at " << warm.now_ms);
         CHECK(again.e.timestamp_ms == fresh.e.timestamp_ms);
         CHECK(again.e.timestamp_from_header);
         CHECK(again.e.host.length == 1);
-        CHECK(parse("<13>" + time + " h a: x", clock).e.timestamp_ms == fresh.e.timestamp_ms);  // a hit, same clock
+        CHECK(parse_line("<13>" + time + " h a: x", clock).e.timestamp_ms ==
+              fresh.e.timestamp_ms);  // a hit, same clock
       }
   // A fraction after a remembered time is read, not taken from the memory; a zone after it still
   // counts; the year form is never taken for it.
-  parse("<13>Nov 30 12:00:00 h a: x");
-  CHECK(parse("<13>Nov 30 12:00:00.250 h a: x").e.timestamp_ms == utc_ms("2026-11-30T12:00:00.250"));
+  parse_line("<13>Nov 30 12:00:00 h a: x");
+  CHECK(parse_line("<13>Nov 30 12:00:00.250 h a: x").e.timestamp_ms == utc_ms("2026-11-30T12:00:00.250"));
   const ParseClock paris = ParseClock::at(kNowMs, 3600);
-  parse("<13>Nov 30 12:00:00 h a: x", paris);
-  CHECK(parse("<13>Nov 30 12:00:00 UTC: %X-1-Y: z", paris).e.timestamp_ms == utc_ms("2026-11-30T12:00:00"));
-  CHECK(parse("<13>Nov 30 12:00:00 h a: x", paris).e.timestamp_ms == utc_ms("2026-11-30T11:00:00"));
-  parse("<13>Nov 30 12:00:00 h a: x");
-  CHECK(parse("<13>Nov 30 2025 12:00:00 h a: x").e.timestamp_ms == utc_ms("2025-11-30T12:00:00"));
+  parse_line("<13>Nov 30 12:00:00 h a: x", paris);
+  CHECK(parse_line("<13>Nov 30 12:00:00 UTC: %X-1-Y: z", paris).e.timestamp_ms == utc_ms("2026-11-30T12:00:00"));
+  CHECK(parse_line("<13>Nov 30 12:00:00 h a: x", paris).e.timestamp_ms == utc_ms("2026-11-30T11:00:00"));
+  parse_line("<13>Nov 30 12:00:00 h a: x");
+  CHECK(parse_line("<13>Nov 30 2025 12:00:00 h a: x").e.timestamp_ms == utc_ms("2025-11-30T12:00:00"));
 }
 
 TEST_CASE("parser reads RFC 3164 time in the agent's zone and RFC 3339 offsets exactly", "[parser]") {
   const ParseClock paris = ParseClock::at(kNowMs, 3600);
-  CHECK(parse("<13>Nov 30 12:00:00 h a: x", paris).e.timestamp_ms == utc_ms("2026-11-30T11:00:00"));
-  CHECK(parse("<189>1: Nov 30 12:00:00.250 UTC: %X-1-Y: z", paris).e.timestamp_ms == utc_ms("2026-11-30T12:00:00.250"));
-  CHECK(parse("<13>1 2026-11-30T12:00:00.5-05:30 h a - - - x", paris).e.timestamp_ms ==
+  CHECK(parse_line("<13>Nov 30 12:00:00 h a: x", paris).e.timestamp_ms == utc_ms("2026-11-30T11:00:00"));
+  CHECK(parse_line("<189>1: Nov 30 12:00:00.250 UTC: %X-1-Y: z", paris).e.timestamp_ms ==
+        utc_ms("2026-11-30T12:00:00.250"));
+  CHECK(parse_line("<13>1 2026-11-30T12:00:00.5-05:30 h a - - - x", paris).e.timestamp_ms ==
         utc_ms("2026-11-30T17:30:00.500"));
   CHECK(ParseClock::at(utc_ms("2026-12-31T23:30:00"), 3600).local_year == 2027);
 }
@@ -307,7 +309,7 @@ TEST_CASE("parser leaves the arrival time on a timestamp that does not parse", "
                                  "<13>1 2026-11-30 h a - - - x", "<13>Nov 32 11:07:06 h a: x",
                                  "<13>Foo 30 11:07:06 h a: x", "<13>1 2026-11-30T12:00:00+0100 h a - - - x"}) {
     INFO(line);
-    const Parsed p = parse(line);
+    const Parsed p = parse_line(line);
     CHECK_FALSE(p.e.timestamp_from_header);
     CHECK(p.e.timestamp_ms == kNowMs);
   }

@@ -75,7 +75,7 @@ void send_datagrams(uint16_t port, const std::vector<std::string>& datagrams, bo
   ::close(fd);
 }
 
-std::vector<std::string> drain(Channel& channel, bool raw = false) {
+std::vector<std::string> drain_bodies(Channel& channel, bool raw = false) {
   std::vector<std::string> out;
   for (Take t = channel.take(100000, Clock::now()); !t.empty(); t = channel.take(100000, Clock::now())) {
     for (const EventBatch& b : t.batches)
@@ -97,7 +97,7 @@ TEST_CASE("each datagram is one event, parsed as over TCP, and a line end is not
                   "<13>Nov 30 11:07:06 web01 app[1]: three\r\n", ""});
   REQUIRE(eventually([&] { return source.udp_counters().events_received == 3; }, 5s));
   source.stop(Clock::now() + 5s);
-  CHECK(drain(channel) == std::vector<std::string>{"app[1]: one", "app 1 - - two", "app[1]: three"});
+  CHECK(drain_bodies(channel) == std::vector<std::string>{"app[1]: one", "app 1 - - two", "app[1]: three"});
   const SyslogUdpCounters c = source.udp_counters();
   CHECK(c.kernel_drops == 0);
   CHECK(c.per_port.at(0).port == source.listening_ports()[0]);
@@ -111,7 +111,7 @@ TEST_CASE("a datagram longer than eventSize is cut there, marked Incomplete and 
   send_datagrams(source.listening_ports()[0], {"<13>app: " + std::string(500, 'x')});
   REQUIRE(eventually([&] { return source.udp_counters().events_received == 1; }, 5s));
   source.stop(Clock::now() + 5s);
-  const std::vector<std::string> events = drain(channel, true);
+  const std::vector<std::string> events = drain_bodies(channel, true);
   REQUIRE(events.size() == 1);
   CHECK(events[0].size() == 64);
   CHECK(source.udp_counters().events_truncated == 1);
@@ -125,7 +125,7 @@ TEST_CASE("datagrams from a client not allowed are dropped and counted", "[sourc
   send_datagrams(source.listening_ports()[0], {"<13>app: a", "<13>app: b"});
   REQUIRE(eventually([&] { return source.udp_counters().datagrams_denied == 2; }, 5s));
   source.stop(Clock::now() + 5s);
-  CHECK(drain(channel).empty());
+  CHECK(drain_bodies(channel).empty());
   CHECK(source.udp_counters().events_received == 0);
 }
 
@@ -248,12 +248,12 @@ TEST_CASE("with the channel full the kernel drops datagrams, and every one is co
     const auto accounted = [&] { return stored.size() + source.udp_counters().kernel_drops; };
     eventually(
         [&] {
-          for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+          for (std::string& e : drain_bodies(channel)) stored.push_back(std::move(e));
           return accounted() >= kSent;
         },
         20s);
     source.stop(Clock::now() + 5s);
-    for (std::string& e : drain(channel)) stored.push_back(std::move(e));
+    for (std::string& e : drain_bodies(channel)) stored.push_back(std::move(e));
     const SyslogUdpCounters c = source.udp_counters();
     INFO("attempt " << attempt << ": stored " << stored.size() << ", kernel drops " << c.kernel_drops);
     CHECK(c.events_received == stored.size());
@@ -280,7 +280,7 @@ TEST_CASE("at stop with the channel still full, what could not be put and what w
     source.stop(Clock::now() + 1s);
     CHECK(Clock::now() - started < 3s);
     const SyslogUdpCounters c = source.udp_counters();
-    const uint64_t stored = drain(channel).size();
+    const uint64_t stored = drain_bodies(channel).size();
     INFO("attempt " << attempt << ": received " << c.events_received << ", unread at shutdown "
                     << c.datagrams_unread_at_shutdown << ", kernel drops " << c.kernel_drops);
     CHECK(stored == 10);
@@ -316,7 +316,7 @@ TEST_CASE("a datagram of exactly eventSize followed by a line end is whole, not 
   send_datagrams(source.listening_ports()[0], {message + "\r\n", "\n"});
   REQUIRE(eventually([&] { return source.udp_counters().bytes_received == 64 + 2 + 1; }, 5s));
   source.stop(Clock::now() + 5s);
-  CHECK(drain(channel, true) == std::vector<std::string>{message});
+  CHECK(drain_bodies(channel, true) == std::vector<std::string>{message});
   CHECK(source.udp_counters().events_truncated == 0);
   CHECK(source.udp_counters().per_port.at(0).blank_lines == 1);
 }
@@ -334,7 +334,7 @@ TEST_CASE("util-linux logger over UDP, RFC 5424 and RFC 3164, lands as sent", "[
                       dir.file("logger.log"), 10s) == 0);
   REQUIRE(eventually([&] { return source.udp_counters().events_received == 2; }, 5s));
   source.stop(Clock::now() + 5s);
-  const std::vector<std::string> raw = drain(channel, true);
+  const std::vector<std::string> raw = drain_bodies(channel, true);
   REQUIRE(raw.size() == 2);
   CHECK_THAT(raw[0], Catch::StartsWith("<13>1 ") && Catch::EndsWith("hello over udp --rfc5424"));
   CHECK_THAT(raw[1], Catch::StartsWith("<13>") && Catch::EndsWith("sluicetest: hello over udp --rfc3164"));
